@@ -27,6 +27,7 @@ SCHEMA_FILE = "run-record.v1.json"
 # at most (SHOW GLOBAL VARIABLES is ~60 KB; a 1-hour run has 3600 intervals).
 MAX_RECORD_BYTES = 8 * 1024 * 1024
 # File names `write` produces: <cell_id>.<attempt>.json (plan.json, run.json are not records).
+ID_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.+-]{0,99}$")  # the schema's $defs/id
 RECORD_NAME = re.compile(r"^[0-9a-f]{16}\.[0-9]+\.json$")
 
 

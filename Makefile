@@ -1,0 +1,36 @@
+# perftrack: `make demo` runs the main job, `make test` the whole test suite.
+VENV      := .venv
+PY        := $(VENV)/bin/python
+PERFTRACK := $(VENV)/bin/perftrack
+STAMP     := $(VENV)/.installed
+SHELL_SCRIPTS := scripts/setup-system.sh .ci/run
+
+.PHONY: setup demo test lint pytest clean
+
+setup: $(STAMP)
+
+$(STAMP): pyproject.toml scripts/setup-system.sh
+	bash scripts/setup-system.sh
+	python3 -m venv $(VENV)
+	$(VENV)/bin/pip install -q --upgrade pip
+	$(VENV)/bin/pip install -q -e '.[dev]'
+	touch $(STAMP)
+
+demo: setup
+	$(PERFTRACK) demo
+
+lint: setup
+	$(VENV)/bin/ruff check scripts tests benchmarks
+	$(VENV)/bin/ruff format --check scripts tests benchmarks
+	shellcheck $(SHELL_SCRIPTS)
+
+# pytest exits 5 when it collected no tests: that must fail, not pass silently.
+pytest: setup
+	$(PY) -m pytest -q; rc=$$?; \
+	  if [ $$rc -eq 5 ]; then echo "error: pytest collected no tests" >&2; exit 1; fi; \
+	  exit $$rc
+
+test: lint pytest
+
+clean:
+	rm -rf $(VENV) runs .pytest_cache .ruff_cache

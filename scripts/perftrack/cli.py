@@ -1,0 +1,354 @@
+"""The `perftrack` command line: one verb per stage of the flow.
+
+Every user error becomes one line on stderr (`error: …`) and a documented exit code
+(see perftrack.errors); a traceback means a bug in perftrack.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from pathlib import Path
+from typing import Annotated, Any
+
+import click
+import typer
+from rich.console import Console
+from rich.table import Table
+
+from . import __version__, catalog, compare, matrix, paths, providers, runner
+from .drivers import sysbench
+from .drivers.sysbench_output import parse_output
+from .errors import EXIT_FAILED_CELLS, EXIT_INTERRUPTED, ConfigError, PerftrackError
+
+app = typer.Typer(
+    help="perftrack: continuous performance-regression tracking for MySQL.",
+    no_args_is_help=True,
+    pretty_exceptions_enable=False,
+    add_completion=False,
+)
+servers_app = typer.Typer(help="The server catalog (configs/versions.yaml).", no_args_is_help=True)
+db_app = typer.Typer(help="The results DB (data/results.duckdb).", no_args_is_help=True)
+app.add_typer(servers_app, name="servers")
+app.add_typer(db_app, name="db")
+
+out = Console(highlight=False, soft_wrap=True)
+
+DbOpt = Annotated[Path, typer.Option("--db", help="results DB file")]
+RunsOpt = Annotated[Path, typer.Option("--out", help="directory for run directories")]
+
+
+def emit(msg: str) -> None:
+    out.print(msg, markup=False)
+
+
+def _runner_class(value: str | None) -> str:
+    rc = value or os.environ.get("PERFTRACK_RUNNER_CLASS") or "local"
+    if not matrix.NAME_RE.match(rc):
+        raise ConfigError(f"runner class '{rc}' must be a short identifier")
+    return rc
+
+
+# servers ---------------------------------------------------------------------------------
+@servers_app.command("list")
+def servers_list() -> None:
+    """List the servers perftrack can fetch."""
+    cat = catalog.load()
+    t = Table("id", "product", "version", "provider", "note")
+    for e in cat.entries:
+        t.add_row(e.id, e.product, e.version, e.provider, e.stand_in or "")
+    out.print(t)
+
+
+@servers_app.command("fetch")
+def servers_fetch(ids: Annotated[list[str], typer.Argument(help="server ids")]) -> None:
+    """Download, verify and extract servers into the cache (reused afterwards)."""
+    cat = catalog.load()
+    entries = [cat.get(i) for i in ids]
+    for e in entries:
+        inst = providers.fetch(e, progress=emit)
+        emit(f"{e.id}: ready at {inst.basedir}")
+
+
+# run ---------------------------------------------------------------------------------------
+def _inline_matrix(
+    servers: list[str],
+    workload: list[str],
+    charset: list[str],
+    threads: list[int],
+    repeats: int,
+    duration: int,
+    warmup: int,
+    tables_n: int,
+    table_size: int,
+    profile: str,
+) -> matrix.Matrix:
+    return matrix.from_dict(
+        {
+            "name": "inline",
+            "servers": servers,
+            "workloads": workload or ["oltp_point_select"],
+            "charsets": charset or ["latin1"],
+            "threads": threads or [1],
+            "repeats": repeats,
+            "duration_s": duration,
+            "warmup_s": warmup,
+            "tables": tables_n,
+            "table_size": table_size,
+            "profile": profile,
+        },
+        where="command line",
+    )
+
+
+def _execute(rd: runner.RunDir, resume: bool, retries: int) -> runner.Summary:
+    r = runner.Runner(rd, catalog.load(), paths.config_dir(), emit, retries=retries)
+    s = r.run(resume=resume)
+    emit(
+        f"run {s.run_id}: {s.ok} ok, {s.failed} failed, {s.skipped} skipped, "
+        f"{s.retried} retried; records in {rd.records}"
+    )
+    for line in s.final_failed:
+        emit(f"  failed: {line}")
+    return s
+
+
+@app.command()
+def run(
+    matrix_file: Annotated[
+        str | None,
+        typer.Argument(help="matrix file or name in configs/matrices/ (or use --server …)"),
+    ] = None,
+    server: Annotated[list[str] | None, typer.Option("--server", help="inline: server id")] = None,
+    workload: Annotated[list[str] | None, typer.Option(help="inline: workload")] = None,
+    charset: Annotated[list[str] | None, typer.Option(help="inline: charset or collation")] = None,
+    threads: Annotated[list[int] | None, typer.Option(help="inline: thread count")] = None,
+    repeats: Annotated[int, typer.Option(help="inline: repeats")] = 3,
+    duration: Annotated[int, typer.Option(help="inline: seconds measured")] = 10,
+    warmup: Annotated[int, typer.Option(help="inline: seconds of warm-up")] = 2,
+    tables: Annotated[int, typer.Option(help="inline: sysbench tables")] = 2,
+    table_size: Annotated[int, typer.Option(help="inline: rows per table")] = 10_000,
+    profile: Annotated[str, typer.Option(help="inline: profile")] = "default",
+    resume: Annotated[str | None, typer.Option(help="resume the run with this id")] = None,
+    retries: Annotated[int, typer.Option(min=0, max=5, help="retries of failed cells")] = 1,
+    runner_class: Annotated[str | None, typer.Option(help="runner class label")] = None,
+    out_dir: RunsOpt = paths.DEFAULT_RUNS,
+) -> None:
+    """Benchmark a matrix (or inline options); write one run record per cell."""
+    if resume:
+        if matrix_file or server:
+            raise ConfigError("--resume takes no matrix or --server: the run has its plan")
+        rd = runner.open_run(out_dir, resume)
+        s = _execute(rd, True, retries)
+    else:
+        if matrix_file and server:
+            raise ConfigError("give a matrix file or --server options, not both")
+        if matrix_file:
+            m = matrix.load(paths.matrix_path(matrix_file))
+        elif server:
+            m = _inline_matrix(
+                server,
+                workload,
+                charset,
+                threads,
+                repeats,
+                duration,
+                warmup,
+                tables,
+                table_size,
+                profile,
+            )
+        else:
+            raise ConfigError("nothing to run: give a matrix file or --server ID")
+        sysbench.binary()
+        rd = runner.create(m, catalog.load(), out_dir, _runner_class(runner_class))
+        emit(f"run {rd.run_id}: {len(rd.cells())} cells planned in {rd.path}")
+        s = _execute(rd, False, retries)
+    if s.failed:
+        raise typer.Exit(EXIT_FAILED_CELLS)
+
+
+# ingest / db ------------------------------------------------------------------------------
+@app.command()
+def ingest(
+    sources: Annotated[list[Path], typer.Argument(help="record files or run directories")],
+    db: DbOpt = paths.DEFAULT_DB,
+) -> None:
+    """Add run records to the DB (idempotent; all or nothing)."""
+    from . import store
+
+    res = store.ingest_paths(db, sources)
+    emit(f"{db}: {res.added} record(s) added, {res.already} already present")
+
+
+@db_app.command("info")
+def db_info(
+    db: DbOpt = paths.DEFAULT_DB, as_json: Annotated[bool, typer.Option("--json")] = False
+) -> None:
+    """Schema version, size and row counts of the DB."""
+    from . import store
+
+    with store.open_db(db, write=False) as st:
+        info = st.info()
+    if as_json:
+        print(json.dumps(info, indent=1, default=str))
+        return
+    for k, v in info.items():
+        emit(f"{k}: {v}")
+
+
+@db_app.command("check")
+def db_check(db: DbOpt = paths.DEFAULT_DB) -> None:
+    """Verify integrity; exit non-zero on any problem."""
+    from . import store
+
+    with store.open_db(db, write=False) as st:
+        problems = st.check()
+    for p in problems:
+        emit(f"problem: {p}")
+    if problems:
+        raise typer.Exit(1)
+    emit(f"{db}: ok")
+
+
+# compare / parse -------------------------------------------------------------------------
+def _fmt(v: float | None, spec: str = ".0f") -> str:
+    return "—" if v is None else format(v, spec)
+
+
+def print_tables(ts: list[compare.Table], metric: str) -> None:
+    if not ts:
+        emit("no results to compare")
+        return
+    unit = compare.METRICS[metric][2]
+    for t in ts:
+        k = t.key
+        title = (
+            f"{k['workload']} · threads={k['threads']} · {k['collation']} · "
+            f"profile={k['profile']} · {k['tables']}x{k['table_size']} rows · "
+            f"{k['duration_s']} s · {k['connection']} · runner {k['runner_class']} "
+            f"({k['hw_key']})"
+        )
+        tab = Table(title=title, title_justify="left")
+        for col in (
+            "server",
+            "n",
+            f"median {metric} ({unit})",
+            "p95 lat (ms)",
+            "vs previous",
+            "95% CI",
+            "p",
+            "verdict",
+        ):
+            tab.add_column(col, justify="left" if col in ("server", "verdict") else "right")
+        for r in t.rows:
+            c = r.vs_previous
+            name = r.server_id + (" *" if r.stand_in else "")
+            tab.add_row(
+                name,
+                str(len(r.values)),
+                _fmt(compare.median(r.values)),
+                _fmt(compare.median(r.latency), ".2f"),
+                f"{c.ratio:.3f}" if c else "—",
+                f"[{c.ci_low:.3f}, {c.ci_high:.3f}]" if c else "—",
+                f"{c.p_value:.3f}" if c else "—",
+                c.verdict if c else "—",
+            )
+        out.print(tab)
+    if any(r.stand_in for t in ts for r in t.rows):
+        emit("* a local stand-in (see `perftrack servers list`)")
+
+
+@app.command("compare")
+def compare_cmd(
+    servers: Annotated[
+        list[str] | None, typer.Argument(help="server ids to compare (default: all in the DB/run)")
+    ] = None,
+    db: DbOpt = paths.DEFAULT_DB,
+    run_id: Annotated[str | None, typer.Option("--run", help="only this run")] = None,
+    metric: Annotated[str, typer.Option(help="tps | qps | p95 | latency_avg")] = "tps",
+    as_json: Annotated[bool, typer.Option("--json")] = False,
+) -> None:
+    """Per workload/threads/charset: each version's median and ratio to the previous."""
+    from . import store
+
+    if metric not in compare.METRICS:
+        raise ConfigError(f"unknown metric '{metric}'; known: {', '.join(compare.METRICS)}")
+    with store.open_db(db, write=False) as st:
+        ts = compare.tables(st.con, metric=metric, run_id=run_id, servers=servers or None)
+    if as_json:
+        print(json.dumps(compare.to_json(ts, metric), indent=1))
+    else:
+        print_tables(ts, metric)
+
+
+@app.command()
+def parse(file: Annotated[Path, typer.Argument(help="saved sysbench output")]) -> None:
+    """Parse saved sysbench 1.0.x output and print it as JSON."""
+    try:
+        text = file.read_text(errors="replace")
+    except OSError as exc:
+        raise ConfigError(f"{file}: cannot read ({exc.strerror})") from None
+    print(json.dumps(parse_output(text, source=str(file)), indent=1))
+
+
+# demo ---------------------------------------------------------------------------------------
+@app.command()
+def demo(
+    matrix_file: Annotated[str, typer.Option("--matrix")] = "smoke",
+    db: DbOpt = paths.DEFAULT_DB,
+    out_dir: RunsOpt = paths.DEFAULT_RUNS,
+) -> None:
+    """The main job on the embedded default: fetch, benchmark, store, compare."""
+    from . import store
+
+    m = matrix.load(paths.matrix_path(matrix_file))
+    sysbench.binary()
+    cat = catalog.load()
+    emit(f"== 1/4 fetch {len(m.servers)} servers: {', '.join(m.servers)}")
+    for sid in m.servers:
+        providers.fetch(cat.get(sid), progress=emit)
+    emit(f"== 2/4 run matrix '{m.name}'")
+    rd = runner.create(m, cat, out_dir, _runner_class(None))
+    emit(f"run {rd.run_id}: {len(rd.cells())} cells planned in {rd.path}")
+    s = _execute(rd, False, runner.DEFAULT_RETRIES)
+    emit(f"== 3/4 ingest into {db}")
+    res = store.ingest_paths(db, [rd.path])
+    emit(f"{db}: {res.added} record(s) added")
+    emit("== 4/4 compare (ratio = this version's median / the previous version's)")
+    with store.open_db(db, write=False) as st:
+        print_tables(compare.tables(st.con, run_id=rd.run_id), "tps")
+    if s.failed:
+        raise typer.Exit(EXIT_FAILED_CELLS)
+
+
+@app.command()
+def version() -> None:
+    """Print perftrack's version."""
+    emit(__version__)
+
+
+def main(argv: list[str] | None = None) -> int:
+    try:
+        rc = app(args=argv, standalone_mode=False)
+    except PerftrackError as exc:
+        msg = " ".join(str(exc).split())
+        print(f"error: {msg}", file=sys.stderr)
+        return exc.exit_code
+    except click.exceptions.Exit as exc:
+        return exc.exit_code
+    except click.exceptions.Abort:
+        print("error: aborted", file=sys.stderr)
+        return EXIT_INTERRUPTED
+    except click.ClickException as exc:
+        exc.show()
+        return exc.exit_code
+    except KeyboardInterrupt:
+        print("error: interrupted", file=sys.stderr)
+        return EXIT_INTERRUPTED
+    return rc if isinstance(rc, int) else 0
+
+
+def _entry() -> Any:  # pragma: no cover
+    sys.exit(main())

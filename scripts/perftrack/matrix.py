@@ -1,0 +1,117 @@
+"""Matrix files: which servers, workloads and axes to benchmark (configs/matrices/*.yaml)."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, fields
+from pathlib import Path
+from typing import Any
+
+from . import workloads, yamlfile
+from .errors import ConfigError
+
+NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.+-]{0,99}$")
+# Bounds keep a typo from planning a week-long night; the full article matrices fit.
+LIMITS = {
+    "threads": (1, 4096),
+    "repeats": (1, 100),
+    "duration_s": (1, 3600),
+    "warmup_s": (0, 600),
+    "tables": (1, 1000),
+    "table_size": (1, 1_000_000_000),
+}
+MAX_CELLS = 100_000
+
+
+@dataclass(frozen=True)
+class Matrix:
+    name: str
+    servers: tuple[str, ...]
+    workloads: tuple[str, ...]
+    charsets: tuple[str, ...]
+    threads: tuple[int, ...]
+    repeats: int = 5
+    duration_s: int = 10
+    warmup_s: int = 2
+    tables: int = 2
+    table_size: int = 10_000
+    profile: str = "default"
+    connection: str = "tcp"
+    description: str = ""
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            f.name: (list(v) if isinstance(v := getattr(self, f.name), tuple) else v)
+            for f in fields(self)
+        }
+
+
+def _names(where: str, key: str, value: Any) -> tuple[str, ...]:
+    if isinstance(value, str):
+        value = [value]
+    if not isinstance(value, list) or not value:
+        raise ConfigError(f"{where}: '{key}' must be a non-empty list")
+    for v in value:
+        if not isinstance(v, str) or not NAME_RE.match(v):
+            raise ConfigError(
+                f"{where}: '{key}' has {v!r}: use letters, digits, '.', '_', '+', '-'"
+            )
+    if len(set(value)) != len(value):
+        raise ConfigError(f"{where}: '{key}' lists a value twice")
+    return tuple(value)
+
+
+def _int(where: str, key: str, value: Any) -> int:
+    lo, hi = LIMITS[key]
+    if isinstance(value, bool) or not isinstance(value, int) or not lo <= value <= hi:
+        raise ConfigError(f"{where}: '{key}' must be a whole number from {lo} to {hi}")
+    return value
+
+
+def from_dict(data: Any, where: str = "matrix") -> Matrix:
+    if not isinstance(data, dict):
+        raise ConfigError(f"{where}: a matrix must be a mapping of keys to values")
+    known = {f.name for f in fields(Matrix)}
+    unknown = sorted(set(map(str, data)) - known)
+    if unknown:
+        raise ConfigError(
+            f"{where}: unknown key '{unknown[0]}'; known keys: {', '.join(sorted(known))}"
+        )
+    for key in ("name", "servers", "workloads", "charsets", "threads"):
+        if key not in data:
+            raise ConfigError(f"{where}: missing key '{key}'")
+    name = data["name"]
+    if not isinstance(name, str) or not NAME_RE.match(name):
+        raise ConfigError(f"{where}: 'name' must be a short identifier")
+    threads = data["threads"]
+    if isinstance(threads, int):
+        threads = [threads]
+    if not isinstance(threads, list) or not threads:
+        raise ConfigError(f"{where}: 'threads' must be a non-empty list of numbers")
+    m = Matrix(
+        name=name,
+        servers=_names(where, "servers", data["servers"]),
+        workloads=_names(where, "workloads", data["workloads"]),
+        charsets=_names(where, "charsets", data["charsets"]),
+        threads=tuple(_int(where, "threads", t) for t in threads),
+        **{
+            k: _int(where, k, data[k])
+            for k in ("repeats", "duration_s", "warmup_s", "tables", "table_size")
+            if k in data
+        },
+        profile=_names(where, "profile", data.get("profile", "default"))[0],
+        connection=str(data.get("connection", "tcp")),
+        description=str(data.get("description", "")),
+    )
+    if m.connection not in ("tcp", "socket"):
+        raise ConfigError(f"{where}: 'connection' must be tcp or socket")
+    for w in m.workloads:
+        workloads.get(w)
+    n = len(m.servers) * len(m.workloads) * len(m.charsets) * len(m.threads) * m.repeats
+    if n > MAX_CELLS:
+        raise ConfigError(f"{where}: {n} cells is more than {MAX_CELLS}; split the matrix")
+    return m
+
+
+def load(path: Path) -> Matrix:
+    return from_dict(yamlfile.load(path), where=str(path))

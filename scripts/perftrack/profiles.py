@@ -1,0 +1,71 @@
+"""Server profiles: my.cnf fragments under configs/profiles/<name>.cnf."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from .errors import ConfigError
+
+OPTION_RE = re.compile(r"^[A-Za-z][A-Za-z0-9_-]{0,99}$")
+VALUE_RE = re.compile(r"^[A-Za-z0-9_.,:/+%-]{0,200}$")
+# perftrack owns these: a profile that sets them would break isolation or cleanup.
+RESERVED = frozenset(
+    {
+        "basedir",
+        "datadir",
+        "socket",
+        "port",
+        "bind-address",
+        "bind_address",
+        "log-error",
+        "log_error",
+        "pid-file",
+        "pid_file",
+        "user",
+        "lc-messages-dir",
+        "lc_messages_dir",
+        "character-set-server",
+        "character_set_server",
+        "collation-server",
+        "collation_server",
+        "skip-networking",
+        "skip_networking",
+    }
+)
+
+
+def parse(text: str, where: str) -> dict[str, str | None]:
+    options: dict[str, str | None] = {}
+    section = None
+    for n, raw in enumerate(text.splitlines(), 1):
+        line = raw.split("#", 1)[0].strip()
+        if not line:
+            continue
+        if line.startswith("[") and line.endswith("]"):
+            section = line[1:-1].strip()
+            continue
+        if section != "mysqld":
+            raise ConfigError(f"{where}:{n}: options must be in the [mysqld] section")
+        key, sep, value = (p.strip() for p in line.partition("="))
+        if not OPTION_RE.match(key):
+            raise ConfigError(f"{where}:{n}: '{key}' is not an option name")
+        if key.lower() in RESERVED:
+            raise ConfigError(f"{where}:{n}: '{key}' is set by perftrack; remove it")
+        if sep and not VALUE_RE.match(value):
+            raise ConfigError(
+                f"{where}:{n}: value of '{key}' has characters a my.cnf value here may not have"
+            )
+        options[key] = value if sep else None
+    return options
+
+
+def load(name: str, config_dir: Path) -> dict[str, str | None]:
+    path = config_dir / "profiles" / f"{name}.cnf"
+    if not path.is_file():
+        known = sorted(p.stem for p in (config_dir / "profiles").glob("*.cnf"))
+        raise ConfigError(
+            f"unknown profile '{name}'; known: {', '.join(known) or 'none'} "
+            f"(files in {config_dir / 'profiles'})"
+        )
+    return parse(path.read_text(encoding="utf-8", errors="replace"), str(path))

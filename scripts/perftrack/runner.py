@@ -1,0 +1,534 @@
+"""The run stage: execute a plan's cells against real servers and write run records.
+
+Layout of a run directory (`runs/<run_id>/`):
+  plan.json        the matrix and every cell, in order (written once)
+  run.json         status: running | complete | interrupted, counts, times
+  records/         one validated run record per cell attempt (<cell_id>.<attempt>.json)
+  logs/            raw sysbench output and server error logs (artifacts, not DB)
+
+Guarantees: a cell's record is written only when the cell is over; a failed cell is
+recorded as failed with the reason and the error-log tail, and retried after the rest
+(`retries`, default 1), every attempt recorded; on Ctrl-C / SIGTERM the servers stop,
+finished records stay, the run is marked interrupted, and `resume` runs only the cells
+with no record.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import secrets
+import signal
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from types import FrameType
+from typing import Any
+
+from . import __version__, hardware, plan, profiles, providers, record, workloads
+from .catalog import Catalog
+from .drivers import sysbench
+from .errors import ConfigError, Interrupted, ParseError, PerftrackError, ServerError
+from .install import Install
+from .matrix import Matrix
+from .progress import Progress
+from .server import BENCH_DB, BENCH_USER, Server
+
+DEFAULT_RETRIES = 1
+RUN_STATUSES = ("running", "complete", "interrupted")
+# Before any cell has finished, the ETA assumes this much fixed cost per cell on top of
+# warm-up + duration (server start and prepare, shared by a group; measured ~3 s here).
+CELL_OVERHEAD_ESTIMATE_S = 3.0
+LOG_TAIL_MAX_CHARS = 20000  # the run-record schema's bound on error_log_tail
+
+
+def now() -> str:
+    return datetime.now(UTC).isoformat(timespec="seconds").replace("+00:00", "Z")
+
+
+def new_run_id() -> str:
+    return datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ") + "-" + secrets.token_hex(3)
+
+
+def _write_json(path: Path, data: Any) -> None:
+    tmp = path.with_name(f".tmp-{path.name}")
+    tmp.write_text(json.dumps(data, indent=1, sort_keys=True) + "\n")
+    os.replace(tmp, path)
+
+
+@dataclass
+class RunDir:
+    path: Path
+
+    @property
+    def run_id(self) -> str:
+        return self.path.name
+
+    @property
+    def records(self) -> Path:
+        return self.path / "records"
+
+    @property
+    def logs(self) -> Path:
+        return self.path / "logs"
+
+    def plan(self) -> dict[str, Any]:
+        try:
+            return json.loads((self.path / "plan.json").read_text())
+        except (OSError, json.JSONDecodeError) as exc:
+            raise ConfigError(f"{self.path}: not a perftrack run directory ({exc})") from None
+
+    def cells(self) -> list[plan.Cell]:
+        return [plan.Cell.from_dict(c) for c in self.plan()["cells"]]
+
+    def status(self) -> dict[str, Any]:
+        try:
+            return json.loads((self.path / "run.json").read_text())
+        except (OSError, json.JSONDecodeError):
+            return {}
+
+    def set_status(self, status: str, **extra: Any) -> None:
+        data = {**self.status(), "run_id": self.run_id, "status": status, **extra}
+        _write_json(self.path / "run.json", data)
+
+    def attempts(self) -> dict[str, list[dict[str, Any]]]:
+        """Records already written, by cell id, in attempt order."""
+        out: dict[str, list[dict[str, Any]]] = {}
+        if self.records.is_dir():
+            for p in record.find([self.records]):
+                rec = record.read(p)
+                out.setdefault(rec["cell_id"], []).append(rec)
+        for recs in out.values():
+            recs.sort(key=lambda r: r["attempt"])
+        return out
+
+
+def create(m: Matrix, catalog: Catalog, out_dir: Path, runner_class: str) -> RunDir:
+    """Plan the matrix and create its run directory (nothing runs yet)."""
+    for sid in m.servers:
+        catalog.get(sid)
+
+    def info(sid: str) -> tuple[str, str]:
+        e = catalog.get(sid)
+        return e.product, e.version
+
+    cells = plan.expand(m, info)
+    rd = RunDir(out_dir / new_run_id())
+    rd.path.mkdir(parents=True)
+    _write_json(
+        rd.path / "plan.json",
+        {
+            "run_id": rd.run_id,
+            "matrix": m.to_dict(),
+            "runner_class": runner_class,
+            "perftrack_version": __version__,
+            "created_at": now(),
+            "cells": [c.to_dict() for c in cells],
+        },
+    )
+    rd.set_status("running", created_at=now())
+    return rd
+
+
+def open_run(out_dir: Path, run_id: str) -> RunDir:
+    if not record.ID_RE.match(run_id):
+        raise ConfigError(f"'{run_id}' is not a run id")
+    rd = RunDir(out_dir / run_id)
+    if not (rd.path / "plan.json").is_file():
+        known = sorted(p.name for p in out_dir.glob("*/plan.json")) if out_dir.is_dir() else []
+        raise ConfigError(
+            f"no run '{run_id}' in {out_dir}; runs there: "
+            f"{', '.join(p.split('/')[0] for p in known) or 'none'}"
+        )
+    return rd
+
+
+@contextlib.contextmanager
+def _signals_raise() -> Iterator[None]:
+    """SIGTERM (and SIGHUP) raise Interrupted in the main thread, like Ctrl-C does."""
+
+    def handler(signum: int, frame: FrameType | None) -> None:
+        raise Interrupted(f"interrupted by signal {signal.Signals(signum).name}")
+
+    old = {s: signal.signal(s, handler) for s in (signal.SIGTERM, signal.SIGHUP)}
+    try:
+        yield
+    finally:
+        for s, h in old.items():
+            signal.signal(s, h)
+
+
+@dataclass
+class Summary:
+    run_id: str
+    path: Path
+    ok: int = 0
+    failed: int = 0
+    skipped: int = 0
+    retried: int = 0
+    final_failed: list[str] = field(default_factory=list)
+
+
+@dataclass
+class Runner:
+    rd: RunDir
+    catalog: Catalog
+    config_dir: Path
+    emit: Callable[[str], None]
+    retries: int = DEFAULT_RETRIES
+    workroot: Path | None = None
+    cache_dir: Path | None = None
+    # test hook: called with (server, cell) after the warm-up, before the measurement
+    before_measure: Callable[[Server, plan.Cell], None] | None = None
+    _installs: dict[str, Install | PerftrackError] = field(default_factory=dict)
+    _meta: dict[str, Any] = field(default_factory=dict)
+
+    # records -------------------------------------------------------------------------
+    def _server_meta(self, sid: str, srv: Server | None = None) -> dict[str, Any]:
+        e = self.catalog.get(sid)
+        inst = self._installs.get(sid)
+        return {
+            "id": sid,
+            "product": e.product,
+            "version": e.version,
+            "provider": e.provider,
+            "version_string": srv.version_string if srv else None,
+            "source_sha256": inst.source_sha256 if isinstance(inst, Install) else None,
+            "stand_in": e.stand_in,
+        }
+
+    def _record(
+        self,
+        cell: plan.Cell,
+        attempt: int,
+        status: str,
+        reason: str | None,
+        started: str,
+        *,
+        srv: Server | None = None,
+        result: dict[str, Any] | None = None,
+        effective: dict[str, Any] | None = None,
+        log_tail: str | None = None,
+        command: list[str] | None = None,
+    ) -> None:
+        rec: dict[str, Any] = {
+            "schema": record.SCHEMA_ID,
+            "record_id": record.record_id(self.rd.run_id, cell.cell_id, attempt),
+            "run_id": self.rd.run_id,
+            "cell_id": cell.cell_id,
+            "attempt": attempt,
+            "status": status,
+            "reason": reason,
+            "started_at": started,
+            "finished_at": now(),
+            "hardware": hardware.fingerprint(),
+            "runner_class": self._meta["runner_class"],
+            "server": self._server_meta(cell.server_id, srv),
+            "cell": {
+                k: getattr(cell, k)
+                for k in (
+                    "workload",
+                    "threads",
+                    "charset",
+                    "collation",
+                    "profile",
+                    "tables",
+                    "table_size",
+                    "duration_s",
+                    "warmup_s",
+                    "repeat",
+                    "round",
+                    "connection",
+                )
+            },
+            "effective": effective or {},
+            "variables": dict(srv.variables) if srv else {},
+            "result": result,
+            "error_log_tail": log_tail[-LOG_TAIL_MAX_CHARS:] if log_tail else None,
+            "tool": {
+                "name": workloads.get(cell.workload).tool,
+                "version": sysbench.version() if status != "skipped" else "n/a",
+                "command": command or [],
+                "perftrack_version": __version__,
+            },
+        }
+        record.write(rec, self.rd.records)
+
+    # servers -------------------------------------------------------------------------
+    def _install(self, sid: str) -> Install:
+        if sid not in self._installs:
+            try:
+                self._installs[sid] = providers.fetch(
+                    self.catalog.get(sid), cache_dir=self.cache_dir, progress=self.emit
+                )
+            except PerftrackError as exc:
+                self._installs[sid] = exc
+        inst = self._installs[sid]
+        if isinstance(inst, PerftrackError):
+            raise inst
+        return inst
+
+    def _options(self, cell: plan.Cell) -> dict[str, str | None]:
+        opts = dict(profiles.load(cell.profile, self.config_dir))
+        opts["character-set-server"] = cell.charset
+        opts["collation-server"] = cell.collation
+        return opts
+
+    # execution -----------------------------------------------------------------------
+    def run(self, resume: bool = False) -> Summary:
+        p = self.rd.plan()
+        self._meta["runner_class"] = p["runner_class"]
+        cells = self.rd.cells()
+        done = self.rd.attempts()
+        if resume:
+            self.emit(
+                f"resuming {self.rd.run_id}: {len(done)} of {len(cells)} cells "
+                "already have a record"
+            )
+        for c in cells:  # skipped cells: a record with the reason, before anything runs
+            if c.skip and c.cell_id not in done:
+                self._record(c, 1, "skipped", c.skip, now())
+        todo = [c for c in cells if not c.skip and c.cell_id not in done]
+        per_cell = sum(c.warmup_s + c.duration_s for c in todo[:1]) + CELL_OVERHEAD_ESTIMATE_S
+        prog = Progress(len(todo), self.emit, per_cell)
+        self.rd.set_status("running", resumed_at=now() if resume else None)
+        try:
+            with _signals_raise():
+                for grp in plan.groups(todo):
+                    self._run_group(grp, 1, prog)
+                self._retry_failed(cells, prog)
+        except (KeyboardInterrupt, Interrupted) as exc:
+            self.rd.set_status("interrupted", interrupted_at=now())
+            raise Interrupted(
+                f"run {self.rd.run_id} interrupted ({exc or 'Ctrl-C'}); finished cells are "
+                f"kept: `perftrack run --resume {self.rd.run_id}` runs the rest"
+            ) from None
+        return self._finish(cells)
+
+    def _retry_failed(self, cells: list[plan.Cell], prog: Progress) -> None:
+        for attempt in range(2, self.retries + 2):
+            latest = {cid: recs[-1] for cid, recs in self.rd.attempts().items()}
+            again = [
+                c
+                for c in cells
+                if not c.skip
+                and c.cell_id in latest
+                and latest[c.cell_id]["status"] == "failed"
+                and latest[c.cell_id]["attempt"] == attempt - 1
+            ]
+            if not again:
+                return
+            prog.total += len(again)
+            self.emit(f"retrying {len(again)} failed cell(s), attempt {attempt}")
+            for grp in plan.groups(again):
+                self._run_group(grp, attempt, prog)
+
+    def _finish(self, cells: list[plan.Cell]) -> Summary:
+        s = Summary(self.rd.run_id, self.rd.path)
+        for cid, recs in self.rd.attempts().items():
+            last = recs[-1]
+            s.retried += len(recs) - 1
+            if last["status"] == "ok":
+                s.ok += 1
+            elif last["status"] == "skipped":
+                s.skipped += 1
+            else:
+                s.failed += 1
+                s.final_failed.append(f"{cid}: {last['reason']}")
+        missing = len({c.cell_id for c in cells} - set(self.rd.attempts()))
+        self.rd.set_status(
+            "complete" if not missing else "interrupted",
+            finished_at=now(),
+            ok=s.ok,
+            failed=s.failed,
+            skipped=s.skipped,
+            missing=missing,
+        )
+        return s
+
+    def _fail_all(
+        self,
+        grp: list[plan.Cell],
+        attempt: int,
+        reason: str,
+        started: str,
+        prog: Progress,
+        **kw: Any,
+    ) -> None:
+        for cell in grp:
+            self._record(cell, attempt, "failed", reason, started, **kw)
+            prog.tick(f"{_label(cell)}: FAILED {reason}")
+
+    def _run_group(self, grp: list[plan.Cell], attempt: int, prog: Progress) -> None:
+        first = grp[0]
+        started = now()
+        try:
+            install = self._install(first.server_id)
+            options = self._options(first)
+        except PerftrackError as exc:
+            self._fail_all(grp, attempt, str(exc), started, prog)
+            return
+        srv = Server(install, options, workroot=self.workroot)
+        try:
+            srv.__enter__()
+        except ServerError as exc:
+            self._fail_all(grp, attempt, str(exc), started, prog, log_tail=_safe_tail(srv))
+            return
+        try:
+            self._measure_group(srv, grp, attempt, prog)
+        finally:
+            srv.stop()
+
+    def _target(self, srv: Server, cell: plan.Cell) -> sysbench.Target:
+        return sysbench.Target(
+            host="127.0.0.1",
+            port=int(srv.port or 0),
+            user=BENCH_USER,
+            password=srv.password,
+            db=BENCH_DB,
+            socket=str(srv.socket_path) if cell.connection == "socket" else None,
+        )
+
+    def _prepare(self, srv: Server, grp: list[plan.Cell]) -> dict[str, Any]:
+        """Create the database and dataset; return the verified effective settings."""
+        first = grp[0]
+        srv.create_database(first.charset, first.collation)
+        out = sysbench.prepare(
+            workloads.get(first.workload).script,
+            self._target(srv, first),
+            tables=first.tables,
+            table_size=first.table_size,
+            log=self.rd.logs / f"{first.cell_id}.prepare.txt",
+        )
+        if out.timed_out or out.returncode != 0:
+            last = out.text.strip().splitlines()[-1:] or ["no output"]
+            raise ServerError(f"sysbench prepare failed: {last[0][:300]}")
+        eff = srv.effective()
+        want = first.collation
+        got = {
+            "collation_server": eff["collation_server"],
+            "database_collation": eff["database_collation"],
+            "table_collations": eff["table_collations"],
+        }
+        bad = {k: v for k, v in got.items() if v != want}
+        if bad:
+            raise ServerError(
+                f"effective collation differs from the cell's {want}: "
+                + ", ".join(f"{k}={v}" for k, v in bad.items())
+            )
+        return eff
+
+    def _measure_group(
+        self, srv: Server, grp: list[plan.Cell], attempt: int, prog: Progress
+    ) -> None:
+        started = now()
+        try:
+            eff = self._prepare(srv, grp)
+        except PerftrackError as exc:
+            self._fail_all(grp, attempt, str(exc), started, prog, srv=srv, log_tail=srv.log_tail())
+            return
+        dead_reason: str | None = None
+        for cell in grp:
+            started = now()
+            if dead_reason:
+                self._record(
+                    cell, attempt, "failed", dead_reason, started, srv=srv, log_tail=srv.log_tail()
+                )
+                prog.tick(f"{_label(cell)}: FAILED {dead_reason}")
+                continue
+            status, reason, result, cmd = self._measure(srv, cell)
+            tail = None
+            if not srv.alive():
+                code = srv.process.returncode if srv.process else None
+                reason = f"server died during the measurement (exit {code})" + (
+                    f"; {reason}" if reason else ""
+                )
+                status, result = "failed", None
+                dead_reason = f"server died earlier in this group (cell {cell.cell_id})"
+            if status != "ok":
+                tail = srv.log_tail()
+            self._record(
+                cell,
+                attempt,
+                status,
+                reason,
+                started,
+                srv=srv,
+                result=result,
+                effective=eff,
+                log_tail=tail,
+                command=cmd,
+            )
+            msg = f"{result['tps']:.0f} tps" if status == "ok" and result else f"FAILED {reason}"
+            prog.tick(f"{_label(cell)}: {msg}")
+
+    def _measure(
+        self, srv: Server, cell: plan.Cell
+    ) -> tuple[str, str | None, dict[str, Any] | None, list[str]]:
+        script = workloads.get(cell.workload).script
+        target = self._target(srv, cell)
+        common = dict(tables=cell.tables, table_size=cell.table_size, threads=cell.threads)
+        stem = self.rd.logs / f"{cell.cell_id}.{srv.install.server_id}"
+        try:
+            if cell.warmup_s > 0:
+                warm, _ = sysbench.run(
+                    script,
+                    target,
+                    time_s=cell.warmup_s,
+                    log=stem.with_name(stem.name + ".warmup.txt"),
+                    **common,
+                )
+                if warm.get("status") != "ok":
+                    return "failed", f"warm-up failed: {warm.get('reason')}", None, []
+            if self.before_measure is not None:
+                self.before_measure(srv, cell)
+            parsed, cmd = sysbench.run(
+                script,
+                target,
+                time_s=cell.duration_s,
+                log=stem.with_name(stem.name + ".run.txt"),
+                **common,
+            )
+        except ParseError as exc:
+            return "failed", f"unreadable sysbench output: {exc}", None, []
+        if parsed.get("status") != "ok":
+            return "failed", str(parsed.get("reason") or "sysbench failed"), None, cmd
+        return "ok", None, result_of(parsed), cmd
+
+
+RESULT_KEYS = (
+    "tps",
+    "qps",
+    "latency_avg_ms",
+    "latency_pct_ms",
+    "latency_pct",
+    "latency_max_ms",
+    "errors_per_s",
+    "reconnects_per_s",
+    "total_time_s",
+    "threads",
+    "events",
+)
+INTERVAL_KEYS = ("t", "tps", "qps", "lat_pct_ms", "err_per_s", "reconn_per_s", "threads")
+
+
+def result_of(parsed: dict[str, Any]) -> dict[str, Any]:
+    """The run-record `result` from the parser's output (schema fields only)."""
+    res = {k: parsed.get(k) for k in RESULT_KEYS}
+    res["intervals"] = [_interval(iv) for iv in parsed.get("intervals") or []]
+    return res
+
+
+def _interval(iv: dict[str, Any]) -> dict[str, Any]:
+    """Schema fields of one interval; only the latency may be null (percentile off)."""
+    return {k: iv[k] for k in INTERVAL_KEYS if k in iv and (iv[k] is not None or k == "lat_pct_ms")}
+
+
+def _safe_tail(srv: Server) -> str | None:
+    return srv.final_log_tail or None
+
+
+def _label(cell: plan.Cell) -> str:
+    return f"{cell.server_id} {cell.workload} {cell.collation} t={cell.threads} r={cell.repeat}"

@@ -1,0 +1,102 @@
+"""Statistics for comparing two sets of repeated measurements.
+
+Ratio of medians (B / A) with a percentile-bootstrap 95% interval (scipy.stats.bootstrap)
+and a two-sided Mann-Whitney U rank test. The verdict needs both a significant
+difference and one larger than the threshold; "unchanged" needs the whole interval inside
+the threshold band. Anything else is "inconclusive": more repeats are needed.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from scipy import stats
+
+CONFIDENCE = 0.95
+ALPHA = 0.05
+# Smallest change reported as a regression/improvement, whatever the noise: Mozilla's
+# Perfherder alerts at >= 2%; sub-2% effects are below what release notes act on.
+MIN_EFFECT = 0.02
+N_RESAMPLES = 2000  # percentile bootstrap; interval endpoints stable to ~0.2% at this size
+SEED = 20261123  # fixed: the same data always gives the same interval
+MIN_SAMPLES = 2  # fewer than this per side and nothing can be said
+
+VERDICTS = ("regression", "improvement", "unchanged", "inconclusive")
+
+
+@dataclass(frozen=True)
+class Comparison:
+    n_a: int
+    n_b: int
+    median_a: float
+    median_b: float
+    ratio: float  # median_b / median_a
+    ci_low: float
+    ci_high: float
+    p_value: float
+    threshold: float
+    verdict: str
+
+
+def _ratio_of_medians(a: np.ndarray, b: np.ndarray, axis: int = -1) -> np.ndarray:
+    return np.median(b, axis=axis) / np.median(a, axis=axis)
+
+
+def compare(
+    a: list[float], b: list[float], *, higher_is_better: bool = True, threshold: float = MIN_EFFECT
+) -> Comparison | None:
+    """Compare B against A; None when either side has fewer than MIN_SAMPLES values."""
+    xa, xb = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
+    if len(xa) < MIN_SAMPLES or len(xb) < MIN_SAMPLES or np.median(xa) <= 0:
+        return None
+    ratio = float(_ratio_of_medians(xa, xb))
+    if np.ptp(np.concatenate([xa, xb])) == 0:
+        lo = hi = ratio
+        p = 1.0
+    else:
+        res = stats.bootstrap(
+            (xa, xb),
+            _ratio_of_medians,
+            n_resamples=N_RESAMPLES,
+            confidence_level=CONFIDENCE,
+            method="percentile",
+            vectorized=True,
+            paired=False,
+            random_state=np.random.default_rng(SEED),
+        )
+        lo, hi = float(res.confidence_interval.low), float(res.confidence_interval.high)
+        p = float(stats.mannwhitneyu(xa, xb, alternative="two-sided").pvalue)
+    return Comparison(
+        len(xa),
+        len(xb),
+        float(np.median(xa)),
+        float(np.median(xb)),
+        ratio,
+        lo,
+        hi,
+        p,
+        threshold,
+        verdict(ratio, lo, hi, p, threshold, higher_is_better),
+    )
+
+
+def verdict(
+    ratio: float, lo: float, hi: float, p: float, threshold: float, higher_is_better: bool = True
+) -> str:
+    band_lo, band_hi = 1 - threshold, 1 + threshold
+    significant = p < ALPHA and (hi < 1 or lo > 1)
+    if significant and (ratio < band_lo or ratio > band_hi):
+        worse = ratio < 1 if higher_is_better else ratio > 1
+        return "regression" if worse else "improvement"
+    if band_lo <= lo and hi <= band_hi:
+        return "unchanged"
+    return "inconclusive"
+
+
+def cv(values: list[float]) -> float | None:
+    """Coefficient of variation (sample stdev / mean)."""
+    x = np.asarray(values, dtype=float)
+    if len(x) < 2 or x.mean() == 0:
+        return None
+    return float(x.std(ddof=1) / x.mean())
