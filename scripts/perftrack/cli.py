@@ -14,6 +14,7 @@ from typing import Annotated, Any
 
 import click
 import typer
+from rich import box
 from rich.console import Console
 from rich.table import Table
 
@@ -33,7 +34,9 @@ db_app = typer.Typer(help="The results DB (data/results.duckdb).", no_args_is_he
 app.add_typer(servers_app, name="servers")
 app.add_typer(db_app, name="db")
 
-out = Console(highlight=False, soft_wrap=True)
+# Logs and CI are not terminals: give tables room instead of rich's 80-column default.
+NON_TTY_WIDTH = 180
+out = Console(highlight=False, soft_wrap=True, width=None if sys.stdout.isatty() else NON_TTY_WIDTH)
 
 DbOpt = Annotated[Path, typer.Option("--db", help="results DB file")]
 RunsOpt = Annotated[Path, typer.Option("--out", help="directory for run directories")]
@@ -179,6 +182,8 @@ def ingest(
     from . import store
 
     res = store.ingest_paths(db, sources)
+    if res.added == 0 and res.already == 0:
+        raise ConfigError(f"no run records in {', '.join(map(str, sources))}")
     emit(f"{db}: {res.added} record(s) added, {res.already} already present")
 
 
@@ -196,6 +201,16 @@ def db_info(
         return
     for k, v in info.items():
         emit(f"{k}: {v}")
+
+
+@db_app.command("migrate")
+def db_migrate(db: DbOpt = paths.DEFAULT_DB) -> None:
+    """Bring an older DB's schema forward (ingest does this too)."""
+    from . import store
+
+    with store.open_db(db, write=True) as st:
+        done, version = st.migrated, st.schema_version
+    emit(f"{db}: schema v{version}" + (f" (applied {done})" if done else " (up to date)"))
 
 
 @db_app.command("check")
@@ -230,7 +245,7 @@ def print_tables(ts: list[compare.Table], metric: str) -> None:
             f"{k['duration_s']} s · {k['connection']} · runner {k['runner_class']} "
             f"({k['hw_key']})"
         )
-        tab = Table(title=title, title_justify="left")
+        tab = Table(title=title, title_justify="left", box=box.SIMPLE_HEAD)
         for col in (
             "server",
             "n",

