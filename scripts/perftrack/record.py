@@ -26,6 +26,35 @@ SCHEMA_FILE = "run-record.v1.json"
 # A record larger than this is refused before parsing: real ones are a few hundred KB
 # at most (SHOW GLOBAL VARIABLES is ~60 KB; a 1-hour run has 3600 intervals).
 MAX_RECORD_BYTES = 8 * 1024 * 1024
+# Field lists of the contract, in schema order, for code that copies them (runner, store).
+CELL_FIELDS = (
+    "workload",
+    "threads",
+    "charset",
+    "collation",
+    "profile",
+    "tables",
+    "table_size",
+    "duration_s",
+    "warmup_s",
+    "repeat",
+    "round",
+    "connection",
+)
+RESULT_FIELDS = (
+    "tps",
+    "qps",
+    "latency_avg_ms",
+    "latency_pct_ms",
+    "latency_pct",
+    "latency_max_ms",
+    "errors_per_s",
+    "reconnects_per_s",
+    "total_time_s",
+    "threads",
+    "events",
+)
+INTERVAL_FIELDS = ("t", "tps", "qps", "lat_pct_ms", "err_per_s", "reconn_per_s", "threads")
 # File names `write` produces: <cell_id>.<attempt>.json (plan.json, run.json are not records).
 ID_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.+-]{0,99}$")  # the schema's $defs/id
 RECORD_NAME = re.compile(r"^[0-9a-f]{16}\.[0-9]+\.json$")

@@ -42,6 +42,7 @@ RUN_STATUSES = ("running", "complete", "interrupted")
 # warm-up + duration (server start and prepare, shared by a group; measured ~3 s here).
 CELL_OVERHEAD_ESTIMATE_S = 3.0
 LOG_TAIL_MAX_CHARS = 20000  # the run-record schema's bound on error_log_tail
+REASON_MAX_CHARS = 2000  # the run-record schema's bound on reason
 
 
 def now() -> str:
@@ -133,7 +134,7 @@ def create(m: Matrix, catalog: Catalog, out_dir: Path, runner_class: str) -> Run
 
 
 def open_run(out_dir: Path, run_id: str) -> RunDir:
-    if not record.ID_RE.match(run_id):
+    if not record.ID_RE.fullmatch(run_id):
         raise ConfigError(f"'{run_id}' is not a run id")
     rd = RunDir(out_dir / run_id)
     if not (rd.path / "plan.json").is_file():
@@ -182,6 +183,8 @@ class Runner:
     cache_dir: Path | None = None
     # test hook: called with (server, cell) after the warm-up, before the measurement
     before_measure: Callable[[Server, plan.Cell], None] | None = None
+    # wall-clock bound of a sysbench run beyond its --time (tests of a hang use seconds)
+    sysbench_grace_s: float = sysbench.GRACE_S
     _installs: dict[str, Install | PerftrackError] = field(default_factory=dict)
     _meta: dict[str, Any] = field(default_factory=dict)
 
@@ -220,29 +223,13 @@ class Runner:
             "cell_id": cell.cell_id,
             "attempt": attempt,
             "status": status,
-            "reason": reason,
+            "reason": reason[:REASON_MAX_CHARS] if reason else reason,
             "started_at": started,
             "finished_at": now(),
             "hardware": hardware.fingerprint(),
             "runner_class": self._meta["runner_class"],
             "server": self._server_meta(cell.server_id, srv),
-            "cell": {
-                k: getattr(cell, k)
-                for k in (
-                    "workload",
-                    "threads",
-                    "charset",
-                    "collation",
-                    "profile",
-                    "tables",
-                    "table_size",
-                    "duration_s",
-                    "warmup_s",
-                    "repeat",
-                    "round",
-                    "connection",
-                )
-            },
+            "cell": {k: getattr(cell, k) for k in record.CELL_FIELDS},
             "effective": effective or {},
             "variables": dict(srv.variables) if srv else {},
             "result": result,
@@ -427,7 +414,8 @@ class Runner:
         try:
             eff = self._prepare(srv, grp)
         except PerftrackError as exc:
-            self._fail_all(grp, attempt, str(exc), started, prog, srv=srv, log_tail=srv.log_tail())
+            reason = _with_cause(str(exc), srv)
+            self._fail_all(grp, attempt, reason, started, prog, srv=srv, log_tail=srv.log_tail())
             return
         dead_reason: str | None = None
         for cell in grp:
@@ -447,7 +435,11 @@ class Runner:
                 )
                 status, result = "failed", None
                 dead_reason = f"server died earlier in this group (cell {cell.cell_id})"
+            elif status != "ok" and not srv.responsive():
+                reason = f"{reason}; the server no longer answers"
+                dead_reason = f"server stopped answering earlier in this group ({cell.cell_id})"
             if status != "ok":
+                reason = _with_cause(reason or "failed", srv)
                 tail = srv.log_tail()
             self._record(
                 cell,
@@ -478,6 +470,7 @@ class Runner:
                     target,
                     time_s=cell.warmup_s,
                     log=stem.with_name(stem.name + ".warmup.txt"),
+                    grace_s=self.sysbench_grace_s,
                     **common,
                 )
                 if warm.get("status") != "ok":
@@ -489,6 +482,7 @@ class Runner:
                 target,
                 time_s=cell.duration_s,
                 log=stem.with_name(stem.name + ".run.txt"),
+                grace_s=self.sysbench_grace_s,
                 **common,
             )
         except ParseError as exc:
@@ -498,32 +492,26 @@ class Runner:
         return "ok", None, result_of(parsed), cmd
 
 
-RESULT_KEYS = (
-    "tps",
-    "qps",
-    "latency_avg_ms",
-    "latency_pct_ms",
-    "latency_pct",
-    "latency_max_ms",
-    "errors_per_s",
-    "reconnects_per_s",
-    "total_time_s",
-    "threads",
-    "events",
-)
-INTERVAL_KEYS = ("t", "tps", "qps", "lat_pct_ms", "err_per_s", "reconn_per_s", "threads")
-
-
 def result_of(parsed: dict[str, Any]) -> dict[str, Any]:
     """The run-record `result` from the parser's output (schema fields only)."""
-    res = {k: parsed.get(k) for k in RESULT_KEYS}
+    res = {k: parsed.get(k) for k in record.RESULT_FIELDS}
     res["intervals"] = [_interval(iv) for iv in parsed.get("intervals") or []]
     return res
 
 
 def _interval(iv: dict[str, Any]) -> dict[str, Any]:
     """Schema fields of one interval; only the latency may be null (percentile off)."""
-    return {k: iv[k] for k in INTERVAL_KEYS if k in iv and (iv[k] is not None or k == "lat_pct_ms")}
+    return {
+        k: iv[k]
+        for k in record.INTERVAL_FIELDS
+        if k in iv and (iv[k] is not None or k == "lat_pct_ms")
+    }
+
+
+def _with_cause(reason: str, srv: Server) -> str:
+    """The reason, plus a cause the server's log names exactly (disk full, …) if any."""
+    cause = srv.cause_in_log()
+    return f"{reason}; {cause}" if cause and cause not in reason else reason
 
 
 def _safe_tail(srv: Server) -> str | None:

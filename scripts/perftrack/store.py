@@ -650,20 +650,7 @@ RESULT_METRICS = (
     "total_time_s",
     "events",
 )
-CELL_FIELDS = (
-    "workload",
-    "threads",
-    "charset",
-    "collation",
-    "profile",
-    "tables",
-    "table_size",
-    "duration_s",
-    "warmup_s",
-    "repeat",
-    "round",
-    "connection",
-)
+CELL_FIELDS = record.CELL_FIELDS
 
 
 @dataclass(frozen=True)
