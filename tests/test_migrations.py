@@ -137,8 +137,13 @@ V2 = migrations.Migration(
 
 @pytest.fixture
 def with_v2(monkeypatch: pytest.MonkeyPatch) -> None:
+    # a test-only v2 on top of the real v1 (the real later versions are left out)
     monkeypatch.setattr(migrations, "MIGRATIONS", (*migrations.MIGRATIONS[:1], V2))
     monkeypatch.setattr(migrations, "CURRENT_VERSION", 2)
+    monkeypatch.setattr(migrations, "TABLES", V1_TABLES)
+
+
+V1_TABLES = ("schema_version", "hardware", "servers", "runs", "results", "server_variables")
 
 
 def v1_copy(tmp_path: Path) -> Path:

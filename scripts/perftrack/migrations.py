@@ -123,12 +123,84 @@ V1_STATEMENTS: tuple[str, ...] = (
     """,
 )
 
+# Derived statistics (perftrack detect): recomputed from `results` on every detect and
+# replaced whole, so they never disagree with the measurements they summarise.
+_SERIES_COLS = """
+        hw_key VARCHAR NOT NULL,
+        runner_class VARCHAR NOT NULL,
+        workload VARCHAR NOT NULL,
+        threads INTEGER NOT NULL,
+        "collation" VARCHAR NOT NULL,
+        profile VARCHAR NOT NULL,
+        tables INTEGER NOT NULL,
+        table_size BIGINT NOT NULL,
+        duration_s INTEGER NOT NULL,
+        connection VARCHAR NOT NULL,
+        metric VARCHAR NOT NULL,"""
+V2_STATEMENTS: tuple[str, ...] = (
+    """
+    CREATE TABLE noise (
+        runner_class VARCHAR NOT NULL,
+        hw_key VARCHAR NOT NULL,
+        workload VARCHAR NOT NULL,
+        metric VARCHAR NOT NULL,
+        series INTEGER NOT NULL,
+        samples INTEGER NOT NULL,
+        cv_median DOUBLE NOT NULL,
+        cv_p90 DOUBLE NOT NULL,
+        computed_at TIMESTAMP NOT NULL,
+        PRIMARY KEY (runner_class, hw_key, workload, metric)
+    )
+    """,
+    f"""
+    CREATE TABLE verdicts (
+        verdict_id VARCHAR PRIMARY KEY,{_SERIES_COLS}
+        base_server VARCHAR NOT NULL,
+        new_server VARCHAR NOT NULL,
+        base_version_string VARCHAR,
+        new_version_string VARCHAR,
+        n_base INTEGER NOT NULL,
+        n_new INTEGER NOT NULL,
+        median_base DOUBLE NOT NULL,
+        median_new DOUBLE NOT NULL,
+        ratio DOUBLE NOT NULL,
+        ci_low DOUBLE NOT NULL,
+        ci_high DOUBLE NOT NULL,
+        p_value DOUBLE NOT NULL,
+        threshold DOUBLE NOT NULL,
+        verdict VARCHAR NOT NULL,
+        acknowledged VARCHAR,
+        variables_diff JSON,
+        last_result_at TIMESTAMP,
+        computed_at TIMESTAMP NOT NULL
+    )
+    """,
+    f"""
+    CREATE TABLE change_points (
+        series_key VARCHAR NOT NULL,{_SERIES_COLS}
+        server_id VARCHAR NOT NULL,
+        run_id VARCHAR NOT NULL,
+        at_time TIMESTAMP NOT NULL,
+        before_value DOUBLE,
+        after_value DOUBLE,
+        rel_change DOUBLE,
+        p_value DOUBLE,
+        is_control BOOLEAN NOT NULL,
+        environment BOOLEAN NOT NULL,
+        acknowledged VARCHAR,
+        computed_at TIMESTAMP NOT NULL,
+        PRIMARY KEY (series_key, run_id)
+    )
+    """,
+)
+
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(
         1,
         "hardware, servers, runs, results, content-hashed server_variables",
         V1_STATEMENTS,
     ),
+    Migration(2, "derived statistics: noise, verdicts, change_points", V2_STATEMENTS),
 )
 
 CURRENT_VERSION: int = MIGRATIONS[-1].version
@@ -141,6 +213,9 @@ TABLES: tuple[str, ...] = (
     "runs",
     "results",
     "server_variables",
+    "noise",
+    "verdicts",
+    "change_points",
 )
 
 
