@@ -227,6 +227,34 @@ def db_check(db: DbOpt = paths.DEFAULT_DB) -> None:
     emit(f"{db}: ok")
 
 
+def _detect(db: Path, metric: str = "tps") -> None:
+    from . import annotations, store, yamlfile
+    from . import detect as detect_mod
+
+    cfg = paths.config_dir()
+    notes = annotations.load(cfg / "annotations.yaml")
+    runners = yamlfile.load(cfg / "runners.yaml") if (cfg / "runners.yaml").is_file() else {}
+    control = runners.get("control_server") if isinstance(runners, dict) else None
+    with store.open_db(db, write=True) as st:
+        s = detect_mod.run(st.con, notes, control, metric)
+    emit(
+        f"{db}: {s.noise} noise estimates, {s.verdicts} verdicts "
+        f"({s.regressions} unacknowledged regressions, {s.acknowledged} acknowledged), "
+        f"{s.change_points} change points over {s.series} series"
+    )
+
+
+@app.command()
+def detect(
+    db: DbOpt = paths.DEFAULT_DB,
+    metric: Annotated[str, typer.Option(help="tps | qps | p95 | latency_avg")] = "tps",
+) -> None:
+    """Recompute noise, verdicts and change points and store them in the DB."""
+    if metric not in compare.METRICS:
+        raise ConfigError(f"unknown metric '{metric}'; known: {', '.join(compare.METRICS)}")
+    _detect(db, metric)
+
+
 # compare / parse -------------------------------------------------------------------------
 def _fmt(v: float | None, spec: str = ".0f") -> str:
     return "—" if v is None else format(v, spec)
@@ -245,6 +273,8 @@ def print_tables(ts: list[compare.Table], metric: str) -> None:
             f"{k['duration_s']} s · {k['connection']} · runner {k['runner_class']} "
             f"({k['hw_key']})"
         )
+        if t.noise_cv is not None:
+            title += f" · A/A noise CV {t.noise_cv:.1%}"
         tab = Table(title=title, title_justify="left", box=box.SIMPLE_HEAD)
         for col in (
             "server",
@@ -254,6 +284,7 @@ def print_tables(ts: list[compare.Table], metric: str) -> None:
             "vs previous",
             "95% CI",
             "p",
+            "threshold",
             "verdict",
         ):
             tab.add_column(col, justify="left" if col in ("server", "verdict") else "right")
@@ -268,6 +299,7 @@ def print_tables(ts: list[compare.Table], metric: str) -> None:
                 f"{c.ratio:.3f}" if c else "—",
                 f"[{c.ci_low:.3f}, {c.ci_high:.3f}]" if c else "—",
                 f"{c.p_value:.3f}" if c else "—",
+                f"±{c.threshold:.1%}" if c else "—",
                 c.verdict if c else "—",
             )
         out.print(tab)
@@ -291,7 +323,13 @@ def compare_cmd(
     if metric not in compare.METRICS:
         raise ConfigError(f"unknown metric '{metric}'; known: {', '.join(compare.METRICS)}")
     with store.open_db(db, write=False) as st:
-        ts = compare.tables(st.con, metric=metric, run_id=run_id, servers=servers or None)
+        ts = compare.tables(
+            st.con,
+            metric=metric,
+            run_id=run_id,
+            servers=servers or None,
+            noise=compare.load_noise(st.con),
+        )
     if as_json:
         print(json.dumps(compare.to_json(ts, metric), indent=1))
     else:
@@ -331,7 +369,8 @@ def demo(
     emit(f"== 3/4 ingest into {db}")
     res = store.ingest_paths(db, [rd.path])
     emit(f"{db}: {res.added} record(s) added")
-    emit("== 4/4 compare (ratio = this version's median / the previous version's)")
+    emit("== 4/4 detect and compare (ratio = this version's median / the previous one's)")
+    _detect(db)
     with store.open_db(db, write=False) as st:
         print_tables(compare.tables(st.con, run_id=rd.run_id), "tps")
     if s.failed:

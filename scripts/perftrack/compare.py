@@ -6,6 +6,7 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 from typing import Any
 
+import duckdb
 import numpy as np
 
 from . import rules, stats
@@ -48,10 +49,31 @@ class Row:
 class Table:
     key: dict[str, Any]
     rows: list[Row] = field(default_factory=list)
+    noise_cv: float | None = None  # A/A CV the thresholds were derived from
 
 
 def _version_key(product: str, version: str) -> tuple[Any, ...]:
     return (product, rules.parse_version(version))
+
+
+NoiseKey = tuple[str, str, str, str]  # runner_class, hw_key, workload, metric
+
+
+def load_noise(con: Any) -> dict[NoiseKey, float]:
+    """A/A CV per runner class/hardware/workload/metric from the `noise` table, if any."""
+    try:
+        rows = con.execute(
+            "SELECT runner_class, hw_key, workload, metric, cv_median FROM noise"
+        ).fetchall()
+    except duckdb.Error:  # an older DB without the table: thresholds come from the data
+        return {}
+    return {(r[0], r[1], r[2], r[3]): float(r[4]) for r in rows}
+
+
+def group_cv(rows: list[Row]) -> float | None:
+    """The group's own A/A noise: median over its servers of the CV across repeats."""
+    cvs = [c for r in rows if (c := stats.cv(r.values)) is not None]
+    return float(np.median(cvs)) if cvs else None
 
 
 def tables(
@@ -60,7 +82,7 @@ def tables(
     metric: str = "tps",
     run_id: str | None = None,
     servers: list[str] | None = None,
-    threshold: float = stats.MIN_EFFECT,
+    noise: dict[NoiseKey, float] | None = None,
 ) -> list[Table]:
     col, higher, _unit = METRICS[metric]
     where = ["r.status = 'ok'", f"r.{col} IS NOT NULL"]
@@ -104,8 +126,12 @@ def tables(
     for gk, by_server in sorted(groups.items(), key=lambda kv: tuple(map(str, kv[0]))):
         t = Table(dict(zip(GROUP_COLS, gk, strict=True)))
         t.rows = sorted(by_server.values(), key=lambda r: _version_key(r.product, r.version))
+        nk = (t.key["runner_class"], t.key["hw_key"], t.key["workload"], metric)
+        cv = (noise or {}).get(nk) or group_cv(t.rows)
+        t.noise_cv = cv
         for prev, cur_row in zip(t.rows, t.rows[1:], strict=False):
             cur_row.previous = prev.server_id
+            threshold = stats.noise_threshold(cv, len(prev.values), len(cur_row.values))
             cur_row.vs_previous = stats.compare(
                 prev.values, cur_row.values, higher_is_better=higher, threshold=threshold
             )
@@ -137,8 +163,9 @@ def to_json(ts: list[Table], metric: str) -> list[dict[str, Any]]:
                     "ci_low": c.ci_low if c else None,
                     "ci_high": c.ci_high if c else None,
                     "p_value": c.p_value if c else None,
+                    "threshold": c.threshold if c else None,
                     "verdict": c.verdict if c else None,
                 }
             )
-        res.append({"group": {k: v for k, v in t.key.items()}, "rows": rows})
+        res.append({"group": dict(t.key), "noise_cv": t.noise_cv, "rows": rows})
     return res

@@ -8,6 +8,7 @@ the threshold band. Anything else is "inconclusive": more repeats are needed.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -21,6 +22,13 @@ MIN_EFFECT = 0.02
 N_RESAMPLES = 2000  # percentile bootstrap; interval endpoints stable to ~0.2% at this size
 SEED = 20261123  # fixed: the same data always gives the same interval
 MIN_SAMPLES = 2  # fewer than this per side and nothing can be said
+
+# Noise-calibrated threshold. For roughly normal data the median of n values has standard
+# error ~1.2533 sigma / sqrt(n), so the log-ratio of two medians has standard error
+# ~1.2533 cv sqrt(1/n_a + 1/n_b). An A/A comparison exceeds Z_FALSE_ALARM of those about 1%
+# of the time on one side: the target false-alarm rate of issue #8.
+MEDIAN_SE_FACTOR = 1.2533
+Z_FALSE_ALARM = 2.326  # one-sided 99% normal quantile
 
 VERDICTS = ("regression", "improvement", "unchanged", "inconclusive")
 
@@ -92,6 +100,25 @@ def verdict(
     if band_lo <= lo and hi <= band_hi:
         return "unchanged"
     return "inconclusive"
+
+
+def noise_threshold(cv_: float | None, n_a: int, n_b: int) -> float:
+    """Smallest ratio change an A/A comparison of this noise exceeds ~1% of the time.
+
+    `cv_` is the A/A coefficient of variation measured for this runner class and workload
+    (table `noise`); without one, only the MIN_EFFECT floor applies.
+    """
+    if cv_ is None or n_a < 1 or n_b < 1:
+        return MIN_EFFECT
+    se = MEDIAN_SE_FACTOR * cv_ * math.sqrt(1 / n_a + 1 / n_b)
+    return max(MIN_EFFECT, Z_FALSE_ALARM * se)
+
+
+def repeats_needed(cv_: float, effect: float, power_z: float = 1.645) -> int:
+    """Repeats per side for a noise-calibrated verdict to catch `effect` (e.g. 0.05) with
+    ~95% power (one-sided z of the power = 1.645)."""
+    per = (Z_FALSE_ALARM + power_z) * MEDIAN_SE_FACTOR * cv_ / effect
+    return max(MIN_SAMPLES, math.ceil(2 * per * per))
 
 
 def cv(values: list[float]) -> float | None:
