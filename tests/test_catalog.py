@@ -268,8 +268,10 @@ def test_unknown_product(tmp_path: Path) -> None:
 
 
 def test_unknown_provider(tmp_path: Path) -> None:
-    message = load_error(tmp_path, one_server(provider="docker"))
-    assert "unknown provider 'docker'; known: debian, maven, path" in message
+    message = load_error(tmp_path, one_server(provider="podman"))
+    assert "unknown provider 'podman'; known: debian, maven, path, debian-sid, tarball, docker" in (
+        message
+    )
 
 
 def test_provider_needs_its_section(tmp_path: Path) -> None:

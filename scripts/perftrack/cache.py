@@ -23,9 +23,13 @@ import re
 import shutil
 import stat
 import subprocess
+import tarfile
 import tempfile
 import zipfile
+import zlib
 from collections.abc import Callable, Iterator
+from gzip import BadGzipFile
+from lzma import LZMAError
 from pathlib import Path
 
 from perftrack.errors import FetchError
@@ -257,8 +261,14 @@ def safe_extract_zip(archive: Path, dest: Path) -> None:
     try:
         with zipfile.ZipFile(archive) as zf:
             for info in zf.infolist():
-                _extract_member(zf, info, root, archive)
-    except zipfile.BadZipFile as err:
+                try:
+                    _extract_member(zf, info, root, archive)
+                except (OSError, ValueError) as err:  # e.g. a file where a dir must go
+                    reason = err.strerror if isinstance(err, OSError) and err.strerror else err
+                    raise FetchError(
+                        f"cannot extract member {info.filename!r} of {archive.name}: {reason}"
+                    ) from None
+    except (zipfile.BadZipFile, NotImplementedError, RuntimeError, EOFError) as err:
         raise FetchError(f"{archive.name} is not a valid zip archive: {err}") from None
 
 
@@ -305,6 +315,14 @@ def _extract_symlink(
         )
     target.unlink(missing_ok=True)
     os.symlink(link, target)
+    # Resolve again through the link itself: a target naming the link (a loop such as
+    # "top -> top//..") looks inside before it exists and resolves elsewhere after.
+    if not Path(os.path.realpath(target)).is_relative_to(root):
+        target.unlink()
+        raise FetchError(
+            f"refusing symlink member {info.filename!r} -> {link!r} in {archive.name}: "
+            "it resolves outside the extraction directory"
+        )
 
 
 def _check_inside(directory: Path, root: Path, name: str, archive: Path) -> None:
@@ -321,3 +339,65 @@ def _unix_mode(info: zipfile.ZipInfo) -> int | None:
     if info.create_system != 3 or not mode:
         return None
     return mode
+
+
+def safe_extract_tar(archive: Path, dest: Path) -> None:
+    """Extract a tar archive (plain, .gz, .xz, .bz2) into ``dest``, refusing escapes.
+
+    Absolute names, ``..`` components, symlinks or hard links pointing outside ``dest``
+    (or absolute), and device or FIFO members raise `FetchError` naming the member.
+    Extraction stops there; the caller's staging directory holds what was written so far
+    and is removed with it (`ensure_tree`), so nothing half-extracted reaches the cache.
+    Owners are not restored and group/other write bits are dropped (``tarfile``'s data
+    filter).
+    """
+    dest.mkdir(parents=True, exist_ok=True)
+    root = Path(os.path.realpath(dest))
+    try:
+        with tarfile.open(archive) as tf:
+            tf.extractall(root, filter=_tar_filter(root, archive))
+    except (tarfile.TarError, EOFError, LZMAError, zlib.error, BadGzipFile) as err:
+        detail = " ".join(str(err).split())  # tarfile's messages span lines
+        raise FetchError(
+            f"{archive.name} is damaged or not a tar archive ({detail}); delete it and fetch again"
+        ) from None
+    except KeyError as err:  # tarfile: a hard link to a member the archive does not have
+        raise FetchError(f"refusing {archive.name}: a hard link has no target ({err})") from None
+    except OSError as err:  # e.g. a member that is a file where another needs a directory
+        raise FetchError(
+            f"cannot extract {archive.name}: {err.strerror or err} at {err.filename!r}"
+        ) from None
+
+
+TarFilter = Callable[[tarfile.TarInfo, str], "tarfile.TarInfo | None"]
+
+
+def _tar_filter(root: Path, archive: Path) -> TarFilter:
+    """The extraction filter of `safe_extract_tar`: our checks, then tarfile's data filter."""
+
+    def check(member: tarfile.TarInfo, path: str) -> tarfile.TarInfo | None:
+        if member.isdir() and member.name.strip("/") in ("", "."):
+            return None  # the archive's own root ("./"): dest already exists
+        relative = _member_path(member.name, archive)
+        if not (member.isfile() or member.isdir() or member.issym() or member.islnk()):
+            raise FetchError(
+                f"refusing member {member.name!r} in {archive.name}: devices and FIFOs are "
+                "not allowed"
+            )
+        if member.issym():
+            link = member.linkname
+            resolved = Path(os.path.realpath(root / relative.parent / link))
+            if os.path.isabs(link) or not resolved.is_relative_to(root):
+                raise FetchError(
+                    f"refusing symlink member {member.name!r} -> {link!r} in {archive.name}: "
+                    "it points outside the extraction directory"
+                )
+        if member.islnk():
+            _member_path(member.linkname, archive)
+        _check_inside((root / relative).parent, root, member.name, archive)
+        try:
+            return tarfile.data_filter(member, path)
+        except tarfile.FilterError as err:
+            raise FetchError(f"refusing member {member.name!r} in {archive.name}: {err}") from None
+
+    return check

@@ -24,23 +24,48 @@ CATALOG_FILENAME = "versions.yaml"
 
 PRODUCTS = ("mysql", "mariadb", "percona")
 # The provider-specific key every entry of that provider must carry (and no other may).
-PROVIDER_SECTIONS = {"debian": "packages", "maven": "maven", "path": "basedir"}
+PROVIDER_SECTIONS = {
+    "debian": "packages",
+    "maven": "maven",
+    "path": "basedir",
+    "debian-sid": "chroot",
+    "tarball": "tarball",
+    "docker": "image",
+}
 
-ID_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.+-]{0,99}$")
-VERSION_RE = re.compile(r"^\d+\.\d+(\.\d+)?$")
-SHA256_RE = re.compile(r"^[0-9a-f]{64}$")
+# \Z, not $: `$` also matches before a final newline; [0-9], not \d: ASCII digits only.
+ID_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.+-]{0,99}\Z")
+VERSION_RE = re.compile(r"^[0-9]+\.[0-9]+(\.[0-9]+)?\Z")
+SHA256_RE = re.compile(r"^[0-9a-f]{64}\Z")
 # Debian policy 5.6.1 (package names) and 5.6.12 (versions); both must start with an
 # alphanumeric, so neither can ever be mistaken for an option.
-DEB_NAME_RE = re.compile(r"^[a-z0-9][a-z0-9+.-]+$")
-DEB_VERSION_RE = re.compile(r"^(?:\d+:)?\d[A-Za-z0-9.+~-]*$")
-MAVEN_NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
-MAVEN_VERSION_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.+-]*$")
+DEB_NAME_RE = re.compile(r"^[a-z0-9][a-z0-9+.-]+\Z")
+DEB_VERSION_RE = re.compile(r"^(?:[0-9]+:)?[0-9][A-Za-z0-9.+~-]*\Z")
+MAVEN_NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*\Z")
+MAVEN_VERSION_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.+-]*\Z")
+DEB_SUITE_RE = re.compile(r"^[a-z][a-z0-9-]{0,30}\Z")
+# An http(s) URL without spaces, quotes, credentials, query or fragment.
+URL_RE = re.compile(r"^https?://[A-Za-z0-9.-]+(:[0-9]{1,5})?(/[A-Za-z0-9._~%+-]+)*/?\Z")
+TARBALL_SUFFIXES = (".tar.xz", ".tar.gz", ".tgz")
+# A Docker image reference (docker/distribution's reference grammar, lowercase
+# repository) with a tag or a digest: an untagged name would silently mean `latest`.
+IMAGE_RE = re.compile(
+    r"^(?:[a-z0-9][a-z0-9.-]*(?::[0-9]{1,5})?/)?[a-z0-9]+(?:[._-][a-z0-9]+)*"
+    r"(?:/[a-z0-9]+(?:[._-][a-z0-9]+)*)*"
+    r"(?::[A-Za-z0-9_][A-Za-z0-9_.-]{0,127})?(?:@sha256:[0-9a-f]{64})?\Z"
+)
+LEADING_VERSION_RE = re.compile(r"^(\d+\.\d+(?:\.\d+)?)(?:$|[^0-9.])")
+DEFAULT_DEBIAN_MIRROR = "http://deb.debian.org/debian"
 
 TOP_KEYS = ("servers",)
 REQUIRED_KEYS = ("id", "product", "version", "provider")
 OPTIONAL_KEYS = ("stand_in", "notes", *PROVIDER_SECTIONS.values())
 PACKAGE_KEYS = ("name", "version", "sha256")
 MAVEN_KEYS = ("group", "artifact", "version", "sha256")
+CHROOT_KEYS = ("package",)
+CHROOT_OPTIONAL_KEYS = ("suite", "mirror")
+TARBALL_KEYS = ("sha256",)
+TARBALL_OPTIONAL_KEYS = ("url",)
 
 MAX_SUGGESTIONS = 3
 SUGGESTION_CUTOFF = 0.6
@@ -82,6 +107,27 @@ class MavenArtifact:
 
 
 @dataclass(frozen=True)
+class SidChroot:
+    """A Debian chroot built with debootstrap, with one server package installed in it."""
+
+    package: str
+    suite: str = "sid"
+    mirror: str = DEFAULT_DEBIAN_MIRROR
+
+
+@dataclass(frozen=True)
+class Tarball:
+    """An official generic Linux tarball.
+
+    ``url`` None: the official MySQL download URL for the version (current releases, then
+    the archive). ``sha256`` None: not filled in yet; the provider refuses to download.
+    """
+
+    url: str | None
+    sha256: str | None
+
+
+@dataclass(frozen=True)
 class Entry:
     """One server of the catalog."""
 
@@ -94,6 +140,9 @@ class Entry:
     basedir: Path | None = None
     stand_in: str | None = None
     notes: str | None = None
+    chroot: SidChroot | None = None
+    tarball: Tarball | None = None
+    image: str | None = None
 
     @property
     def server_package(self) -> DebianPackage | None:
@@ -268,6 +317,9 @@ def _parse_entry(raw: Any, index: int, parent: _Where) -> Entry:
         basedir=_parse_basedir(raw.get("basedir"), where),
         stand_in=_parse_text(raw.get("stand_in"), "stand_in", where),
         notes=_parse_text(raw.get("notes"), "notes", where),
+        chroot=_parse_chroot(raw.get("chroot"), where),
+        tarball=_parse_tarball(raw.get("tarball"), where),
+        image=_parse_image(raw.get("image"), where),
     )
     _check_provider_section(raw, entry.provider, where)
     _check_version_agrees(entry, where)
@@ -319,6 +371,16 @@ def _check_version_agrees(entry: Entry, where: _Where) -> None:
     artifact = entry.maven
     if artifact is not None and artifact.version.split("-", 1)[0] != entry.version:
         where.fail(f"version {entry.version} but the maven artifact is {artifact.version}")
+    tarball = entry.tarball
+    if tarball is not None and tarball.url is not None:
+        filename = tarball.url.rsplit("/", 1)[-1]
+        if f"-{entry.version}-" not in filename:
+            where.fail(f"version {entry.version} but the tarball is {filename}")
+    if entry.image is not None:
+        tag = _image_tag(entry.image)
+        m = LEADING_VERSION_RE.match(tag or "")
+        if m and entry.version != m.group(1) and not entry.version.startswith(m.group(1) + "."):
+            where.fail(f"version {entry.version} but the image tag is {tag}")
 
 
 def _parse_id(value: Any, where: _Where) -> str:
@@ -404,6 +466,63 @@ def _parse_maven(raw: Any, parent: _Where) -> MavenArtifact | None:
         fields[key] = text
     sha256 = _parse_sha256(raw["sha256"], where, "maven artifact")
     return MavenArtifact(sha256=sha256, **fields)
+
+
+def _parse_chroot(raw: Any, parent: _Where) -> SidChroot | None:
+    if raw is None:
+        return None
+    where = parent.at(raw)
+    if not isinstance(raw, dict):
+        where.fail("'chroot' must be a mapping {package, suite, mirror}")
+    _check_keys(raw, CHROOT_KEYS, CHROOT_OPTIONAL_KEYS, where, "chroot")
+    package = _require_str(raw["package"], "chroot package", where)
+    if not DEB_NAME_RE.match(package):
+        where.fail(f"bad Debian package name {package!r}: lowercase letters, digits and + . -")
+    suite = _require_str(raw.get("suite", "sid"), "chroot suite", where)
+    if not DEB_SUITE_RE.match(suite):
+        where.fail(f"bad Debian suite {suite!r}: e.g. sid, trixie")
+    mirror = _require_str(raw.get("mirror", DEFAULT_DEBIAN_MIRROR), "chroot mirror", where)
+    if not URL_RE.match(mirror):
+        where.fail(f"bad mirror {mirror!r}: an http(s) URL such as {DEFAULT_DEBIAN_MIRROR}")
+    return SidChroot(package=package, suite=suite, mirror=mirror)
+
+
+def _parse_tarball(raw: Any, parent: _Where) -> Tarball | None:
+    if raw is None:
+        return None
+    where = parent.at(raw)
+    if not isinstance(raw, dict):
+        where.fail("'tarball' must be a mapping {url, sha256}")
+    _check_keys(raw, TARBALL_KEYS, TARBALL_OPTIONAL_KEYS, where, "tarball")
+    url = raw.get("url")
+    if url is not None:
+        url = _require_str(url, "tarball url", where)
+        if not URL_RE.match(url) or not url.endswith(TARBALL_SUFFIXES):
+            where.fail(
+                f"bad tarball url {url!r}: an http(s) URL of a {' / '.join(TARBALL_SUFFIXES)} file"
+            )
+    sha256 = raw["sha256"]
+    if sha256 is not None:
+        sha256 = _parse_sha256(sha256, where, "tarball")
+    return Tarball(url=url, sha256=sha256)
+
+
+def _parse_image(value: Any, where: _Where) -> str | None:
+    if value is None:
+        return None
+    text = _require_str(value, "image", where)
+    if not IMAGE_RE.match(text):
+        where.fail(f"bad image {text!r}: use REPOSITORY:TAG (e.g. mysql:8.4.3), lowercase")
+    if _image_tag(text) is None and "@" not in text:
+        where.fail(f"image {text!r} has no tag: name one (e.g. mysql:8.4.3), not an implied latest")
+    return text
+
+
+def _image_tag(image: str) -> str | None:
+    """The tag of an image reference (``mysql:8.4.3`` → ``8.4.3``), or None."""
+    name = image.split("@", 1)[0]
+    last = name.rsplit("/", 1)[-1]
+    return last.split(":", 1)[1] if ":" in last else None
 
 
 def _parse_basedir(value: Any, where: _Where) -> Path | None:

@@ -131,8 +131,9 @@ def test_registry_matches_the_catalog_providers() -> None:
 
 
 def test_unknown_provider_lists_the_known_ones(tmp_path: Path) -> None:
-    with pytest.raises(ConfigError, match="unknown provider 'docker'; known: debian, maven, path"):
-        providers.get_provider("docker")
-    entry = dataclasses.replace(path_entry(tmp_path), provider="docker")
-    with pytest.raises(ConfigError, match="unknown provider 'docker'"):
+    known = "debian, debian-sid, docker, maven, path, tarball"
+    with pytest.raises(ConfigError, match=f"unknown provider 'podman'; known: {known}"):
+        providers.get_provider("podman")
+    entry = dataclasses.replace(path_entry(tmp_path), provider="podman")
+    with pytest.raises(ConfigError, match="unknown provider 'podman'"):
         providers.fetch(entry)

@@ -14,7 +14,7 @@ from typing import Protocol
 from perftrack.catalog import Entry
 from perftrack.errors import ConfigError
 from perftrack.install import Install
-from perftrack.providers import debian, maven, path
+from perftrack.providers import debian, debian_sid, docker, maven, path, tarball
 
 Progress = Callable[[str], None]
 
@@ -29,8 +29,11 @@ class ProviderFetch(Protocol):
 
 PROVIDERS: dict[str, ProviderFetch] = {
     debian.NAME: debian.fetch,
+    debian_sid.NAME: debian_sid.fetch,
+    docker.NAME: docker.fetch,
     maven.NAME: maven.fetch,
     path.NAME: path.fetch,
+    tarball.NAME: tarball.fetch,
 }
 
 
