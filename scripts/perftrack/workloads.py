@@ -1,4 +1,4 @@
-"""The workloads perftrack knows, declared once.
+"""The workloads perftrack knows, declared once in the checkout's `workloads/*.yaml`.
 
 Order matters inside a server group: read-only workloads run before ones that write,
 so every read measurement sees the freshly prepared dataset (Mark Callaghan's
@@ -7,46 +7,112 @@ so every read measurement sees the freshly prepared dataset (Mark Callaghan's
 
 from __future__ import annotations
 
+import os
+import re
 from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
 
+from . import yamlfile
 from .errors import ConfigError
+
+ENV_WORKLOADS_DIR = "PERFTRACK_WORKLOADS_DIR"
+# The checkout's workloads/ (the package lives in scripts/perftrack/ of the same checkout).
+DEFAULT_DIR = Path(__file__).resolve().parents[2] / "workloads"
+TOOLS = ("sysbench", "slap")
+NAME_RE = re.compile(r"^[a-z][a-z0-9_]{0,63}$")
+OPTION_RE = re.compile(r"^--[a-z][a-z0-9-]{0,63}(=[A-Za-z0-9_.,:/+-]{0,200})?$")
+KEYS = {"name", "tool", "script", "writes", "description", "options", "dataset", "max_tables"}
+REQUIRED = ("name", "tool", "script", "writes", "description")
+DEFAULT_DATASET = "oltp"  # sysbench's oltp_common tables sbtest1..N
+# The script that prepares a shared dataset for any number of tables (select_random_*
+# refuse to prepare more than one table, but read sbtest1 of the common dataset).
+DATASET_PREPARE = {DEFAULT_DATASET: "oltp_read_only"}
 
 
 @dataclass(frozen=True)
 class Workload:
     name: str
     tool: str  # driver name
-    script: str  # sysbench test name or Lua path
+    script: str  # sysbench test name, Lua path (relative to workloads/) or slap load
     writes: bool
     description: str
+    options: tuple[str, ...] = ()  # extra options for the tool's `run`
+    dataset: str = DEFAULT_DATASET  # the prepared data it reads; one prepare per dataset
+    max_tables: int | None = None  # the script reads only this many tables
+
+    def script_path(self, root: Path | None = None) -> str:
+        """The script argument for the tool: a built-in name, or the Lua file's path."""
+        if self.script.endswith(".lua"):
+            return str((root or workloads_dir()) / self.script)
+        return self.script
+
+    def prepare_script(self) -> str:
+        """The script whose `prepare` creates this workload's dataset."""
+        return DATASET_PREPARE.get(self.dataset) or self.script_path()
 
 
-WORKLOADS: dict[str, Workload] = {
-    w.name: w
-    for w in (
-        Workload(
-            "oltp_point_select",
-            "sysbench",
-            "oltp_point_select",
-            False,
-            "primary-key point selects, one per transaction",
-        ),
-        Workload(
-            "oltp_read_only",
-            "sysbench",
-            "oltp_read_only",
-            False,
-            "sysbench read-only OLTP: point selects, ranges, sums, orders, distincts",
-        ),
-        Workload(
-            "oltp_read_write",
-            "sysbench",
-            "oltp_read_write",
-            True,
-            "sysbench read-write OLTP: the read-only mix plus updates, delete, insert",
-        ),
+def workloads_dir() -> Path:
+    return Path(os.environ.get(ENV_WORKLOADS_DIR) or DEFAULT_DIR)
+
+
+def _entry(raw: Any, where: str) -> Workload:
+    if not isinstance(raw, dict):
+        raise ConfigError(f"{where}: each workload must be a mapping")
+    unknown = sorted(set(map(str, raw)) - KEYS)
+    if unknown:
+        raise ConfigError(f"{where}: unknown key '{unknown[0]}'; known: {', '.join(sorted(KEYS))}")
+    for key in REQUIRED:
+        if key not in raw:
+            raise ConfigError(f"{where}: a workload lacks '{key}'")
+    name = raw["name"]
+    if not isinstance(name, str) or not NAME_RE.match(name):
+        raise ConfigError(f"{where}: workload name {name!r} must be lower-case letters, digits, _")
+    if raw["tool"] not in TOOLS:
+        raise ConfigError(f"{where}: {name}: tool must be one of {', '.join(TOOLS)}")
+    if not isinstance(raw["writes"], bool):
+        raise ConfigError(f"{where}: {name}: 'writes' must be true or false")
+    options = raw.get("options") or []
+    if not isinstance(options, list) or not all(
+        isinstance(o, str) and OPTION_RE.match(o) for o in options
+    ):
+        raise ConfigError(f"{where}: {name}: 'options' must be a list of --name=value strings")
+    max_tables = raw.get("max_tables")
+    if max_tables is not None and (isinstance(max_tables, bool) or not isinstance(max_tables, int)):
+        raise ConfigError(f"{where}: {name}: 'max_tables' must be a whole number")
+    return Workload(
+        name=name,
+        tool=raw["tool"],
+        script=str(raw["script"]),
+        writes=raw["writes"],
+        description=" ".join(str(raw["description"]).split()),
+        options=tuple(options),
+        dataset=str(raw.get("dataset", DEFAULT_DATASET)),
+        max_tables=max_tables,
     )
-}
+
+
+def load(directory: Path) -> dict[str, Workload]:
+    """Every workload declared in DIR/*.yaml; a name declared twice is an error."""
+    out: dict[str, Workload] = {}
+    files = sorted(directory.glob("*.yaml"))
+    if not files:
+        raise ConfigError(f"no workload files (*.yaml) in {directory}")
+    for path in files:
+        data = yamlfile.load(path)
+        if not isinstance(data, dict) or not isinstance(data.get("workloads"), list):
+            raise ConfigError(f"{path}: must have a 'workloads:' list")
+        for raw in data["workloads"]:
+            w = _entry(raw, str(path))
+            if w.name in out:
+                raise ConfigError(f"{path}: workload '{w.name}' is declared twice")
+            if w.script.endswith(".lua") and not (directory / w.script).is_file():
+                raise ConfigError(f"{path}: {w.name}: no Lua file {directory / w.script}")
+            out[w.name] = w
+    return out
+
+
+WORKLOADS: dict[str, Workload] = load(workloads_dir())
 
 
 def get(name: str) -> Workload:

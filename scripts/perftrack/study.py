@@ -1,0 +1,452 @@
+"""Studies (configs/studies/<name>.yaml): one source article as a rerunnable matrix, and a
+report of our ratios next to the article's published ones.
+
+A study names two roles, `base` and `new` (the article's older and newer release), and
+for each scale (`full`: the article's matrix, for runners whose catalog has the article's
+servers; `local`: every axis kept, sized to finish in minutes here, with labelled
+stand-in servers) the server playing each role and the rest of the matrix. The report
+reads a run's records (no DB needed) and prints, per comparison:
+
+- `version`: new/base speed at the same workload, threads and axes;
+- `charset`: baseline collation / each collation, per role (article 000);
+- `durability`: baseline durability / each durability, per role (article 001's
+  sync_binlog finding).
+
+Speeds are qps medians over repeats; the article's `seconds` values (mysqlslap) are
+turned into speeds (1/seconds) so every ratio reads "> 1: the numerator is faster".
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import statistics
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from . import matrix, yamlfile
+from .catalog import Catalog
+from .errors import ConfigError
+
+STUDIES_DIR = "studies"
+SCALES = ("full", "local")
+ROLES = ("base", "new")
+COMPARISONS = ("version", "charset", "durability")
+# comparison -> the cell field it varies (the others stay equal)
+AXIS_OF = {"charset": "collation", "durability": "durability"}
+KEYS = {
+    "name",
+    "title",
+    "reference",
+    "comparisons",
+    "baseline_collation",
+    "baseline_durability",
+    "roles",
+    "stand_in",
+    "scales",
+}
+# The cell fields a reference row is matched on (configs/studies/reference/README.md).
+MATCH = ("workload", "threads", "collation", "engine", "durability")
+UNITS = {"tps": True, "qps": True, "seconds": False}  # unit -> higher is better
+LABEL_WIDTH = 78  # the longest cell label of the two article studies
+
+
+@dataclass(frozen=True)
+class Study:
+    name: str
+    title: str
+    path: Path
+    reference: Path
+    comparisons: tuple[str, ...]
+    roles: dict[str, dict[str, str]]  # role -> {article, full, local}
+    scales: dict[str, dict[str, Any]]
+    stand_in: str = ""
+    baseline_collation: str = "latin1_swedish_ci"
+    baseline_durability: str = "binlog_nosync"
+
+    def baseline(self, comparison: str) -> str:
+        return self.baseline_collation if comparison == "charset" else self.baseline_durability
+
+    def matrix_name(self, scale: str) -> str:
+        return f"study-{self.name}-{scale}"
+
+    def server(self, role: str, scale: str) -> str:
+        return self.roles[role][scale]
+
+    def matrix(self, scale: str) -> matrix.Matrix:
+        if scale not in self.scales:
+            raise ConfigError(
+                f"study {self.name} has no scale '{scale}'; scales: {', '.join(self.scales)}"
+            )
+        data = {
+            **self.scales[scale],
+            "name": self.matrix_name(scale),
+            "servers": [self.server("base", scale), self.server("new", scale)],
+            "description": self.title,
+        }
+        return matrix.from_dict(data, where=f"{self.path} (scale {scale})")
+
+
+def known(config_dir: Path) -> list[str]:
+    return sorted(p.stem for p in (config_dir / STUDIES_DIR).glob("*.yaml"))
+
+
+def load(name: str, config_dir: Path) -> Study:
+    path = config_dir / STUDIES_DIR / f"{name}.yaml"
+    if not path.is_file():
+        raise ConfigError(
+            f"unknown study '{name}'; known: {', '.join(known(config_dir)) or 'none'} "
+            f"(files in {config_dir / STUDIES_DIR})"
+        )
+    data = yamlfile.load(path)
+    where = str(path)
+    if not isinstance(data, dict):
+        raise ConfigError(f"{where}: a study must be a mapping")
+    unknown = sorted(set(map(str, data)) - KEYS)
+    if unknown:
+        raise ConfigError(f"{where}: unknown key '{unknown[0]}'; known: {', '.join(sorted(KEYS))}")
+    for key in ("name", "reference", "roles", "scales"):
+        if key not in data:
+            raise ConfigError(f"{where}: missing key '{key}'")
+    if data["name"] != name:
+        raise ConfigError(f"{where}: 'name' must be the file's name ({name})")
+    roles = data["roles"]
+    if not isinstance(roles, dict) or set(roles) != set(ROLES):
+        raise ConfigError(f"{where}: 'roles' must have exactly base and new")
+    for role, body in roles.items():
+        if not isinstance(body, dict) or not all(
+            isinstance(body.get(k), str) for k in ("article", *SCALES)
+        ):
+            raise ConfigError(f"{where}: roles.{role} needs article, full and local (text)")
+    scales = data["scales"]
+    if not isinstance(scales, dict) or not set(scales) <= set(SCALES) or not scales:
+        raise ConfigError(f"{where}: 'scales' must map {' and/or '.join(SCALES)} to a matrix")
+    comparisons = tuple(data.get("comparisons") or ("version",))
+    bad = [c for c in comparisons if c not in COMPARISONS]
+    if bad:
+        raise ConfigError(
+            f"{where}: unknown comparison '{bad[0]}'; known: {', '.join(COMPARISONS)}"
+        )
+    reference = path.parent / str(data["reference"])
+    if not reference.is_file():
+        raise ConfigError(f"{where}: reference file {reference} does not exist")
+    st = Study(
+        name=name,
+        title=str(data.get("title", name)),
+        path=path,
+        reference=reference,
+        comparisons=comparisons,
+        roles={r: {k: str(v) for k, v in b.items()} for r, b in roles.items()},
+        scales=scales,
+        stand_in=" ".join(str(data.get("stand_in", "")).split()),
+        baseline_collation=str(data.get("baseline_collation", "latin1_swedish_ci")),
+        baseline_durability=str(data.get("baseline_durability", "binlog_nosync")),
+    )
+    for scale in scales:
+        st.matrix(scale)  # validates every scale's matrix now
+    return st
+
+
+def check_servers(st: Study, scale: str, catalog: Catalog) -> None:
+    """One-line error if the catalog lacks a server the scale needs."""
+    for role in ROLES:
+        sid = st.server(role, scale)
+        if sid not in catalog:
+            raise ConfigError(
+                f"study {st.name} (scale {scale}) needs server '{sid}' as {role} "
+                f"(article: {st.roles[role]['article']}), which configs/versions.yaml does not "
+                f"have: add it on a runner whose providers can supply it, or use --scale local"
+            )
+
+
+def check_tools(m: matrix.Matrix) -> None:
+    """One-line error now, not a failed cell later, if a workload's tool is missing."""
+    from . import workloads
+    from .drivers import slap, sysbench
+
+    for tool in {workloads.get(w).tool for w in m.workloads}:
+        (slap if tool == "slap" else sysbench).binary()
+
+
+# --- report ------------------------------------------------------------------------------
+
+Key = tuple[Any, ...]  # MATCH values
+
+
+@dataclass
+class Side:
+    """Speeds per (role, key): ours (qps of every ok repeat) and the article's."""
+
+    ours: dict[tuple[str, Key], list[float]] = field(default_factory=dict)
+    article: dict[tuple[str, Key], float] = field(default_factory=dict)
+
+
+def _norm(v: Any) -> Any:
+    return None if v in ("", None) else v
+
+
+def _key(d: dict[str, Any]) -> Key:
+    return tuple(int(d[k]) if k == "threads" else _norm(d.get(k)) for k in MATCH)
+
+
+def read_reference(st: Study) -> dict[tuple[str, Key], float]:
+    """The article's speeds by (role, key); `seconds` become 1/seconds."""
+    by_version = {st.roles[r]["article"]: r for r in ROLES}
+    out: dict[tuple[str, Key], float] = {}
+    with st.reference.open(newline="") as fh:
+        for n, row in enumerate(csv.DictReader(fh), 2):
+            role = by_version.get(row.get("version", ""))
+            if role is None:
+                continue
+            unit = row.get("unit", "")
+            if unit not in UNITS:
+                raise ConfigError(f"{st.reference}:{n}: unit must be one of {', '.join(UNITS)}")
+            value = float(row["value"])
+            out[(role, _key(row))] = value if UNITS[unit] else 1.0 / value
+    return out
+
+
+def read_records(run_dir: Path) -> list[dict[str, Any]]:
+    from . import record  # records only: a report needs no server, driver or DB
+
+    recs: list[dict[str, Any]] = []
+    latest: dict[str, dict[str, Any]] = {}
+    for p in record.find([run_dir / "records"]):
+        rec = record.read(p)
+        if rec["cell_id"] not in latest or rec["attempt"] > latest[rec["cell_id"]]["attempt"]:
+            latest[rec["cell_id"]] = rec
+    recs.extend(latest.values())
+    return recs
+
+
+def find_run(st: Study, scale: str, runs_dir: Path, run_id: str | None) -> Path:
+    """The given run, or the newest complete run of the study at this scale (the newest
+    unfinished one if none is complete)."""
+    want = st.matrix_name(scale)
+    if run_id:
+        path = runs_dir / run_id
+        if not (path / "plan.json").is_file():
+            raise ConfigError(f"no run '{run_id}' in {runs_dir}")
+        if _matrix_name(path) != want:
+            raise ConfigError(f"run {run_id} is not a run of study {st.name} at scale {scale}")
+        return path
+    runs = sorted(runs_dir.glob("*/plan.json")) if runs_dir.is_dir() else []
+    found = [p.parent for p in runs if _matrix_name(p.parent) == want]
+    if not found:
+        raise ConfigError(
+            f"no run of study {st.name} at scale {scale} in {runs_dir}: "
+            f"run `perftrack study run {st.name} --scale {scale}` first"
+        )
+    complete = [p for p in found if run_status(p) == "complete"]
+    return (complete or found)[-1]  # run ids start with their UTC start time
+
+
+def _matrix_name(run_dir: Path) -> str | None:
+    try:
+        return str(json.loads((run_dir / "plan.json").read_text())["matrix"]["name"])
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+
+
+def run_status(run_dir: Path) -> str:
+    try:
+        return str(json.loads((run_dir / "run.json").read_text())["status"])
+    except (OSError, ValueError, KeyError, TypeError):
+        return "unknown"
+
+
+def collect(st: Study, scale: str, recs: Iterable[dict[str, Any]]) -> tuple[Side, list[str]]:
+    side = Side(article=read_reference(st))
+    role_of = {st.server(r, scale): r for r in ROLES}
+    skipped: list[str] = []
+    for rec in recs:
+        role = role_of.get(rec["server"]["id"])
+        if role is None:
+            continue
+        if rec["status"] != "ok":
+            c = rec["cell"]
+            skipped.append(
+                f"{rec['status']}: {rec['server']['id']} {c['workload']} {c['collation']} "
+                f"t={c['threads']}: {rec['reason']}"
+            )
+            continue
+        side.ours.setdefault((role, _key(rec["cell"])), []).append(float(rec["result"]["qps"]))
+    return side, sorted(set(skipped))
+
+
+def _median(values: list[float] | None) -> float | None:
+    return statistics.median(values) if values else None
+
+
+# Fields a reference row may leave empty, meaning "not an axis of the article" (collation
+# in article 001) or "the release's default" (durability): tried exact first.
+OPTIONAL_MATCH = ("collation", "durability")
+
+
+def _article(side: Side, role: str, key: Key, keep: str = "") -> float | None:
+    """The article's speed for the key, allowing the reference's empty optional fields
+    (except `keep`: the field an axis comparison varies must match exactly)."""
+    for blank in ((), ("durability",), ("collation",), OPTIONAL_MATCH):
+        if keep in blank:
+            continue
+        k = tuple(None if MATCH[i] in blank else v for i, v in enumerate(key))
+        hit = side.article.get((role, k))
+        if hit is not None:
+            return hit
+    return None
+
+
+def _ratio(a: float | None, b: float | None) -> float | None:
+    return a / b if a is not None and b else None
+
+
+def _spread(*sides: list[float] | None) -> float | None:
+    """Largest max/min among the sides' repeats: a ratio inside it is within the noise."""
+    spreads = [max(v) / min(v) for v in sides if v and min(v) > 0]
+    return max(spreads) if spreads else None
+
+
+@dataclass(frozen=True)
+class Row:
+    comparison: str
+    label: str
+    ours: float | None
+    n: tuple[int, int]
+    article: float | None
+    spread: float | None = None  # largest max/min of the repeats on either side
+
+    def agrees(self) -> bool | None:
+        if self.ours is None or self.article is None:
+            return None
+        return (self.ours > 1) == (self.article > 1)
+
+
+def rows(st: Study, side: Side) -> list[Row]:
+    out: list[Row] = []
+    keys = sorted({k for _, k in side.ours}, key=lambda k: tuple(str(x) for x in k))
+    if "version" in st.comparisons:
+        for k in keys:
+            new, base = side.ours.get(("new", k)), side.ours.get(("base", k))
+            out.append(
+                Row(
+                    "version",
+                    _label(k),
+                    _ratio(_median(new), _median(base)),
+                    (len(new or []), len(base or [])),
+                    _ratio(_article(side, "new", k), _article(side, "base", k)),
+                    _spread(new, base),
+                )
+            )
+    for comparison in (c for c in st.comparisons if c in AXIS_OF):
+        out += _axis_rows(st, side, keys, comparison)
+    return out
+
+
+def _axis_rows(st: Study, side: Side, keys: list[Key], comparison: str) -> list[Row]:
+    """baseline / value of one axis, per role, everything else equal."""
+    field_name = AXIS_OF[comparison]
+    ai, baseline = MATCH.index(field_name), st.baseline(comparison)
+    out = []
+    for role in ROLES:
+        for k in keys:
+            if k[ai] in (baseline, None):
+                continue
+            base_k = (*k[:ai], baseline, *k[ai + 1 :])
+            num, den = side.ours.get((role, base_k)), side.ours.get((role, k))
+            if num is None and den is None:
+                continue
+            article = _ratio(
+                _article(side, role, base_k, keep=field_name),
+                _article(side, role, k, keep=field_name),
+            )
+            out.append(
+                Row(
+                    f"{comparison} {role} ({st.roles[role]['article']})",
+                    f"{baseline} / {_label(k)}",
+                    _ratio(_median(num), _median(den)),
+                    (len(num or []), len(den or [])),
+                    article,
+                    _spread(num, den),
+                )
+            )
+    return out
+
+
+def _label(k: Key) -> str:
+    return " ".join(f"{MATCH[i]}={v}" for i, v in enumerate(k) if v is not None)
+
+
+def _fmt(v: float | None) -> str:
+    return "—" if v is None else f"{v:.3f}"
+
+
+def render(st: Study, scale: str, run_dir: Path, emit: Callable[[str], None]) -> list[Row]:
+    """Print the report; return its rows (for tests and callers)."""
+    side, skipped = collect(st, scale, read_records(run_dir))
+    table = rows(st, side)
+    emit(f"study {st.name}: {st.title}")
+    emit(
+        f"scale {scale}, run {run_dir.name} ({run_status(run_dir)}); reference {st.reference.name}"
+    )
+    for role in ROLES:
+        emit(f"  {role}: article {st.roles[role]['article']} -> here {st.server(role, scale)}")
+    if scale != "full" and st.stand_in:
+        emit(f"  STAND-INS: {st.stand_in}")
+    emit(
+        "ratios: > 1 means the numerator is faster (ours: median qps over repeats; spread: "
+        "largest max/min of one side's repeats - a ratio inside it is noise)"
+    )
+    current = None
+    for r in table:
+        if r.comparison != current:
+            current = r.comparison
+            head = "new / base" if r.comparison == "version" else "baseline / other value"
+            emit(f"[{r.comparison}] {head}")
+            emit(
+                f"  {'cells':<{LABEL_WIDTH}} {'ours':>7} {'n':>5} {'spread':>7} "
+                f"{'article':>8}  direction"
+            )
+        agree = {True: "same", False: "OPPOSITE", None: "—"}[r.agrees()]
+        emit(
+            f"  {r.label:<{LABEL_WIDTH}} {_fmt(r.ours):>7} {r.n[0]}/{r.n[1]:<3} "
+            f"{_fmt(r.spread):>7} {_fmt(r.article):>8}  {agree}"
+        )
+    if "charset" in st.comparisons:
+        for line in charset_findings(st, table):
+            emit(line)
+    if skipped:
+        emit(f"not measured ({len(skipped)}):")
+        for s in skipped:
+            emit(f"  {s}")
+    return table
+
+
+def charset_findings(st: Study, table: list[Row]) -> list[str]:
+    """Article 000's two directional claims, checked on our rows."""
+    out = []
+    for role in ROLES:
+        mine = [r for r in table if r.comparison.startswith(f"charset {role}") and r.ours]
+        if not mine:
+            continue
+        faster = sum(1 for r in mine if r.ours and r.ours > 1)
+        out.append(
+            f"finding ({role}): {st.baseline_collation} faster than the utf8mb4 collation in "
+            f"{faster} of {len(mine)} comparisons"
+        )
+        by = {r.label: r.ours for r in mine}
+        for label, uni in by.items():
+            if "utf8mb4_unicode_ci" not in label or uni is None:
+                continue
+            gen = by.get(label.replace("utf8mb4_unicode_ci", "utf8mb4_general_ci"))
+            if gen is None:
+                continue
+            # baseline/unicode > baseline/general  <=>  unicode_ci slower than general_ci
+            holds = "holds" if uni > gen else "does NOT hold"
+            out.append(
+                f"finding ({role}): unicode_ci slower than general_ci {holds} "
+                f"({label.split('/ ')[1].replace('collation=utf8mb4_unicode_ci', '').strip()}: "
+                f"general_ci/unicode_ci = {uni / gen:.3f})"
+            )
+    return out

@@ -1,0 +1,271 @@
+"""The workload catalog (workloads/*.yaml): loading, bad files, and every sysbench
+workload run for real on MariaDB 10.11 (integration)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from perftrack import catalog, matrix, runner, workloads
+from perftrack.errors import ConfigError
+
+ISSUE_SYSBENCH = {
+    "oltp_point_select",
+    "oltp_read_only",
+    "oltp_read_write",
+    "oltp_write_only",
+    "oltp_update_index",
+    "oltp_update_non_index",
+    "oltp_insert",
+    "select_random_points",
+    "select_random_ranges",
+    "oltp_distinct_ranges",
+}
+
+
+def test_catalog_has_every_sysbench_workload_of_the_issue() -> None:
+    assert set(workloads.WORKLOADS) >= ISSUE_SYSBENCH
+    assert workloads.get("oltp_insert").writes
+    assert not workloads.get("select_random_points").writes
+    assert "--distinct-ranges=1" in workloads.get("oltp_distinct_ranges").options
+    # select_random_* refuse to prepare >1 table: the shared dataset is prepared otherwise
+    assert workloads.get("select_random_ranges").prepare_script() == "oltp_read_only"
+
+
+def test_unknown_workload_lists_the_known_ones() -> None:
+    with pytest.raises(ConfigError, match=r"unknown workload 'nope'; known: .*oltp_insert"):
+        workloads.get("nope")
+
+
+def test_run_order_puts_readers_first() -> None:
+    order = workloads.run_order(["oltp_insert", "oltp_point_select", "select_random_points"])
+    assert order == ["oltp_point_select", "select_random_points", "oltp_insert"]
+
+
+def _write(d: Path, text: str) -> Path:
+    d.mkdir(exist_ok=True)
+    (d / "w.yaml").write_text(text)
+    return d
+
+
+ENTRY = "  - {name: a, tool: sysbench, script: oltp_read_only, writes: false, description: x}\n"
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("workloads:\n" + ENTRY + ENTRY, "declared twice"),
+        (
+            "workloads:\n  - {name: a, tool: jmeter, script: s, writes: false, description: x}\n",
+            "tool must be one of",
+        ),
+        (
+            "workloads:\n  - {name: a, tool: sysbench, script: s, description: x}\n",
+            "lacks 'writes'",
+        ),
+        (
+            "workloads:\n  - {name: a, tool: sysbench, script: s, writes: false, description: x,"
+            " options: ['; rm -rf /']}\n",
+            "--name=value",
+        ),
+        (
+            "workloads:\n  - {name: a, tool: sysbench, script: x.lua, writes: false,"
+            " description: x}\n",
+            "no Lua file",
+        ),
+        ("nothing: here\n", "'workloads:' list"),
+    ],
+)
+def test_bad_workload_files_are_one_line_errors(tmp_path: Path, text: str, message: str) -> None:
+    with pytest.raises(ConfigError, match=message) as exc:
+        workloads.load(_write(tmp_path / "wl", text))
+    assert "\n" not in str(exc.value)
+
+
+@pytest.mark.integration
+def test_every_sysbench_workload_runs_on_mariadb(tmp_path, config_dir, workroot) -> None:
+    """One server start, one prepare of 2 tiny tables, every workload for 1 s."""
+    names = sorted(w for w in ISSUE_SYSBENCH)
+    m = matrix.from_dict(
+        {
+            "name": "wl",
+            "servers": ["mariadb-10.11.18"],
+            "workloads": names,
+            "charsets": ["latin1"],
+            "threads": [1],
+            "repeats": 1,
+            "duration_s": 1,
+            "warmup_s": 0,
+            "tables": 2,
+            "table_size": 200,
+        }
+    )
+    cat = catalog.load(config_dir / "versions.yaml")
+    rd = runner.create(m, cat, tmp_path / "runs", "test")
+    r = runner.Runner(rd, cat, config_dir, lambda _: None, workroot=workroot)
+    s = r.run()
+    recs = {x["cell"]["workload"]: x for recs in rd.attempts().values() for x in recs}
+    bad = {w: x["reason"] for w, x in recs.items() if x["status"] != "ok"}
+    assert bad == {}
+    assert (s.ok, s.failed) == (len(names), 0)
+    for x in recs.values():
+        assert x["result"]["qps"] > 0
+    distinct = recs["oltp_distinct_ranges"]
+    assert "--distinct-ranges=1" in distinct["tool"]["command"]
+    # only DISTINCT range queries: one query per transaction besides BEGIN/COMMIT
+    assert distinct["result"]["qps"] == pytest.approx(3 * distinct["result"]["tps"], rel=0.05)
+
+
+@pytest.mark.integration
+def test_tpcb_runs_and_keeps_the_pgbench_balance_invariant(tmp_path, config_dir, workroot):
+    """Scale 2 (2 branches, 20 tellers, 2 x 500 accounts) next to the oltp dataset; after
+    the TPC-B cell, every balance table sums to the history's deltas."""
+    m = matrix.from_dict(
+        {
+            "name": "tpcb",
+            "servers": ["mariadb-10.11.18"],
+            "workloads": ["oltp_point_select", "tpcb", "oltp_update_non_index"],
+            "charsets": ["utf8mb4"],
+            "threads": [2],
+            "repeats": 1,
+            "duration_s": 2,
+            "warmup_s": 0,
+            "tables": 2,
+            "table_size": 500,
+        }
+    )
+    sums: list[tuple] = []
+
+    def check(srv, cell) -> None:
+        if cell.workload == "oltp_update_non_index":
+            sums.extend(
+                srv.query(
+                    "SELECT (SELECT COUNT(*) FROM sbtest.pgbench_accounts),"
+                    " (SELECT COUNT(*) FROM sbtest.pgbench_tellers),"
+                    " (SELECT SUM(abalance) FROM sbtest.pgbench_accounts),"
+                    " (SELECT SUM(tbalance) FROM sbtest.pgbench_tellers),"
+                    " (SELECT SUM(bbalance) FROM sbtest.pgbench_branches),"
+                    " (SELECT SUM(delta) FROM sbtest.pgbench_history),"
+                    " (SELECT COUNT(*) FROM sbtest.pgbench_history)"
+                )
+            )
+
+    cat = catalog.load(config_dir / "versions.yaml")
+    rd = runner.create(m, cat, tmp_path / "runs", "test")
+    r = runner.Runner(rd, cat, config_dir, lambda _: None, workroot=workroot, before_measure=check)
+    s = r.run()
+    recs = {x["cell"]["workload"]: x for recs in rd.attempts().values() for x in recs}
+    assert {w: x["reason"] for w, x in recs.items() if x["status"] != "ok"} == {}
+    assert s.ok == 3
+    tpcb = recs["tpcb"]["result"]
+    # BEGIN, UPDATE, SELECT, UPDATE, UPDATE, INSERT, COMMIT per transaction
+    assert tpcb["qps"] == pytest.approx(7 * tpcb["tps"], rel=0.02)
+    ((n_acc, n_tel, a, t, b, d, n_hist),) = sums
+    assert (n_acc, n_tel) == (1000, 20)
+    assert a == t == b == d
+    assert n_hist == tpcb["events"]
+
+
+@pytest.mark.integration
+def test_tpcc_runs_at_rr_and_rc_with_its_transaction_mix(tmp_path, config_dir, workroot):
+    """1 warehouse, 1000 items, 30 customers per district; 4 threads at RR and RC."""
+    m = matrix.from_dict(
+        {
+            "name": "tpcc",
+            "servers": ["mariadb-10.11.18"],
+            "workloads": ["tpcc", "oltp_update_non_index"],
+            "charsets": ["latin1"],
+            "isolations": ["RR", "RC"],
+            "threads": [4],
+            "repeats": 1,
+            "duration_s": 2,
+            "warmup_s": 0,
+            "tables": 1,
+            "table_size": 1000,
+        }
+    )
+    counts: dict[str, tuple] = {}
+
+    def check(srv, cell) -> None:
+        if cell.workload == "oltp_update_non_index":
+            counts[cell.isolation] = srv.query(
+                "SELECT (SELECT COUNT(*) FROM sbtest.history),"
+                " (SELECT COUNT(*) FROM sbtest.orders),"
+                " (SELECT COUNT(*) FROM sbtest.orders WHERE o_carrier_id IS NOT NULL),"
+                " (SELECT COUNT(*) FROM sbtest.customer)"
+            )[0]
+
+    cat = catalog.load(config_dir / "versions.yaml")
+    rd = runner.create(m, cat, tmp_path / "runs", "test")
+    r = runner.Runner(rd, cat, config_dir, lambda _: None, workroot=workroot, before_measure=check)
+    s = r.run()
+    recs = [x for recs in rd.attempts().values() for x in recs]
+    assert [x["reason"] for x in recs if x["status"] != "ok"] == []
+    assert s.ok == 4
+    tpcc = [x for x in recs if x["cell"]["workload"] == "tpcc"]
+    assert {x["effective"]["transaction_isolation"] for x in tpcc} == {
+        "REPEATABLE-READ",
+        "READ-COMMITTED",
+    }
+    for x in tpcc:
+        assert x["result"]["tps"] > 0
+        assert x["result"]["qps"] > 5 * x["result"]["tps"]  # multi-statement transactions
+        assert "--mysql-ignore-errors=1205,1213" in x["tool"]["command"]
+    initial_orders, initial_delivered = 300, 300 - 90  # 10 districts x 30, 30% undelivered
+    for history, orders, delivered, cust in counts.values():
+        assert cust == 300
+        assert history > 0, "payment ran"
+        assert orders > initial_orders, "new-order ran"
+        assert delivered >= initial_delivered
+
+
+@pytest.mark.integration
+def test_datasets_prepared_once_and_every_group_starts_from_the_fresh_copy(
+    tmp_path, config_dir, workroot
+):
+    """3 rounds x 2 servers: one `prepare` per server; every round's reader sees the
+    freshly prepared row count, though the previous round's oltp_insert added rows."""
+    m = matrix.from_dict(
+        {
+            "name": "tmpl",
+            "servers": ["mariadb-10.11.18", "mariadb-10.11.19"],
+            "workloads": ["oltp_point_select", "oltp_insert"],
+            "charsets": ["latin1"],
+            "engines": ["InnoDB"],
+            "threads": [2],
+            "repeats": 3,
+            "duration_s": 1,
+            "warmup_s": 0,
+            "tables": 1,
+            "table_size": 300,
+        }
+    )
+    rows_seen: list[int] = []
+
+    def count(srv, cell) -> None:
+        if cell.workload == "oltp_point_select":
+            rows_seen.append(srv.query("SELECT COUNT(*) FROM sbtest.sbtest1")[0][0])
+
+    cat = catalog.load(config_dir / "versions.yaml")
+    rd = runner.create(m, cat, tmp_path / "runs", "test")
+    lines: list[str] = []
+    r = runner.Runner(
+        rd,
+        cat,
+        config_dir,
+        lines.append,
+        workroot=workroot,
+        before_measure=count,
+        reuse_datasets=True,
+    )
+    s = r.run()
+    recs = [x for recs in rd.attempts().values() for x in recs]
+    assert [x["reason"] for x in recs if x["status"] != "ok"] == []
+    assert s.ok == 12
+    assert len(list(rd.logs.glob("*.prepare.*.txt"))) == 2, "one prepare per server"
+    assert sum("dataset prepared once" in ln for ln in lines) == 2
+    assert rows_seen == [300] * 6
+    for x in recs:  # verified on every copy, as after a prepare
+        assert x["effective"]["table_engines"] == "InnoDB"
+        assert x["effective"]["table_collations"] == "latin1_swedish_ci"
