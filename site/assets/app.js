@@ -1,0 +1,614 @@
+/* perftrack site: renders the pages from the data files (data/*.js) and chart specs
+ * (specs/*.js) that `perftrack site build` wrote. No framework, no network: everything
+ * this page needs was loaded by its <script> tags (works from file:// too).
+ *
+ * Safety: every value from the data is put in the page with textContent or as a Vega
+ * datum (Vega draws text, never HTML); innerHTML is never used.
+ */
+"use strict";
+(function () {
+  const DATA = window.PERFTRACK_DATA || {};
+  const SPECS = window.PERFTRACK_SPECS || {};
+  const page = document.body.dataset.page;
+  const state = { charts: {}, datasets: {}, drawn: 0, firstChartMs: null, errors: [] };
+  window.perftrack = state; // read by the tests and the benchmark
+
+  // ---------------------------------------------------------------- data
+  function decode(encoded) {
+    if (!encoded || !encoded.columns) return [];
+    const cols = Object.keys(encoded.columns);
+    const plain = {};
+    for (const c of cols) {
+      const col = encoded.columns[c];
+      plain[c] = Array.isArray(col) ? col : col.codes.map((k) => (k < 0 ? null : col.dict[k]));
+    }
+    const rows = new Array(encoded.n);
+    for (let i = 0; i < encoded.n; i++) {
+      const r = {};
+      for (const c of cols) r[c] = plain[c][i];
+      rows[i] = r;
+    }
+    return rows;
+  }
+  const cache = {};
+  function rows(name) {
+    if (!(name in cache)) cache[name] = decode(DATA[name]);
+    return cache[name];
+  }
+  const meta = DATA.meta || { empty: true, results: {}, servers: [] };
+
+  // ---------------------------------------------------------------- DOM helpers
+  function el(tag, attrs, ...children) {
+    const e = document.createElement(tag);
+    for (const [k, v] of Object.entries(attrs || {})) {
+      if (k === "class") e.className = v;
+      else if (k === "text") e.textContent = v;
+      else e.setAttribute(k, v);
+    }
+    for (const c of children) if (c != null) e.append(c instanceof Node ? c : String(c));
+    return e;
+  }
+  const $ = (id) => document.getElementById(id);
+  function setStatus(text, kind) {
+    const s = $("status");
+    if (!s) return;
+    s.textContent = text || "";
+    s.className = "status" + (kind ? " " + kind : "");
+    s.hidden = !text;
+  }
+
+  const fmt = {
+    int: (v) => (v == null ? "—" : Math.round(v).toLocaleString("en-US")),
+    num1: (v) => (v == null ? "—" : v.toLocaleString("en-US", { maximumFractionDigits: 1, minimumFractionDigits: 1 })),
+    ratio: (v) => (v == null ? "—" : v.toFixed(3)),
+    p: (v) => (v == null ? "—" : v < 0.001 ? "<0.001" : v.toFixed(3)),
+    date: (v) => (v ? String(v).slice(0, 10) : "—"),
+    time: (v) => (v ? String(v).slice(0, 19).replace("T", " ") + " UTC" : "—"),
+    text: (v) => (v == null ? "—" : String(v)),
+  };
+
+  // A table built with textContent only. cols: [{key, label, fmt?, cls?(row)}]
+  function fillTable(table, cols, data, opts) {
+    table.replaceChildren();
+    const head = el("tr");
+    for (const c of cols) head.append(el("th", { scope: "col", text: c.label }));
+    table.append(el("thead", {}, head));
+    const body = el("tbody");
+    const limit = (opts && opts.limit) || data.length;
+    for (const r of data.slice(0, limit)) {
+      const tr = el("tr");
+      if (opts && opts.rowClass) tr.className = opts.rowClass(r) || "";
+      for (const c of cols) {
+        const v = c.value ? c.value(r) : r[c.key];
+        const td = el("td", { text: (c.fmt || fmt.text)(v) });
+        if (c.cls) td.className = c.cls(r) || "";
+        if (c.num) td.classList.add("num");
+        tr.append(td);
+      }
+      body.append(tr);
+    }
+    table.append(body);
+    if (data.length > limit) {
+      table.append(el("caption", { class: "more", text: `first ${limit} of ${data.length} rows; the CSV has all` }));
+    }
+  }
+
+  function toCsv(cols, data) {
+    const q = (v) => {
+      // a text cell starting with = + - @ would be a formula in a spreadsheet: quote it
+      let s = v == null ? "" : String(v);
+      if (typeof v === "string" && /^[=+\-@\t\r]/.test(s)) s = "'" + s;
+      return /[",\n\r]/.test(s) ? '"' + s.replace(/"/g, '""') + '"' : s;
+    };
+    const lines = [cols.map((c) => q(c.label)).join(",")];
+    for (const r of data) lines.push(cols.map((c) => q(c.value ? c.value(r) : r[c.key])).join(","));
+    return lines.join("\n") + "\n";
+  }
+  function downloadButton(label, filename, makeCsv) {
+    const b = el("button", { type: "button", class: "csv", text: label });
+    b.addEventListener("click", () => {
+      const url = URL.createObjectURL(new Blob([makeCsv()], { type: "text/csv" }));
+      const a = el("a", { href: url, download: filename });
+      document.body.append(a);
+      a.click();
+      a.remove();
+      setTimeout(() => URL.revokeObjectURL(url), 1000);
+    });
+    return b;
+  }
+
+  // ---------------------------------------------------------------- filters + URL
+  const FILTERS = [
+    { key: "runner_class", label: "Runner class" },
+    { key: "profile", label: "Profile" },
+    { key: "dataset", label: "Data set" },
+    { key: "workload", label: "Workload" },
+    { key: "collation", label: "Charset / collation" },
+    { key: "threads", label: "Threads" },
+  ];
+  function readHash() {
+    const out = {};
+    const h = location.hash.replace(/^#/, "");
+    for (const part of h.split("&")) {
+      if (!part) continue;
+      const i = part.indexOf("=");
+      const k = decodeURIComponent(i < 0 ? part : part.slice(0, i));
+      out[k] = i < 0 ? "" : decodeURIComponent(part.slice(i + 1));
+    }
+    return out;
+  }
+  function writeHash(obj) {
+    const parts = Object.entries(obj)
+      .filter(([, v]) => v != null && v !== "")
+      .map(([k, v]) => encodeURIComponent(k) + "=" + encodeURIComponent(v));
+    const h = parts.length ? "#" + parts.join("&") : "";
+    if (h !== location.hash) history.replaceState(null, "", location.pathname + location.search + h);
+    // the other pages' links carry the same view
+    for (const a of document.querySelectorAll("nav a[data-page]")) {
+      a.setAttribute("href", a.dataset.page + ".html" + h);
+    }
+  }
+  const sortValues = (vals) =>
+    vals.sort((a, b) => (typeof a === "number" && typeof b === "number" ? a - b : String(a).localeCompare(String(b))));
+  // Most common value; ties go to the first in sort order (same rule as site/png.py).
+  function defaultValue(data, key, options) {
+    const counts = new Map();
+    for (const r of data) counts.set(r[key], (counts.get(r[key]) || 0) + 1);
+    let best = options[0];
+    for (const v of options) if (counts.get(v) > counts.get(best)) best = v;
+    return best;
+  }
+
+  // modes: {key: "all" | "one"}; returns {selection, filtered rows}; draws the selects.
+  function makeFilters(data, modes, onChange) {
+    const box = $("filters");
+    const wanted = readHash();
+    const selection = {};
+    function apply() {
+      let cur = data;
+      box.replaceChildren();
+      for (const f of FILTERS) {
+        const mode = modes[f.key];
+        if (!mode) continue;
+        const options = sortValues([...new Set(cur.map((r) => r[f.key]))].filter((v) => v != null));
+        let value = f.key in selection ? selection[f.key] : wanted[f.key];
+        const known = options.map(String);
+        if (value == null || (value !== "all" && !known.includes(String(value))) || (value === "all" && mode === "one")) {
+          value = mode === "all" ? "all" : options.length ? String(defaultValue(cur, f.key, options)) : "";
+        }
+        selection[f.key] = value;
+        const sel = el("select", { id: "filter-" + f.key, name: f.key });
+        if (mode === "all") sel.append(el("option", { value: "all", text: "all" }));
+        for (const o of options) sel.append(el("option", { value: String(o), text: String(o) }));
+        sel.value = value;
+        sel.addEventListener("change", () => {
+          selection[f.key] = sel.value;
+          apply();
+        });
+        box.append(el("label", {}, f.label + " ", sel));
+        if (value !== "all") cur = cur.filter((r) => String(r[f.key]) === String(value));
+      }
+      const extra = {};
+      for (const [k, v] of Object.entries(wanted)) if (!FILTERS.some((f) => f.key === k)) extra[k] = v;
+      writeHash(Object.assign(extra, selection));
+      onChange(cur, selection);
+    }
+    window.addEventListener("hashchange", () => {
+      const w = readHash();
+      for (const k of Object.keys(selection)) delete selection[k];
+      Object.assign(wanted, w);
+      for (const k of Object.keys(wanted)) if (!(k in w)) delete wanted[k];
+      apply();
+    });
+    apply();
+  }
+
+  // ---------------------------------------------------------------- charts
+  const EMBED_OPTIONS = {
+    ast: true, // CSP: Vega's expression interpreter instead of new Function (no unsafe-eval)
+    renderer: "svg",
+    actions: false,
+    defaultStyle: false, // its CSS is in assets/site.css (no inline <style>: CSP)
+    tooltip: { disableDefaultStyle: true },
+    config: {
+      font: "system-ui, -apple-system, 'Segoe UI', Roboto, 'DejaVu Sans', sans-serif",
+      title: { fontSize: 15, subtitleFontSize: 12, subtitleColor: "#555" },
+      axis: { labelFontSize: 11, titleFontSize: 12, titleColor: "#333" },
+      legend: { labelFontSize: 11, titleFontSize: 12 },
+      view: { stroke: "#ddd" },
+    },
+  };
+
+  function clone(x) {
+    return JSON.parse(JSON.stringify(x));
+  }
+  // Facet charts: as many columns as fit the screen, panels as wide as they can be.
+  function fitFacets(spec, host) {
+    if (!spec.facet || !spec.spec) return;
+    const avail = Math.max(260, host.clientWidth - 40);
+    const panels = spec.__panels || 1;
+    const yAxis = 70;
+    const cols = Math.max(1, Math.min(panels, Math.floor(avail / 320)));
+    spec.columns = cols;
+    spec.spec.width = Math.max(200, Math.floor(avail / cols) - yAxis);
+  }
+
+  function chartCard(name) {
+    return document.querySelector(`[data-chart="${name}"]`);
+  }
+
+  // Draw chart `name` with datasets {table: rows, ...}; table view + CSV under it.
+  function draw(name, datasets, tableCols, opts) {
+    const card = chartCard(name);
+    const host = $("chart-" + name);
+    let tools = card.querySelector(".chart-tools");
+    if (!tools) {
+      tools = el("div", { class: "chart-tools" });
+      card.append(tools);
+    }
+    tools.replaceChildren();
+    const data = datasets.table;
+    if (!data.length) {
+      host.replaceChildren(el("p", { class: "empty", text: (opts && opts.emptyText) || "No results for this selection." }));
+      host.dataset.marks = "0";
+      delete state.charts[name];
+      return Promise.resolve(null);
+    }
+    const spec = clone(SPECS[name]);
+    spec.datasets = datasets;
+    state.datasets[name] = datasets;
+    if (spec.facet) {
+      spec.__panels = new Set(data.map((r) => r[spec.facet.field])).size;
+      fitFacets(spec, host);
+      delete spec.__panels;
+    }
+    if (spec.width === "container") {
+      // a fixed width from the page's column: Vega's own container sizing cannot be
+      // combined with a height per row (it drops the fit and warns)
+      spec.width = Math.max(240, host.clientWidth - 40);
+    }
+    if (opts && opts.tweak) opts.tweak(spec, host, data);
+    if (spec.layer) {
+      // a layer over an empty data set draws nothing but makes Vega warn about its extent
+      spec.layer = spec.layer.filter((l) => !(l.data && l.data.name && l.data.name !== "table" && !(datasets[l.data.name] || []).length));
+    }
+    const t0 = performance.now();
+    return vegaEmbed(host, spec, EMBED_OPTIONS)
+      .then((res) => {
+        state.charts[name] = res.view;
+        host.dataset.marks = String(countMarks(res.view));
+        if (state.firstChartMs == null) state.firstChartMs = performance.now();
+        state.drawn++;
+        host.setAttribute("role", "img");
+        host.setAttribute("aria-label", (spec.title && spec.title.text) || name);
+        const details = el("details", { class: "table-view" });
+        const table = el("table", { class: "data" });
+        details.append(el("summary", { text: `Table view (${data.length} rows)` }), el("div", { class: "scroll" }, table));
+        details.addEventListener("toggle", () => {
+          if (details.open && !table.rows.length) fillTable(table, tableCols, data, { limit: 2000 });
+        });
+        tools.append(details, downloadButton("Download CSV", `${name}.csv`, () => toCsv(tableCols, data)));
+        return res.view;
+      })
+      .catch((err) => {
+        state.errors.push(String(err));
+        host.replaceChildren(el("p", { class: "error", text: "This chart could not be drawn: " + err }));
+        console.error(err);
+      })
+      .finally(() => {
+        state.lastDrawMs = performance.now() - t0;
+      });
+  }
+
+  // Number of data marks drawn (items of marks with role "mark": not axes, legends,
+  // titles or facet cells), for the tests and the page's aria label.
+  function countMarks(view) {
+    let n = 0;
+    (function walk(node) {
+      if (!node || !node.items) return;
+      if (node.marktype && node.marktype !== "group" && node.role === "mark") n += node.items.length;
+      for (const it of node.items) walk(it);
+    })(view.scenegraph().root);
+    return n;
+  }
+
+  function ready() {
+    document.body.dataset.ready = "1";
+  }
+
+  function footer() {
+    const g = $("generated");
+    if (g) {
+      const n = (meta.results && meta.results.ok) || 0;
+      g.textContent = `built ${fmt.time(meta.generated_at)} from ${n.toLocaleString("en-US")} results (perftrack ${meta.perftrack_version || "?"})`;
+    }
+  }
+
+  const NO_RESULTS = "No results yet: run `perftrack run`, `perftrack ingest`, then `perftrack site build`.";
+
+  // ---------------------------------------------------------------- columns
+  const C = {
+    verdict: { key: "verdict", label: "verdict", cls: (r) => "verdict " + r.verdict },
+    server: { key: "server", label: "version" },
+    previous: { key: "previous", label: "vs previous" },
+    workload: { key: "workload", label: "workload" },
+    collation: { key: "collation", label: "collation" },
+    threads: { key: "threads", label: "threads", num: true },
+    ratio: { key: "ratio", label: "ratio", fmt: fmt.ratio, num: true },
+    ci: { key: "ci", label: "95% interval", value: (r) => (r.ci_low == null ? null : `${fmt.ratio(r.ci_low)} – ${fmt.ratio(r.ci_high)}`) },
+    p: { key: "p_value", label: "p", fmt: fmt.p, num: true },
+    runner: { key: "runner_class", label: "runner class" },
+    profile: { key: "profile", label: "profile" },
+    dataset: { key: "dataset", label: "data set" },
+    tps: { key: "tps", label: "median tx/s", fmt: fmt.num1, num: true },
+    n: { key: "n", label: "repeats", num: true },
+  };
+
+  // ---------------------------------------------------------------- pages
+  const pages = {};
+
+  pages.index = function () {
+    const all = rows("verdicts");
+    const cols = [
+      C.verdict,
+      { key: "ack", label: "acknowledged", value: (r) => (r.acknowledged ? "acknowledged" : "") },
+      C.server,
+      { key: "version_string", label: "reports" },
+      C.previous,
+      C.workload,
+      C.collation,
+      C.threads,
+      C.ratio,
+      C.ci,
+      C.p,
+      { key: "median_previous", label: "previous tx/s", fmt: fmt.num1, num: true },
+      { key: "median", label: "new tx/s", fmt: fmt.num1, num: true },
+      C.runner,
+      C.dataset,
+      { key: "at", label: "run", fmt: fmt.date },
+      { key: "note", label: "note" },
+    ];
+    if (meta.empty || !all.length) {
+      setStatus(meta.empty ? NO_RESULTS : "No verdicts yet: the DB has no version measured next to another.", "empty");
+      $("verdict-table").closest(".card").hidden = true;
+      chartCard("overview").hidden = true;
+      $("filters").hidden = true;
+      return ready();
+    }
+    makeFilters(all, { runner_class: "all", profile: "all", dataset: "all", workload: "all", collation: "all", threads: "all" }, (data) => {
+      const counts = $("counts");
+      counts.replaceChildren();
+      for (const v of ["regression", "improvement", "inconclusive", "unchanged"]) {
+        const n = data.filter((r) => r.verdict === v).length;
+        const plural = n !== 1 && (v === "regression" || v === "improvement") ? "s" : "";
+        counts.append(el("span", { class: "count verdict " + v }, el("b", { text: String(n) }), " " + v + plural));
+      }
+      const acked = data.filter((r) => r.acknowledged).length;
+      if (acked) counts.append(el("span", { class: "count" }, el("b", { text: String(acked) }), " acknowledged"));
+      setStatus(data.length ? "" : "No verdicts for this selection.");
+      const src = $("verdict-source");
+      if (src) src.textContent = meta.verdicts_from === "detect" ? "Verdicts as stored by `perftrack detect`." : "Verdicts computed at build time (`perftrack detect` has not stored newer ones).";
+      fillTable($("verdict-table"), cols, data, {
+        limit: 500,
+        rowClass: (r) => (r.verdict === "regression" ? (r.acknowledged ? "row-regression acked" : "row-regression") : ""),
+      });
+      draw("overview", { table: data }, cols, {
+        tweak: (spec, host) => {
+          // long row labels take at most 45% of the width, the plot the rest
+          const labels = Math.min(480, Math.floor(host.clientWidth * 0.45));
+          for (const l of spec.layer) if (l.encoding && l.encoding.y) l.encoding.y.axis.labelLimit = labels;
+          spec.width = Math.max(140, host.clientWidth - labels - 50);
+        },
+      }).then(ready);
+    });
+  };
+
+  const summaryCols = [C.server, C.workload, C.collation, C.threads, C.tps,
+    { key: "tps_low", label: "95% from", fmt: fmt.num1, num: true },
+    { key: "tps_high", label: "95% to", fmt: fmt.num1, num: true },
+    { key: "p95_ms", label: "p95 latency (ms)", fmt: fmt.num1, num: true },
+    C.n, C.runner, C.profile, C.dataset];
+
+  function chartPage(chart, datasetName, modes, emptyText, extra) {
+    const all = rows(datasetName);
+    if (meta.empty || !all.length) {
+      setStatus(meta.empty ? NO_RESULTS : emptyText, "empty");
+      $("filters").hidden = true;
+      chartCard(chart).hidden = true;
+      return ready();
+    }
+    makeFilters(all, modes, (data, sel) => {
+      setStatus(extra && extra.note ? extra.note(data, sel) : "");
+      draw(chart, Object.assign({ table: data }, extra && extra.datasets ? extra.datasets(data, sel) : {}), extra && extra.cols ? extra.cols : summaryCols,
+        { tweak: extra && extra.tweak }).then(ready);
+    });
+  }
+
+  pages.trend = () =>
+    chartPage("trend", "summary", { runner_class: "one", profile: "one", dataset: "one", workload: "all", collation: "all", threads: "one" }, "No results yet.", {
+      note: (d) => (new Set(d.map((r) => r.server)).size < 2 ? "Only one version measured for this selection: a trend needs two." : ""),
+    });
+
+  pages.scaling = () =>
+    chartPage("scaling", "summary", { runner_class: "one", profile: "one", dataset: "one", workload: "all", collation: "one" }, "No results yet.", {
+      note: (d) => (new Set(d.map((r) => r.threads)).size < 2 ? "Only one thread count measured for this selection: run a matrix with several `threads:` to see scaling." : ""),
+    });
+
+  pages.charset = () =>
+    chartPage("charset", "charset", { runner_class: "one", profile: "one", dataset: "one", workload: "all", collation: "all", threads: "one" },
+      "No charset comparison yet: it needs latin1 and another charset measured on the same version.", {
+        cols: [C.server, C.collation, { key: "baseline", label: "vs" }, C.workload, C.threads, C.ratio, C.ci, C.p, C.verdict, C.runner, C.dataset],
+      });
+
+  pages.heatmap = () =>
+    chartPage("heatmap", "verdicts", { runner_class: "one", profile: "one", dataset: "one", workload: "all", collation: "one", threads: "one" },
+      "No verdicts yet: the DB has no version measured next to another.", {
+        cols: [C.server, C.previous, C.workload, C.collation, C.threads, C.ratio, C.ci, C.verdict],
+      });
+
+  pages.history = function () {
+    const changes = rows("hardware_changes");
+    const notes = rows("annotations");
+    const cps = rows("change_points");
+    const cp = $("cp-status");
+    if (cp) cp.textContent = cps.length ? "" : "No change points computed yet (`perftrack detect` will mark them here).";
+    chartPage("history", "history", { runner_class: "one", profile: "one", dataset: "one", workload: "one", collation: "one", threads: "one" }, "No results yet.", {
+      cols: [{ key: "at", label: "night", fmt: fmt.time }, C.server, C.tps,
+        { key: "tps_min", label: "min", fmt: fmt.num1, num: true }, { key: "tps_max", label: "max", fmt: fmt.num1, num: true },
+        C.n, { key: "hw_key", label: "hardware" }, { key: "run_id", label: "run" }],
+      datasets: (data, sel) => {
+        const keys = ["runner_class", "profile", "workload", "collation", "threads"];
+        const match = (r) => keys.every((k) => r[k] == null || String(r[k]) === String(sel[k]));
+        return {
+          hardware_changes: changes.filter((c) => c.runner_class === sel.runner_class),
+          annotations: notes.filter((a) => a.date && match(a)),
+          change_points: cps.filter((c) => match(c) && String(c.dataset) === String(sel.dataset)),
+        };
+      },
+      note: (d) => (new Set(d.map((r) => r.run_id)).size < 2 ? "Only one night measured so far for this cell: the history grows with each nightly run." : ""),
+      tweak: (spec, host, data) => {
+        // a point per night is readable for a few weeks; over months only the line is
+        const nights = new Set(data.map((r) => r.run_id)).size;
+        if (nights > host.clientWidth / 12) for (const l of spec.layer) if (l.mark.type === "line") l.mark.point = false;
+      },
+    });
+  };
+
+  pages.runs = function () {
+    const runs = rows("runs");
+    const select = $("run-select");
+    if (!runs.length) {
+      setStatus(NO_RESULTS, "empty");
+      select.disabled = true;
+      return ready();
+    }
+    for (const r of runs) {
+      select.append(el("option", { value: r.run_id, text: `${fmt.time(r.started_at)} · ${r.run_id} · ${r.runner_class}` }));
+    }
+    const wanted = readHash().run;
+    select.value = runs.some((r) => r.run_id === wanted) ? wanted : runs[0].run_id;
+    const show = () => {
+      const run = runs.find((r) => r.run_id === select.value);
+      writeHash({ run: run.run_id });
+      loadRun(run);
+    };
+    select.addEventListener("change", show);
+    show();
+  };
+
+  function loadRun(run) {
+    const key = "run:" + run.file;
+    if (!/^r\d{5}$/.test(run.file)) return setStatus("bad run file name", "error");
+    if (DATA[key]) return showRun(DATA[key]);
+    setStatus("loading…");
+    const s = el("script", { src: `data/runs/${run.file}.js` });
+    s.addEventListener("load", () => showRun(DATA[key]));
+    s.addEventListener("error", () => setStatus(`data/runs/${run.file}.js is missing: rebuild the site`, "error"));
+    document.body.append(s);
+  }
+
+  function showRun(d) {
+    setStatus("");
+    $("run-detail").hidden = false;
+    const r = d.run;
+    const kv = [
+      ["run id", r.run_id], ["runner class", r.runner_class], ["hardware key", r.hw_key],
+      ["CPU", r.cpu_model], ["cores", r.cores], ["memory (GiB)", r.mem_gib], ["kernel", r.kernel],
+      ["started", fmt.time(r.started_at)], ["finished", fmt.time(r.finished_at)],
+      ["perftrack", r.perftrack_version], ["cells ok / failed / skipped", `${r.ok} / ${r.failed} / ${r.skipped}`],
+    ].map(([k, v]) => ({ k, v }));
+    fillTable($("run-config"), [{ key: "k", label: "setting" }, { key: "v", label: "value" }], kv);
+    fillTable($("run-servers"), [C.server, { key: "product", label: "product" }, { key: "version", label: "version" },
+      { key: "version_string", label: "VERSION() reported" }, { key: "provider", label: "provider" },
+      { key: "stand_in", label: "stands in for" }, { key: "results", label: "results", num: true }], d.servers);
+    fillTable($("run-effective"), [C.server, C.collation, C.profile, { key: "name", label: "setting" }, { key: "value", label: "value" }], d.effective);
+    fillTable($("run-cells"), [C.server, C.workload, C.collation, C.threads, C.profile, C.dataset, { key: "ok", label: "ok", num: true },
+      { key: "n", label: "attempts", num: true }, C.tps, { key: "p95_ms", label: "p95 ms", fmt: fmt.num1, num: true }], d.cells);
+    // variable diffs: one pair of versions (and profile/collation) at a time
+    const diffSel = $("diff-select");
+    diffSel.replaceChildren();
+    const pairs = [...new Set(d.variable_diffs.map((x) => `${x.previous} → ${x.server} · ${x.collation} · ${x.profile}`))];
+    const allSets = [...new Set(d.servers.map((s) => s.server))];
+    if (!pairs.length) {
+      $("diff-status").textContent = allSets.length < 2 ? "Only one version in this run: nothing to compare." : "The versions in this run report identical variables.";
+      $("run-diff").replaceChildren();
+      diffSel.disabled = true;
+    } else {
+      for (const p of pairs) diffSel.append(el("option", { value: p, text: p }));
+      diffSel.disabled = false;
+      const showDiff = () => {
+        const order = { changed: 0, added: 1, removed: 2 };
+        const sel = d.variable_diffs
+          .filter((x) => `${x.previous} → ${x.server} · ${x.collation} · ${x.profile}` === diffSel.value)
+          .sort((a, b) => order[a.change] - order[b.change] || a.name.localeCompare(b.name));
+        const first = sel[0] || {};
+        const n = (c) => sel.filter((x) => x.change === c).length;
+        $("diff-status").textContent = `${first.previous} → ${first.server}: ${n("changed")} changed, ${n("added")} only in the new version, ${n("removed")} only in the previous one.`;
+        fillTable($("run-diff"), [{ key: "name", label: "variable" }, { key: "change", label: "change" },
+          { key: "previous_value", label: first.previous || "previous" }, { key: "value", label: first.server || "new" }], sel,
+          { rowClass: (x) => "change-" + x.change });
+      };
+      diffSel.onchange = showDiff;
+      showDiff();
+    }
+    const box = $("run-failures");
+    box.replaceChildren();
+    if (!d.failures.length) box.append(el("p", { class: "note", text: "None: every cell of this run succeeded." }));
+    for (const f of d.failures) {
+      const det = el("details", { class: "failure" });
+      det.append(el("summary", { text: `${f.status}: ${f.server} · ${f.workload} · ${f.collation} · ${f.threads} threads — ${f.reason || ""}` }));
+      if (f.error_log_tail) det.append(el("pre", { text: f.error_log_tail }));
+      box.append(det);
+    }
+    ready();
+  }
+
+  pages.studies = function () {
+    const list = $("study-list");
+    const studies = DATA.studies || [];
+    if (!studies.length) {
+      setStatus("No studies yet: add a study file under configs/studies/ (one per article) and rebuild.", "empty");
+      return ready();
+    }
+    for (const s of studies) {
+      const measured = s.rows.filter((r) => r.ours != null).length;
+      list.append(el("li", {}, el("a", { href: `study-${s.name}.html`, text: s.title }),
+        el("span", { class: "note", text: ` — ${s.rows.length} published ratios, ${measured} measured by us` })));
+    }
+    ready();
+  };
+
+  pages.study = function () {
+    const name = document.body.dataset.study;
+    const s = (DATA.studies || []).find((x) => x.name === name);
+    if (!s) {
+      setStatus("This study is not in the data: rebuild the site.", "error");
+      return ready();
+    }
+    document.title = s.title + " · perftrack";
+    $("study-title").textContent = s.title;
+    $("study-source").textContent = s.stand_in ? "Stand-in: " + s.stand_in : "";
+    const measured = s.rows.filter((r) => r.ours != null).length;
+    $("study-summary").textContent = `${s.rows.length} ratios published by the article; ${measured} measured by perftrack so far. Ratios are throughput ratios: above 1 = faster.`;
+    if (!s.rows.length) setStatus("This study lists no published numbers perftrack can compare.", "empty");
+    else if (meta.empty) setStatus(NO_RESULTS, "empty");
+    const rowsSorted = s.rows.slice().sort((a, b) => (b.ours != null) - (a.ours != null));
+    fillTable($("study-table"), [{ key: "comparison", label: "comparison" }, C.workload, C.threads, C.collation,
+      { key: "engine", label: "engine" }, { key: "durability", label: "durability" },
+      { key: "article", label: "article's ratio", fmt: fmt.ratio, num: true },
+      { key: "ours", label: "our ratio", fmt: (v) => (v == null ? "not measured yet" : fmt.ratio(v)), num: true },
+      { key: "our_servers", label: "our servers" }], rowsSorted);
+    ready();
+  };
+
+  // ---------------------------------------------------------------- start
+  footer();
+  try {
+    (pages[page] || ready)();
+  } catch (err) {
+    state.errors.push(String(err));
+    setStatus("This page failed to render: " + err, "error");
+    console.error(err);
+    ready();
+  }
+})();
