@@ -4,12 +4,12 @@ go to the normal perftrack cache (~/.cache/perftrack or $PERFTRACK_CACHE) and ar
 
 from __future__ import annotations
 
-import os
 import shutil
-import subprocess
 from pathlib import Path
 
 import pytest
+
+from leaks import processes_mentioning
 
 REPO = Path(__file__).resolve().parents[1]
 CONFIGS = REPO / "configs"
@@ -21,16 +21,6 @@ def config_dir(tmp_path: Path) -> Path:
     d = tmp_path / "configs"
     shutil.copytree(CONFIGS, d)
     return d
-
-
-def processes_mentioning(text: str) -> list[str]:
-    """Live processes whose command line contains `text` (leak checks)."""
-    out = subprocess.run(["pgrep", "-a", "-f", text], capture_output=True, text=True, check=False)
-    return [
-        ln
-        for ln in out.stdout.splitlines()
-        if "pgrep" not in ln and str(os.getpid()) != ln.split()[0]
-    ]
 
 
 @pytest.fixture
