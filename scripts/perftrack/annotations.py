@@ -14,8 +14,8 @@ from .errors import ConfigError
 MATCH_KEYS = ("servers", "server", "workload", "collation", "threads", "profile", "runner_class")
 ENTRY_KEYS = ("match", "reason", "link", "date")
 MAX_REASON = 500
-ID_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.+-]{0,99}$")
-LINK_RE = re.compile(r"^https://[^\s\"'<>]{1,500}$")
+ID_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.+-]{0,99}\Z")  # \Z: no final newline
+LINK_RE = re.compile(r"^https://[^\s\"'<>]{1,500}\Z")
 
 
 @dataclass(frozen=True)
@@ -44,18 +44,18 @@ def _entry(raw: Any, where: str) -> Annotation:
         raise ConfigError(f"{where}: an annotation must be a mapping")
     unknown = sorted(set(map(str, raw)) - set(ENTRY_KEYS))
     if unknown:
-        raise ConfigError(f"{where}: unknown key '{unknown[0]}'; known: {', '.join(ENTRY_KEYS)}")
+        raise ConfigError(f"{where}: unknown key {unknown[0]!r}; known: {', '.join(ENTRY_KEYS)}")
     reason = raw.get("reason")
     if not isinstance(reason, str) or not reason.strip() or len(reason) > MAX_REASON:
         raise ConfigError(f"{where}: 'reason' must be one line of 1 to {MAX_REASON} characters")
-    if "\n" in reason.strip():
+    if len(reason.strip().splitlines()) != 1:  # \r, \u2028 … break lines too
         raise ConfigError(f"{where}: 'reason' must be one line")
     match = raw.get("match")
     if not isinstance(match, dict) or not match:
         raise ConfigError(f"{where}: 'match' must name at least one of {', '.join(MATCH_KEYS)}")
     for key, value in match.items():
         if key not in MATCH_KEYS:
-            raise ConfigError(f"{where}: unknown match key '{key}'; known: {', '.join(MATCH_KEYS)}")
+            raise ConfigError(f"{where}: unknown match key {key!r}; known: {', '.join(MATCH_KEYS)}")
         if key == "servers":
             ok = (
                 isinstance(value, list)
@@ -67,7 +67,7 @@ def _entry(raw: Any, where: str) -> Annotation:
         else:
             ok = isinstance(value, str) and bool(ID_RE.match(value))
         if not ok:
-            raise ConfigError(f"{where}: match '{key}' has an invalid value")
+            raise ConfigError(f"{where}: match {key!r} has an invalid value")
     link = raw.get("link")
     if link is not None and (not isinstance(link, str) or not LINK_RE.match(link)):
         raise ConfigError(f"{where}: 'link' must be an https:// URL")

@@ -6,8 +6,10 @@ Every user error becomes one line on stderr (`error: …`) and a documented exit
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
+import signal
 import sys
 from pathlib import Path
 from typing import Annotated, Any
@@ -21,7 +23,15 @@ from rich.table import Table
 from . import __version__, catalog, compare, matrix, paths, providers, runner
 from .drivers import sysbench
 from .drivers.sysbench_output import parse_output
-from .errors import EXIT_FAILED_CELLS, EXIT_INTERRUPTED, ConfigError, PerftrackError
+from .errors import (
+    EXIT_FAILED_CELLS,
+    EXIT_INTERRUPTED,
+    ConfigError,
+    FetchError,
+    Interrupted,
+    PerftrackError,
+)
+from .site.commands import site_app
 
 app = typer.Typer(
     help="perftrack: continuous performance-regression tracking for MySQL.",
@@ -33,6 +43,7 @@ servers_app = typer.Typer(help="The server catalog (configs/versions.yaml).", no
 db_app = typer.Typer(help="The results DB (data/results.duckdb).", no_args_is_help=True)
 app.add_typer(servers_app, name="servers")
 app.add_typer(db_app, name="db")
+app.add_typer(site_app, name="site")
 
 # Logs and CI are not terminals: give tables room instead of rich's 80-column default.
 NON_TTY_WIDTH = 180
@@ -71,7 +82,26 @@ def servers_fetch(ids: Annotated[list[str], typer.Argument(help="server ids")]) 
     entries = [cat.get(i) for i in ids]
     for e in entries:
         inst = providers.fetch(e, progress=emit)
-        emit(f"{e.id}: ready at {inst.basedir}")
+        where = inst.extra.get("image") or inst.basedir  # docker: the image, not a host path
+        emit(f"{e.id}: {inst.product} {inst.version} ready at {where}")
+
+
+@servers_app.command("tags")
+def servers_tags(
+    repository: Annotated[str, typer.Argument(help="Docker Hub repository, e.g. mysql")],
+    prefix: Annotated[str, typer.Option(help="only tags starting with this")] = "",
+) -> None:
+    """List a Docker Hub repository's tags (and digests) for the docker provider."""
+    from .providers import docker
+
+    if not docker.IMAGE_NAME_RE.match(repository):
+        raise ConfigError(
+            f"'{repository}' is not a Docker Hub repository name (e.g. mysql, "
+            "percona/percona-server)"
+        )
+    for tag in docker.list_tags(repository):
+        if tag.name.startswith(prefix):
+            emit(f"{tag.name}  {tag.digest or '-'}")
 
 
 # run ---------------------------------------------------------------------------------------
@@ -105,8 +135,17 @@ def _inline_matrix(
     )
 
 
-def _execute(rd: runner.RunDir, resume: bool, retries: int) -> runner.Summary:
-    r = runner.Runner(rd, catalog.load(), paths.config_dir(), emit, retries=retries)
+def _execute(
+    rd: runner.RunDir, resume: bool, retries: int, reuse_datasets: bool = False
+) -> runner.Summary:
+    r = runner.Runner(
+        rd,
+        catalog.load(),
+        paths.config_dir(),
+        emit,
+        retries=retries,
+        reuse_datasets=reuse_datasets,
+    )
     s = r.run(resume=resume)
     emit(
         f"run {s.run_id}: {s.ok} ok, {s.failed} failed, {s.skipped} skipped, "
@@ -360,8 +399,17 @@ def demo(
     sysbench.binary()
     cat = catalog.load()
     emit(f"== 1/4 fetch {len(m.servers)} servers: {', '.join(m.servers)}")
+    unbuildable = []
     for sid in m.servers:
-        providers.fetch(cat.get(sid), progress=emit)
+        try:
+            providers.fetch(cat.get(sid), progress=emit)
+        except FetchError as exc:  # the sid chroot needs root + the Debian archive: optional
+            if cat.get(sid).provider != "debian-sid" or len(m.servers) - len(unbuildable) < 2:
+                raise
+            emit(f"{sid}: left out of the demo, its Debian sid chroot cannot be built: {exc}")
+            unbuildable.append(sid)
+    if unbuildable:
+        m = dataclasses.replace(m, servers=tuple(s for s in m.servers if s not in unbuildable))
     emit(f"== 2/4 run matrix '{m.name}'")
     rd = runner.create(m, cat, out_dir, _runner_class(None))
     emit(f"run {rd.run_id}: {len(rd.cells())} cells planned in {rd.path}")
@@ -383,7 +431,78 @@ def version() -> None:
     emit(__version__)
 
 
+# study -------------------------------------------------------------------------------------
+study_app = typer.Typer(
+    help="Studies: the source articles (configs/studies/).", no_args_is_help=True
+)
+app.add_typer(study_app, name="study")
+ScaleOpt = Annotated[str, typer.Option("--scale", help="full (the article's matrix) or local")]
+
+
+@study_app.command("list")
+def study_list() -> None:
+    """List the studies."""
+    from . import study
+
+    for name in study.known(paths.config_dir()):
+        emit(f"{name}: {study.load(name, paths.config_dir()).title}")
+
+
+@study_app.command("run")
+def study_run(
+    name: Annotated[str, typer.Argument(help="study name (configs/studies/NAME.yaml)")],
+    scale: ScaleOpt = "full",
+    retries: Annotated[int, typer.Option(min=0, max=5, help="retries of failed cells")] = 1,
+    runner_class: Annotated[str | None, typer.Option(help="runner class label")] = None,
+    reuse_datasets: Annotated[
+        bool,
+        typer.Option(
+            "--reuse-datasets/--prepare-each-group",
+            help="prepare each dataset once and copy it (default) or prepare in every group",
+        ),
+    ] = True,
+    out_dir: RunsOpt = paths.DEFAULT_RUNS,
+) -> None:
+    """Run a study's matrix at a scale; `perftrack study report NAME` reads the run."""
+    from . import study
+
+    st = study.load(name, paths.config_dir())
+    m = st.matrix(scale)
+    cat = catalog.load()
+    study.check_servers(st, scale, cat)
+    study.check_tools(m)
+    rd = runner.create(m, cat, out_dir, _runner_class(runner_class))
+    emit(f"study {name} (scale {scale}): run {rd.run_id}, {len(rd.cells())} cells in {rd.path}")
+    if scale != "full" and st.stand_in:
+        emit(f"stand-ins: {st.stand_in}")
+    s = _execute(rd, False, retries, reuse_datasets)
+    if s.failed:
+        raise typer.Exit(EXIT_FAILED_CELLS)
+
+
+@study_app.command("report")
+def study_report(
+    name: Annotated[str, typer.Argument(help="study name (configs/studies/NAME.yaml)")],
+    scale: ScaleOpt = "local",
+    run_id: Annotated[str | None, typer.Option("--run", help="run id (default: newest)")] = None,
+    out_dir: RunsOpt = paths.DEFAULT_RUNS,
+) -> None:
+    """Print our ratios next to the article's, from the study's newest run (or --run)."""
+    from . import study
+
+    st = study.load(name, paths.config_dir())
+    st.matrix(scale)
+    study.render(st, scale, study.find_run(st, scale, out_dir, run_id), emit)
+
+
+def _interrupt(signum: int, frame: object) -> None:
+    raise Interrupted(f"interrupted by signal {signal.Signals(signum).name}")
+
+
 def main(argv: list[str] | None = None) -> int:
+    # SIGTERM/SIGHUP end perftrack like Ctrl-C does: cleanup code runs, no traceback.
+    for sig in (signal.SIGTERM, signal.SIGHUP):
+        signal.signal(sig, _interrupt)
     try:
         rc = app(args=argv, standalone_mode=False)
     except PerftrackError as exc:
@@ -395,8 +514,9 @@ def main(argv: list[str] | None = None) -> int:
     except click.exceptions.Abort:
         print("error: aborted", file=sys.stderr)
         return EXIT_INTERRUPTED
-    except click.ClickException as exc:
-        exc.show()
+    except click.ClickException as exc:  # a bad option value: one line, like ours
+        msg = " ".join(exc.format_message().split())
+        print(f"error: {msg} (see --help)", file=sys.stderr)
         return exc.exit_code
     except KeyboardInterrupt:
         print("error: interrupted", file=sys.stderr)

@@ -130,6 +130,8 @@ def tables(
         cv = (noise or {}).get(nk) or group_cv(t.rows)
         t.noise_cv = cv
         for prev, cur_row in zip(t.rows, t.rows[1:], strict=False):
+            if prev.product != cur_row.product:
+                continue  # the first release of another product has no predecessor here
             cur_row.previous = prev.server_id
             threshold = stats.noise_threshold(cv, len(prev.values), len(cur_row.values))
             cur_row.vs_previous = stats.compare(

@@ -7,10 +7,10 @@ from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Any
 
-from . import workloads, yamlfile
+from . import axes, paths, workloads, yamlfile
 from .errors import ConfigError
 
-NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.+-]{0,99}$")
+NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.+-]{0,99}\Z")  # \Z: no final newline
 # Bounds keep a typo from planning a week-long night; the full article matrices fit.
 LIMITS = {
     "threads": (1, 4096),
@@ -21,6 +21,8 @@ LIMITS = {
     "table_size": (1, 1_000_000_000),
 }
 MAX_CELLS = 100_000
+# Matrix keys of the configuration axes -> the axis name in configs/axes.yaml.
+AXIS_KEYS = {"engines": "engine", "isolations": "isolation", "durabilities": "durability"}
 
 
 @dataclass(frozen=True)
@@ -38,12 +40,24 @@ class Matrix:
     profile: str = "default"
     connection: str = "tcp"
     description: str = ""
+    # Configuration axes (configs/axes.yaml); empty = not set, the server's own default.
+    # `profiles` is set when `profile` lists several profiles (then `profile` is the first).
+    profiles: tuple[str, ...] = ()
+    engines: tuple[str, ...] = ()
+    isolations: tuple[str, ...] = ()
+    durabilities: tuple[str, ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
-        return {
+        d = {
             f.name: (list(v) if isinstance(v := getattr(self, f.name), tuple) else v)
             for f in fields(self)
         }
+        if d.pop("profiles"):  # the file's form: `profile` lists them
+            d["profile"] = list(self.profiles)
+        for key in AXIS_KEYS:  # an axis not set is absent, as in the file
+            if not d[key]:
+                del d[key]
+        return d
 
 
 def _names(where: str, key: str, value: Any) -> tuple[str, ...]:
@@ -71,11 +85,11 @@ def _int(where: str, key: str, value: Any) -> int:
 def from_dict(data: Any, where: str = "matrix") -> Matrix:
     if not isinstance(data, dict):
         raise ConfigError(f"{where}: a matrix must be a mapping of keys to values")
-    known = {f.name for f in fields(Matrix)}
+    known = {f.name for f in fields(Matrix)} - {"profiles"}  # `profile` may be a list
     unknown = sorted(set(map(str, data)) - known)
     if unknown:
         raise ConfigError(
-            f"{where}: unknown key '{unknown[0]}'; known keys: {', '.join(sorted(known))}"
+            f"{where}: unknown key {unknown[0]!r}; known keys: {', '.join(sorted(known))}"
         )
     for key in ("name", "servers", "workloads", "charsets", "threads"):
         if key not in data:
@@ -88,6 +102,10 @@ def from_dict(data: Any, where: str = "matrix") -> Matrix:
         threads = [threads]
     if not isinstance(threads, list) or not threads:
         raise ConfigError(f"{where}: 'threads' must be a non-empty list of numbers")
+    profiles = _names(where, "profile", data.get("profile", "default"))
+    axis_values = {
+        key: _names(where, key, data[key]) for key in AXIS_KEYS if data.get(key) is not None
+    }
     m = Matrix(
         name=name,
         servers=_names(where, "servers", data["servers"]),
@@ -99,15 +117,24 @@ def from_dict(data: Any, where: str = "matrix") -> Matrix:
             for k in ("repeats", "duration_s", "warmup_s", "tables", "table_size")
             if k in data
         },
-        profile=_names(where, "profile", data.get("profile", "default"))[0],
+        profile=profiles[0],
         connection=str(data.get("connection", "tcp")),
         description=str(data.get("description", "")),
+        profiles=profiles if len(profiles) > 1 else (),
+        **axis_values,
     )
     if m.connection not in ("tcp", "socket"):
         raise ConfigError(f"{where}: 'connection' must be tcp or socket")
     for w in m.workloads:
         workloads.get(w)
+    if axis_values:
+        known = axes.load(paths.config_dir())
+        for key, values in axis_values.items():
+            for v in values:
+                known.check(AXIS_KEYS[key], v, where)
     n = len(m.servers) * len(m.workloads) * len(m.charsets) * len(m.threads) * m.repeats
+    for values in (m.profiles, *axis_values.values()):
+        n *= max(1, len(values))
     if n > MAX_CELLS:
         raise ConfigError(f"{where}: {n} cells is more than {MAX_CELLS}; split the matrix")
     return m

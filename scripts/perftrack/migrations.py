@@ -201,6 +201,15 @@ MIGRATIONS: tuple[Migration, ...] = (
         V1_STATEMENTS,
     ),
     Migration(2, "derived statistics: noise, verdicts, change_points", V2_STATEMENTS),
+    Migration(
+        3,
+        "results: nullable engine, isolation, durability axis columns",
+        (
+            "ALTER TABLE results ADD COLUMN engine VARCHAR",
+            "ALTER TABLE results ADD COLUMN isolation VARCHAR",
+            "ALTER TABLE results ADD COLUMN durability VARCHAR",
+        ),
+    ),
 )
 
 CURRENT_VERSION: int = MIGRATIONS[-1].version

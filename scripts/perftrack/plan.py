@@ -11,12 +11,13 @@ the reason, never dropped.
 from __future__ import annotations
 
 import hashlib
+import itertools
 import json
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from . import rules, workloads
+from . import axes, rules, workloads
 from .matrix import Matrix
 
 CELL_ID_LEN = 16
@@ -33,6 +34,9 @@ IDENTITY = (
     "repeat",
     "connection",
 )
+# Axes added after v1: part of a cell's identity only when set, so cells without them
+# keep the ids they always had.
+OPTIONAL_IDENTITY = ("engine", "isolation", "durability")
 
 
 @dataclass(frozen=True)
@@ -54,6 +58,9 @@ class Cell:
     connection: str
     group: int
     skip: str | None = None
+    engine: str | None = None  # configs/axes.yaml values; None = the server's default
+    isolation: str | None = None
+    durability: str | None = None
 
     def group_key(self) -> tuple[Any, ...]:
         return (
@@ -63,6 +70,9 @@ class Cell:
             self.tables,
             self.table_size,
             self.connection,
+            self.engine,
+            self.isolation,
+            self.durability,
         )
 
     def to_dict(self) -> dict[str, Any]:
@@ -74,7 +84,9 @@ class Cell:
 
 
 def cell_id(fields: dict[str, Any]) -> str:
-    ident = json.dumps({k: fields[k] for k in IDENTITY}, sort_keys=True)
+    ident_fields = {k: fields[k] for k in IDENTITY}
+    ident_fields.update({k: fields[k] for k in OPTIONAL_IDENTITY if fields.get(k) is not None})
+    ident = json.dumps(ident_fields, sort_keys=True)
     return hashlib.sha256(ident.encode()).hexdigest()[:CELL_ID_LEN]
 
 
@@ -89,12 +101,15 @@ def expand(m: Matrix, server_info: ServerInfo) -> list[Cell]:
     for rnd in range(1, m.repeats + 1):
         shift = (rnd - 1) % len(m.servers)
         servers = list(m.servers[shift:]) + list(m.servers[:shift])
-        for axis in m.charsets:
+        for axis, (profile, engine, isolation, durability) in itertools.product(
+            m.charsets, _config_axes(m)
+        ):
             for sid in servers:
                 product, version = server_info(sid)
                 rule = rules.rules_for(product, version)
                 resolved = rules.resolve_collation(rule, axis)
                 skip = resolved if isinstance(resolved, str) else None
+                skip = skip or axes.skip_reason(rule, engine)
                 charset, collation = (
                     (rules.charset_of(axis) if "_" in axis else axis, axis)
                     if isinstance(resolved, str)
@@ -110,7 +125,7 @@ def expand(m: Matrix, server_info: ServerInfo) -> list[Cell]:
                             charset_axis=axis,
                             charset=charset,
                             collation=collation,
-                            profile=m.profile,
+                            profile=profile,
                             tables=m.tables,
                             table_size=m.table_size,
                             duration_s=m.duration_s,
@@ -120,9 +135,25 @@ def expand(m: Matrix, server_info: ServerInfo) -> list[Cell]:
                             connection=m.connection,
                             group=group,
                             skip=skip,
+                            engine=engine,
+                            isolation=isolation,
+                            durability=durability,
                         )
                         cells.append(Cell(cell_id=cell_id(f), **f))
     return cells
+
+
+def _config_axes(m: Matrix) -> list[tuple[str, str | None, str | None, str | None]]:
+    """(profile, engine, isolation, durability) combinations; None = axis not set."""
+    unset: tuple[None] = (None,)
+    return list(
+        itertools.product(
+            m.profiles or (m.profile,),
+            m.engines or unset,
+            m.isolations or unset,
+            m.durabilities or unset,
+        )
+    )
 
 
 def groups(cells: list[Cell]) -> list[list[Cell]]:

@@ -7,8 +7,15 @@ from pathlib import Path
 
 from .errors import ConfigError
 
-OPTION_RE = re.compile(r"^[A-Za-z][A-Za-z0-9_-]{0,99}$")
-VALUE_RE = re.compile(r"^[A-Za-z0-9_.,:/+%-]{0,200}$")
+OPTION_RE = re.compile(r"^[A-Za-z][A-Za-z0-9_-]{0,99}\Z")  # \Z: no final newline
+VALUE_RE = re.compile(r"^[A-Za-z0-9_.,:/+%-]{0,200}\Z")
+# How mysqld reads an option name (my_getopt): case-insensitive, '_' and '-' alike, these
+# prefixes modify the name after them, and a unique abbreviation of a name is that name.
+# MariaDB 10.11 takes `bind=0.0.0.0` and `loose-bind-address=0.0.0.0` as bind-address.
+OPTION_PREFIXES = ("loose-", "skip-", "enable-", "disable-", "maximum-")
+# Real option names that are also abbreviations of a reserved one (mysqld takes an exact
+# name over an abbreviation): `lc-messages` vs `lc-messages-dir`.
+EXACT_OPTIONS = frozenset({"lc-messages"})
 # perftrack owns these: a profile that sets them would break isolation or cleanup.
 RESERVED = frozenset(
     {
@@ -31,8 +38,24 @@ RESERVED = frozenset(
         "collation_server",
         "skip-networking",
         "skip_networking",
+        "tmpdir",
     }
 )
+
+
+def reserved_as(key: str) -> str | None:
+    """The reserved option mysqld would take `key` for, or None."""
+    name = key.lower().replace("_", "-")
+    names = [name]
+    while name.startswith(OPTION_PREFIXES):
+        name = name.split("-", 1)[1]
+        names.append(name)
+    for n in names:
+        for r in sorted(RESERVED):
+            r = r.replace("_", "-")
+            if r == n or (r.startswith(n) and n not in EXACT_OPTIONS):
+                return r
+    return None
 
 
 def parse(text: str, where: str) -> dict[str, str | None]:
@@ -50,8 +73,9 @@ def parse(text: str, where: str) -> dict[str, str | None]:
         key, sep, value = (p.strip() for p in line.partition("="))
         if not OPTION_RE.match(key):
             raise ConfigError(f"{where}:{n}: '{key}' is not an option name")
-        if key.lower() in RESERVED:
-            raise ConfigError(f"{where}:{n}: '{key}' is set by perftrack; remove it")
+        owned = reserved_as(key)
+        if owned:
+            raise ConfigError(f"{where}:{n}: '{key}' sets {owned}, which perftrack sets; remove it")
         if sep and not VALUE_RE.match(value):
             raise ConfigError(
                 f"{where}:{n}: value of '{key}' has characters a my.cnf value here may not have"

@@ -8,6 +8,7 @@ reader never sees half a record.
 from __future__ import annotations
 
 import json
+import math
 import os
 import re
 import tempfile
@@ -40,7 +41,12 @@ CELL_FIELDS = (
     "repeat",
     "round",
     "connection",
+    # optional (added after v1: absent in older records, null when the axis is not set)
+    "engine",
+    "isolation",
+    "durability",
 )
+OPTIONAL_CELL_FIELDS = ("engine", "isolation", "durability")
 RESULT_FIELDS = (
     "tps",
     "qps",
@@ -56,7 +62,7 @@ RESULT_FIELDS = (
 )
 INTERVAL_FIELDS = ("t", "tps", "qps", "lat_pct_ms", "err_per_s", "reconn_per_s", "threads")
 # File names `write` produces: <cell_id>.<attempt>.json (plan.json, run.json are not records).
-ID_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.+-]{0,99}$")  # the schema's $defs/id
+ID_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.+-]{0,99}\Z")  # the schema's $defs/id
 RECORD_NAME = re.compile(r"^[0-9a-f]{16}\.[0-9]+\.json$")
 
 
@@ -66,11 +72,47 @@ def schema() -> dict[str, Any]:
     return json.loads(text)
 
 
+def _pattern(validator: Any, pattern: str, instance: Any, _schema: Any) -> Iterator[Any]:
+    """`pattern` as JSON Schema (ECMA-262) means it: `$` is the end of the string.
+
+    Python's `re.search` also lets `$` match before a final newline ("abc\\n").
+    """
+    if not validator.is_type(instance, "string"):
+        return
+    strict = pattern[:-1] + r"\Z" if pattern.endswith("$") else pattern
+    if re.search(strict, instance) is None:
+        yield jsonschema.ValidationError(f"{instance!r} does not match {pattern!r}")
+
+
+_Validator = jsonschema.validators.extend(jsonschema.Draft202012Validator, {"pattern": _pattern})
+
+
 @cache
-def _validator() -> jsonschema.Draft202012Validator:
-    return jsonschema.Draft202012Validator(
-        schema(), format_checker=jsonschema.Draft202012Validator.FORMAT_CHECKER
-    )
+def _validator() -> Any:
+    return _Validator(schema(), format_checker=jsonschema.Draft202012Validator.FORMAT_CHECKER)
+
+
+def _non_finite(value: Any, path: tuple[Any, ...] = ()) -> tuple[Any, ...] | None:
+    """The path of the first NaN or infinity in `value` (JSON has neither), else None."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return path
+    if isinstance(value, dict):
+        items: Iterable[tuple[Any, Any]] = value.items()
+    elif isinstance(value, list):
+        items = enumerate(value)
+    else:
+        return None
+    for k, v in items:
+        found = _non_finite(v, (*path, k))
+        if found is not None:
+            return found
+    return None
+
+
+def _field(path: Any) -> str:
+    """A record path for a one-line message (keys may hold any character)."""
+    parts = [str(p).encode("unicode_escape").decode("ascii") for p in path]
+    return "/".join(parts) or "(top level)"
 
 
 def record_id(run_id: str, cell_id: str, attempt: int) -> str:
@@ -82,9 +124,13 @@ def validate(record: Any, where: str = "record") -> dict[str, Any]:
     errors = sorted(_validator().iter_errors(record), key=lambda e: list(e.absolute_path))
     if errors:
         err = errors[0]
-        path = "/".join(str(p) for p in err.absolute_path) or "(top level)"
-        msg = err.message if len(err.message) < 200 else err.message[:200] + "…"
+        path = _field(err.absolute_path)
+        msg = " ".join(err.message.split())
+        msg = msg if len(msg) < 200 else msg[:200] + "…"
         raise RecordError(f"{where}: field '{path}' is invalid: {msg}; fix or remove that file")
+    bad = _non_finite(record)
+    if bad is not None:
+        raise RecordError(f"{where}: field '{_field(bad)}' is invalid: not a finite number")
     if record["record_id"] != record_id(record["run_id"], record["cell_id"], record["attempt"]):
         raise RecordError(f"{where}: field 'record_id' does not match run_id:cell_id:attempt")
     return record
@@ -109,6 +155,10 @@ def write(record: dict[str, Any], directory: Path) -> Path:
     return path
 
 
+def _no_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not JSON")
+
+
 def read(path: Path) -> dict[str, Any]:
     """Read and validate one record file."""
     try:
@@ -118,8 +168,8 @@ def read(path: Path) -> dict[str, Any]:
     if size > MAX_RECORD_BYTES:
         raise RecordError(f"{path}: {size} bytes is larger than a run record can be")
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        data = json.loads(path.read_text(encoding="utf-8"), parse_constant=_no_constant)
+    except (UnicodeDecodeError, json.JSONDecodeError, ValueError) as exc:
         raise RecordError(f"{path}: not a JSON run record ({exc})") from None
     return validate(data, where=str(path))
 

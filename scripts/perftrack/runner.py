@@ -16,10 +16,13 @@ with no record.
 from __future__ import annotations
 
 import contextlib
+import errno
 import json
 import os
 import secrets
+import shutil
 import signal
+import tempfile
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -27,14 +30,21 @@ from pathlib import Path
 from types import FrameType
 from typing import Any
 
-from . import __version__, hardware, plan, profiles, providers, record, workloads
+from . import __version__, axes, hardware, plan, profiles, providers, record, rules, workloads
 from .catalog import Catalog
-from .drivers import sysbench
-from .errors import ConfigError, Interrupted, ParseError, PerftrackError, ServerError
+from .drivers import slap, sysbench
+from .errors import (
+    ConfigError,
+    EnvironmentProblem,
+    Interrupted,
+    ParseError,
+    PerftrackError,
+    ServerError,
+)
 from .install import Install
 from .matrix import Matrix
 from .progress import Progress
-from .server import BENCH_DB, BENCH_USER, Server
+from .server import BENCH_DB, BENCH_USER, Server, mount_point
 
 DEFAULT_RETRIES = 1
 RUN_STATUSES = ("running", "complete", "interrupted")
@@ -135,7 +145,7 @@ def create(m: Matrix, catalog: Catalog, out_dir: Path, runner_class: str) -> Run
 
 def open_run(out_dir: Path, run_id: str) -> RunDir:
     if not record.ID_RE.fullmatch(run_id):
-        raise ConfigError(f"'{run_id}' is not a run id")
+        raise ConfigError(f"{run_id!r} is not a run id")
     rd = RunDir(out_dir / run_id)
     if not (rd.path / "plan.json").is_file():
         known = sorted(p.name for p in out_dir.glob("*/plan.json")) if out_dir.is_dir() else []
@@ -185,6 +195,11 @@ class Runner:
     before_measure: Callable[[Server, plan.Cell], None] | None = None
     # wall-clock bound of a sysbench run beyond its --time (tests of a hang use seconds)
     sysbench_grace_s: float = sysbench.GRACE_S
+    # Prepare each dataset once per server x options x dataset size (a template datadir
+    # copied for every later group) instead of running `prepare` in every group.
+    reuse_datasets: bool = False
+    _templates: dict[str, Path] = field(default_factory=dict)
+    _template_root: Path | None = None
     _installs: dict[str, Install | PerftrackError] = field(default_factory=dict)
     _meta: dict[str, Any] = field(default_factory=dict)
 
@@ -195,7 +210,8 @@ class Runner:
         return {
             "id": sid,
             "product": e.product,
-            "version": e.version,
+            # the provider's (read from the binary: debian-sid/docker know it only then)
+            "version": inst.version if isinstance(inst, Install) else e.version,
             "provider": e.provider,
             "version_string": srv.version_string if srv else None,
             "source_sha256": inst.source_sha256 if isinstance(inst, Install) else None,
@@ -236,7 +252,7 @@ class Runner:
             "error_log_tail": log_tail[-LOG_TAIL_MAX_CHARS:] if log_tail else None,
             "tool": {
                 "name": workloads.get(cell.workload).tool,
-                "version": sysbench.version() if status != "skipped" else "n/a",
+                "version": _tool_version(cell) if status != "skipped" else "n/a",
                 "command": command or [],
                 "perftrack_version": __version__,
             },
@@ -258,13 +274,48 @@ class Runner:
         return inst
 
     def _options(self, cell: plan.Cell) -> dict[str, str | None]:
-        opts = dict(profiles.load(cell.profile, self.config_dir))
+        inst = self._install(cell.server_id)
+        opts = rules.translate_options(  # option names/units of this release (rules.py)
+            rules.rules_for(inst.product, inst.version),
+            profiles.load(cell.profile, self.config_dir),
+        )
         opts["character-set-server"] = cell.charset
         opts["collation-server"] = cell.collation
+        if _has_axes(cell):
+            e = self.catalog.get(cell.server_id)
+            opts.update(
+                axes.server_options(cell, rules.rules_for(e.product, e.version), self._axes())
+            )
         return opts
+
+    def _axes(self) -> axes.Axes:
+        if "axes" not in self._meta:
+            self._meta["axes"] = axes.load(self.config_dir)
+        return self._meta["axes"]
 
     # execution -----------------------------------------------------------------------
     def run(self, resume: bool = False) -> Summary:
+        """Run every cell without a record; a full disk under the run dir stops the run."""
+        try:
+            return self._run(resume)
+        except OSError as exc:
+            if exc.errno not in (errno.ENOSPC, errno.EDQUOT):
+                raise
+            with contextlib.suppress(OSError):
+                self.rd.set_status("interrupted", interrupted_at=now())
+            rid = self.rd.run_id
+            raise EnvironmentProblem(
+                f"run {rid} stopped: disk full on {mount_point(self.rd.path)} "
+                f"({exc.filename or self.rd.path}); finished cells are kept: free space, "
+                f"then `perftrack run --resume {rid}`"
+            ) from None
+        finally:
+            if self._template_root is not None:
+                shutil.rmtree(self._template_root, ignore_errors=True)
+                self._template_root = None
+                self._templates.clear()
+
+    def _run(self, resume: bool) -> Summary:
         p = self.rd.plan()
         self._meta["runner_class"] = p["runner_class"]
         cells = self.rd.cells()
@@ -357,7 +408,14 @@ class Runner:
         except PerftrackError as exc:
             self._fail_all(grp, attempt, str(exc), started, prog)
             return
-        srv = Server(install, options, workroot=self.workroot)
+        template: Path | None = None
+        if self.reuse_datasets and _dataset_cells(grp):
+            try:
+                template = self._template(install, options, grp)
+            except PerftrackError as exc:
+                self._fail_all(grp, attempt, str(exc), started, prog)
+                return
+        srv = Server(install, options, workroot=self.workroot, template=template)
         try:
             srv.__enter__()
         except ServerError as exc:
@@ -367,6 +425,43 @@ class Runner:
             self._measure_group(srv, grp, attempt, prog)
         finally:
             srv.stop()
+
+    def _template(
+        self, install: Install, options: dict[str, str | None], grp: list[plan.Cell]
+    ) -> Path:
+        """The group's prepared datadir: made once (start, load, clean stop, keep)."""
+        first = _dataset_cells(grp)[0]
+        datasets = sorted({workloads.get(c.workload).dataset for c in _dataset_cells(grp)})
+        key = json.dumps(
+            [
+                install.server_id,
+                sorted(options.items()),
+                datasets,
+                first.tables,
+                first.table_size,
+                first.engine,
+            ],
+            default=str,
+        )
+        if key in self._templates:
+            return self._templates[key]
+        if self._template_root is None:
+            root = self.workroot or Path(tempfile.gettempdir())
+            self._template_root = Path(tempfile.mkdtemp(prefix="pt-templates-", dir=root))
+        srv = Server(install, options, workroot=self.workroot, keep_dir=True)
+        try:
+            srv.__enter__()
+            self._load(srv, grp)
+            srv.stop()  # a clean shutdown: the datadir is consistent on disk
+            dest = self._template_root / f"t{len(self._templates)}"
+            shutil.move(srv.datadir, dest)
+        finally:
+            srv.stop()
+            if getattr(srv, "dir", None) is not None:
+                shutil.rmtree(srv.dir, ignore_errors=True)
+        self._templates[key] = dest
+        self.emit(f"dataset prepared once for {install.server_id}: {', '.join(datasets)}")
+        return dest
 
     def _target(self, srv: Server, cell: plan.Cell) -> sysbench.Target:
         return sysbench.Target(
@@ -378,33 +473,53 @@ class Runner:
             socket=str(srv.socket_path) if cell.connection == "socket" else None,
         )
 
-    def _prepare(self, srv: Server, grp: list[plan.Cell]) -> dict[str, Any]:
-        """Create the database and dataset; return the verified effective settings."""
-        first = grp[0]
+    def _load(self, srv: Server, grp: list[plan.Cell]) -> None:
+        """Create the database and load every dataset the group's cells read."""
+        sb = _dataset_cells(grp)
+        first = sb[0] if sb else grp[0]
         srv.create_database(first.charset, first.collation)
-        out = sysbench.prepare(
-            workloads.get(first.workload).script,
-            self._target(srv, first),
-            tables=first.tables,
-            table_size=first.table_size,
-            log=self.rd.logs / f"{first.cell_id}.prepare.txt",
-        )
-        if out.timed_out or out.returncode != 0:
-            last = out.text.strip().splitlines()[-1:] or ["no output"]
-            raise ServerError(f"sysbench prepare failed: {last[0][:300]}")
+        by_dataset = {workloads.get(c.workload).dataset: c for c in reversed(sb)}
+        for dataset, cell in by_dataset.items():  # one prepare per dataset the group reads
+            out = sysbench.prepare(
+                workloads.get(cell.workload).prepare_script(),
+                self._target(srv, cell),
+                tables=cell.tables,
+                table_size=cell.table_size,
+                log=self.rd.logs / f"{cell.cell_id}.prepare.{dataset}.txt",
+                options=axes.prepare_options(cell),
+            )
+            if out.timed_out or out.returncode != 0:
+                last = out.text.strip().splitlines()[-1:] or ["no output"]
+                raise ServerError(f"sysbench prepare ({dataset}) failed: {last[0][:300]}")
+
+    def _prepare(self, srv: Server, grp: list[plan.Cell]) -> dict[str, Any]:
+        """Load the group's data (unless the datadir came from a template); return the
+        verified effective settings."""
+        sb = _dataset_cells(grp)  # cells reading a sysbench dataset (slap makes its own)
+        first = sb[0] if sb else grp[0]
+        if srv.template is None:
+            self._load(srv, grp)
         eff = srv.effective()
         want = first.collation
         got = {
             "collation_server": eff["collation_server"],
             "database_collation": eff["database_collation"],
-            "table_collations": eff["table_collations"],
         }
+        if sb:
+            got["table_collations"] = eff["table_collations"]
         bad = {k: v for k, v in got.items() if v != want}
         if bad:
             raise ServerError(
                 f"effective collation differs from the cell's {want}: "
                 + ", ".join(f"{k}={v}" for k, v in bad.items())
             )
+        if _has_axes(first):
+            eff.update(axes.durability_effective(srv.query(axes.read_back_sql())[0]))
+            wrong = axes.mismatches(first, eff, self._axes(), tables=bool(sb))
+            if wrong:
+                raise ServerError(
+                    "effective settings differ from the cell's axes: " + ", ".join(wrong)
+                )
         return eff
 
     def _measure_group(
@@ -459,9 +574,15 @@ class Runner:
     def _measure(
         self, srv: Server, cell: plan.Cell
     ) -> tuple[str, str | None, dict[str, Any] | None, list[str]]:
-        script = workloads.get(cell.workload).script
+        wl = workloads.get(cell.workload)
+        if wl.tool == "slap":
+            return self._measure_slap(srv, cell, wl)
+        script = wl.script_path()
         target = self._target(srv, cell)
-        common = dict(tables=cell.tables, table_size=cell.table_size, threads=cell.threads)
+        common: dict[str, Any] = dict(
+            tables=cell.tables, table_size=cell.table_size, threads=cell.threads
+        )
+        common["options"] = wl.options
         stem = self.rd.logs / f"{cell.cell_id}.{srv.install.server_id}"
         try:
             if cell.warmup_s > 0:
@@ -491,6 +612,31 @@ class Runner:
             return "failed", str(parsed.get("reason") or "sysbench failed"), None, cmd
         return "ok", None, result_of(parsed), cmd
 
+    def _measure_slap(
+        self, srv: Server, cell: plan.Cell, wl: workloads.Workload
+    ) -> tuple[str, str | None, dict[str, Any] | None, list[str]]:
+        """mysqlslap cells: a warm-up pass (if the cell has a warm-up), then the measure."""
+        stem = self.rd.logs / f"{cell.cell_id}.{srv.install.server_id}"
+        common: dict[str, Any] = dict(
+            load=wl.script, threads=cell.threads, engine=cell.engine, options=wl.options
+        )
+        target = self._target(srv, cell)
+        if cell.warmup_s > 0:
+            warm, _ = slap.run(target, log=stem.with_name(stem.name + ".warmup.txt"), **common)
+            if warm.get("status") != "ok":
+                return "failed", f"warm-up failed: {warm.get('reason')}", None, []
+        if self.before_measure is not None:
+            self.before_measure(srv, cell)
+        parsed, cmd = slap.run(target, log=stem.with_name(stem.name + ".run.txt"), **common)
+        if parsed.get("status") != "ok":
+            return "failed", str(parsed.get("reason") or "slap failed"), None, cmd
+        return "ok", None, result_of(parsed), cmd
+
+
+def _tool_version(cell: plan.Cell) -> str:
+    """The version of the tool that runs the cell's workload (driver dispatch by tool)."""
+    return slap.version() if workloads.get(cell.workload).tool == "slap" else sysbench.version()
+
 
 def result_of(parsed: dict[str, Any]) -> dict[str, Any]:
     """The run-record `result` from the parser's output (schema fields only)."""
@@ -506,6 +652,16 @@ def _interval(iv: dict[str, Any]) -> dict[str, Any]:
         for k in record.INTERVAL_FIELDS
         if k in iv and (iv[k] is not None or k == "lat_pct_ms")
     }
+
+
+def _dataset_cells(grp: list[plan.Cell]) -> list[plan.Cell]:
+    """The group's cells whose workload reads a prepared sysbench dataset."""
+    return [c for c in grp if workloads.get(c.workload).tool == "sysbench"]
+
+
+def _has_axes(cell: plan.Cell) -> bool:
+    """Whether the cell sets any configuration axis of configs/axes.yaml."""
+    return any(getattr(cell, k, None) is not None for k in plan.OPTIONAL_IDENTITY)
 
 
 def _with_cause(reason: str, srv: Server) -> str:

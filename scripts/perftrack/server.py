@@ -10,7 +10,9 @@ from __future__ import annotations
 
 import contextlib
 import ctypes
+import errno
 import os
+import re
 import secrets
 import shutil
 import signal
@@ -33,18 +35,64 @@ INIT_TIMEOUT_S = 180  # mysqld --initialize on a slow disk takes ~10 s; install 
 READY_TIMEOUT_S = 120  # 11.4 without --skip-ssl spent ~13 s generating keys; 10x margin
 STOP_TIMEOUT_S = 60  # clean InnoDB shutdown of a small dataset takes < 2 s
 POLL_S = 0.1
+DEFERRED_SIGNALS = {signal.SIGINT, signal.SIGTERM, signal.SIGHUP}
+GROUP_TERM_WAIT_S = 10  # a bootstrap server shuts down in < 1 s; docker stop in ~1 s
+GROUP_KILL_WAIT_S = 5
 ERROR_LOG_TAIL_LINES = 30
+# A server log is read whole to find a known cause, up to this much of its end (init logs
+# are ~2 KB; the error log of a day-long run stays far below this).
+CAUSE_SCAN_BYTES = 1 << 20
+# A healthy server answers SELECT 1 in milliseconds; one that has not within this bound
+# (hung, SIGSTOPped, swapping to death) is treated as gone for the rest of its group.
+RESPONSIVE_TIMEOUT_S = 5
 # Unix socket paths are limited to 107 bytes (sun_path); keep server dirs short.
 SOCKET_PATH_MAX = 100
 BENCH_USER = "perftrack"
 BENCH_DB = "sbtest"
 PR_SET_PDEATHSIG = 1
+# The dynamic loader's message when a binary's library is absent (glibc ld.so).
+MISSING_LIBRARY_RE = re.compile(r"error while loading shared libraries: ([^:\s]+)")
+# ENOSPC as servers report it: MariaDB "failed with error 28", Aria "Errcode: 28", MySQL
+# "OS errno 28" / "operating system error number 28", InnoDB "out of disk space", libc
+# "No space left on device", MyISAM/Aria "Disk is full writing …".
+DISK_FULL_RE = re.compile(
+    r"No space left on device|Disk (?:is )?full|out of disk space|\bENOSPC\b"
+    r"|\b(?:error|errno|errcode|error number)[:\s]+28\b",
+    re.IGNORECASE,
+)
 
 
 def _die_with_parent() -> None:  # runs in the child between fork and exec
     with contextlib.suppress(Exception):
         libc = ctypes.CDLL("libc.so.6", use_errno=True)
         libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
+
+
+def _group_alive(pgid: int) -> bool:
+    try:
+        os.killpg(pgid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def stop_group(proc: subprocess.Popen[bytes], term_wait_s: float = GROUP_TERM_WAIT_S) -> None:
+    """Stop a process started with start_new_session and everything it forked: SIGTERM
+    (a launcher may clean up, e.g. remove its container), then SIGKILL; wait until the
+    group is gone so nothing writes into a directory we are about to remove."""
+    pgid = proc.pid
+    for sig, wait_s in ((signal.SIGTERM, term_wait_s), (signal.SIGKILL, GROUP_KILL_WAIT_S)):
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(pgid, sig)
+        deadline = time.monotonic() + wait_s
+        while time.monotonic() < deadline:
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                proc.wait(timeout=POLL_S)
+            if not _group_alive(pgid):
+                return
+        proc.poll()
 
 
 def free_port() -> int:
@@ -72,6 +120,44 @@ def tail(path: Path, lines: int = ERROR_LOG_TAIL_LINES) -> str:
     return "\n".join(text.splitlines()[-lines:])
 
 
+def tail_bytes(path: Path, limit: int = CAUSE_SCAN_BYTES) -> str:
+    """The last `limit` bytes of a file as text ("" if it cannot be read)."""
+    try:
+        with path.open("rb") as fh:
+            fh.seek(max(0, path.stat().st_size - limit))
+            return fh.read().decode(errors="replace")
+    except OSError:
+        return ""
+
+
+def mount_point(path: Path) -> Path:
+    """The mount point of the filesystem holding `path` (which may no longer exist)."""
+    p = Path(os.path.abspath(path))
+    while p != p.parent and not os.path.ismount(p):
+        p = p.parent
+    return p
+
+
+def disk_full(where: Path) -> str:
+    return (
+        f"disk full on {mount_point(where)} (server directory {where}): free space there "
+        "or give perftrack a work directory on a larger disk"
+    )
+
+
+def known_cause(text: str, where: Path) -> str | None:
+    """A cause perftrack can name exactly, found anywhere in a server's output, or None."""
+    m = MISSING_LIBRARY_RE.search(text)
+    if m:
+        return (
+            f"missing shared library {m.group(1)}: install the package that provides it "
+            "or put it in the server's library directory"
+        )
+    if DISK_FULL_RE.search(text):
+        return disk_full(where)
+    return None
+
+
 def last_error_line(log_tail: str) -> str:
     """The most telling line of an error log tail, for one-line messages."""
     lines = [ln.strip() for ln in log_tail.splitlines() if ln.strip()]
@@ -93,6 +179,9 @@ class Server:
     workroot: Path | None = None
     port: int | None = None  # None: pick a free one
     keep_dir: bool = False
+    # A datadir saved from a stopped server of the same install and options (a prepared
+    # dataset): copied instead of initialising, so the dataset need not be loaded again.
+    template: Path | None = None
 
     rule: Rule = field(init=False)
     dir: Path = field(init=False)
@@ -120,23 +209,40 @@ class Server:
         return self.dir / "error.log"
 
     @property
+    def tmpdir(self) -> Path:
+        return self.dir / "tmp"
+
+    @property
     def cnf(self) -> Path:
         return self.dir / "my.cnf"
 
     # lifecycle ---------------------------------------------------------------------
     def __enter__(self) -> Server:
         root = self.workroot or Path(tempfile.gettempdir())
-        root.mkdir(parents=True, exist_ok=True)
-        self.dir = Path(tempfile.mkdtemp(prefix="pt-", dir=root))
-        if len(str(self.socket_path)) > SOCKET_PATH_MAX:
-            shutil.rmtree(self.dir, ignore_errors=True)
-            self.dir = Path(tempfile.mkdtemp(prefix="pt-"))
+        try:
+            root.mkdir(parents=True, exist_ok=True)
+            self.dir = Path(tempfile.mkdtemp(prefix="pt-", dir=root))
+            if len(str(self.socket_path)) > SOCKET_PATH_MAX:
+                shutil.rmtree(self.dir, ignore_errors=True)
+                self.dir = Path(tempfile.mkdtemp(prefix="pt-"))
+        except OSError as exc:
+            problem = self._os_problem(f"cannot create a directory in {root}", exc, root)
+            raise ServerError(problem) from None
         try:
             self._start()
+        except OSError as exc:  # e.g. my.cnf or a log cannot be written: disk full
+            self.stop()
+            problem = self._os_problem("cannot prepare the server", exc, self.dir)
+            raise ServerError(problem) from None
         except BaseException:
             self.stop()
             raise
         return self
+
+    def _os_problem(self, what: str, exc: OSError, where: Path) -> str:
+        if exc.errno in (errno.ENOSPC, errno.EDQUOT):
+            return f"{self.install.server_id}: {disk_full(where)}"
+        return f"{self.install.server_id}: {what}: {exc.strerror or exc}"
 
     def __exit__(self, *exc: object) -> None:
         self.stop()
@@ -153,6 +259,10 @@ class Server:
             "log-error": str(self.error_log),
             "pid-file": str(self.dir / "mysqld.pid"),
             "lc-messages-dir": str(self.install.share_dir),
+            # private temp files: the shared /tmp let servers of other runs (other pid
+            # namespaces, same pids) remove each other's #sql-temptable-<pid> files
+            "tmpdir": str(self.tmpdir),
+            **self.install.server_options,
         }
         if os.geteuid() == 0:
             fixed["user"] = "root"
@@ -171,8 +281,12 @@ class Server:
                 f"port {self.port} on 127.0.0.1 is already in use: stop what holds it "
                 "or leave the port unset so perftrack picks a free one"
             )
+        self.tmpdir.mkdir(exist_ok=True)
         self.cnf.write_text(self.my_cnf_text())
-        self._initialise()
+        if self.template is not None:
+            shutil.copytree(self.template, self.datadir, symlinks=True)
+        else:
+            self._initialise()
         self._launch()
         self._wait_ready()
         self._setup()
@@ -181,27 +295,36 @@ class Server:
         log = self.dir / "init.log"
         with log.open("wb") as out:
             try:
-                proc = subprocess.run(
+                # Own process group: install scripts fork the server (--bootstrap), which
+                # must die with them if we are interrupted, or it keeps writing the datadir.
+                proc = subprocess.Popen(
                     cmd,
                     stdout=out,
                     stderr=subprocess.STDOUT,
                     env=self.install.env(),
-                    timeout=INIT_TIMEOUT_S,
                     preexec_fn=_die_with_parent,
                     cwd=self.dir,
-                    check=False,
+                    start_new_session=True,
                 )
-            except subprocess.TimeoutExpired:
-                raise ServerError(
-                    f"{self.install.server_id}: datadir initialisation did not finish within "
-                    f"{INIT_TIMEOUT_S} s; see {log}"
-                ) from None
             except OSError as exc:
                 raise ServerError(
                     f"{self.install.server_id}: cannot run {cmd[0]}: {exc.strerror}"
                 ) from None
+            try:
+                proc.wait(timeout=INIT_TIMEOUT_S)
+            except subprocess.TimeoutExpired:
+                stop_group(proc)
+                raise ServerError(
+                    f"{self.install.server_id}: datadir initialisation did not finish within "
+                    f"{INIT_TIMEOUT_S} s; see {log}"
+                ) from None
+            except BaseException:
+                stop_group(proc)
+                raise
         if proc.returncode != 0:
-            detail = last_error_line(tail(log) + "\n" + tail(self.error_log))
+            detail = known_cause(
+                tail_bytes(log) + "\n" + tail_bytes(self.error_log), self.dir
+            ) or last_error_line(tail(log) + "\n" + tail(self.error_log))
             raise ServerError(
                 f"{self.install.server_id}: datadir initialisation failed "
                 f"(exit {proc.returncode}): {detail}"
@@ -210,9 +333,10 @@ class Server:
     def _initialise(self) -> None:
         cnf = f"--defaults-file={self.cnf}"
         if self.rule.init == INIT_INSECURE or self.install.install_db is None:
-            cmd = [str(self.install.mysqld), cnf, "--initialize-insecure"]
+            cmd = [*self.install.launcher, str(self.install.mysqld), cnf, "--initialize-insecure"]
         else:
             cmd = [
+                *self.install.launcher,
                 str(self.install.install_db),
                 cnf,
                 f"--basedir={self.install.basedir}",
@@ -227,7 +351,7 @@ class Server:
         stdout = (self.dir / "stdout.log").open("wb")
         try:
             self.process = subprocess.Popen(
-                [str(self.install.mysqld), f"--defaults-file={self.cnf}"],
+                [*self.install.launcher, str(self.install.mysqld), f"--defaults-file={self.cnf}"],
                 stdout=stdout,
                 stderr=subprocess.STDOUT,
                 env=self.install.env(),
@@ -250,7 +374,8 @@ class Server:
         assert self.process is not None
         while time.monotonic() < deadline:
             if self.process.poll() is not None:
-                detail = last_error_line(self.log_tail())
+                whole = tail_bytes(self.dir / "stdout.log") + "\n" + tail_bytes(self.error_log)
+                detail = known_cause(whole, self.dir) or last_error_line(self.log_tail())
                 if "Address already in use" in self.log_tail():
                     detail = f"port {self.port} is already in use ({detail})"
                 raise ServerError(
@@ -272,6 +397,35 @@ class Server:
     def alive(self) -> bool:
         return self.process is not None and self.process.poll() is None
 
+    def responsive(self) -> bool:
+        """True if the server is running and answers SELECT 1 within the bound."""
+        if not self.alive():
+            return False
+        try:
+            con = pymysql.connect(
+                unix_socket=str(self.socket_path),
+                user="root",
+                password="",
+                connect_timeout=RESPONSIVE_TIMEOUT_S,
+                read_timeout=RESPONSIVE_TIMEOUT_S,
+                write_timeout=RESPONSIVE_TIMEOUT_S,
+            )
+            try:
+                with con.cursor() as cur:
+                    cur.execute("SELECT 1")
+            finally:
+                con.close()
+        except (pymysql.err.MySQLError, OSError):
+            return False
+        return True
+
+    def cause_in_log(self) -> str | None:
+        """A known cause (disk full, missing library) in the server's logs, or None."""
+        if getattr(self, "dir", None) is None or not self.dir.exists():
+            return known_cause(self.final_log_tail, getattr(self, "dir", Path(".")))
+        whole = tail_bytes(self.error_log) + "\n" + tail_bytes(self.dir / "stdout.log")
+        return known_cause(whole, self.dir)
+
     def admin(self) -> pymysql.connections.Connection:
         """Root over the private socket (root exists only as root@localhost)."""
         return pymysql.connect(
@@ -285,18 +439,27 @@ class Server:
         )
 
     def query(self, sql: str, args: Any = None) -> list[tuple[Any, ...]]:
-        con = self.admin()
+        """Run one statement as root; a failure (server gone, disk full) is a ServerError."""
         try:
-            with con.cursor() as cur:
-                cur.execute(sql, args)
-                return list(cur.fetchall())
-        finally:
-            con.close()
+            con = self.admin()
+            try:
+                with con.cursor() as cur:
+                    cur.execute(sql, args)
+                    return list(cur.fetchall())
+            finally:
+                con.close()
+        except pymysql.err.MySQLError as exc:
+            first = sql.split()[0] if sql.split() else "query"
+            raise ServerError(
+                f"{self.install.server_id}: {first} failed: {' '.join(str(exc).split())}"
+            ) from None
 
     def _setup(self) -> None:
         plugin = self.rule.auth_plugin
         ident = f"IDENTIFIED WITH {plugin} BY %s" if plugin else "IDENTIFIED BY %s"
         for host in ("127.0.0.1", "localhost"):
+            if self.template is not None:  # the template's user has an old password
+                self.query(f"DROP USER IF EXISTS '{BENCH_USER}'@'{host}'")
             self.query(f"CREATE USER '{BENCH_USER}'@'{host}' {ident}", (self.password,))
             self.query(f"GRANT ALL ON *.* TO '{BENCH_USER}'@'{host}'")
         self.version_string = str(self.query("SELECT VERSION()")[0][0])
@@ -346,10 +509,23 @@ class Server:
         }
 
     def stop(self) -> None:
-        """Stop the server (SIGTERM, SIGKILL after a bound) and remove its directory."""
+        """Stop the server (SIGTERM, SIGKILL after a bound) and remove its directory.
+
+        Ctrl-C / SIGTERM arriving meanwhile are held until the cleanup is done (it is
+        bounded by STOP_TIMEOUT_S), so an interruption never leaves a datadir behind.
+        """
+        old = signal.pthread_sigmask(signal.SIG_BLOCK, DEFERRED_SIGNALS)
+        try:
+            self._stop()
+        finally:
+            signal.pthread_sigmask(signal.SIG_SETMASK, old)
+
+    def _stop(self) -> None:
         proc = self.process
         if proc is not None and proc.poll() is None:
             proc.send_signal(signal.SIGTERM)
+            # A stopped (SIGSTOPped, frozen) server acts on SIGTERM only once continued.
+            proc.send_signal(signal.SIGCONT)
             try:
                 proc.wait(timeout=STOP_TIMEOUT_S)
             except subprocess.TimeoutExpired:

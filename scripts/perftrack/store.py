@@ -637,6 +637,10 @@ RESULT_COLUMNS: tuple[tuple[str, str], ...] = (
     ("tool_version", "VARCHAR"),
     ("started_at", "TIMESTAMP"),
     ("finished_at", "TIMESTAMP"),
+    # schema v2: configuration axes, null when not set (and in records older than them)
+    ("engine", "VARCHAR"),
+    ("isolation", "VARCHAR"),
+    ("durability", "VARCHAR"),
 )
 RESULT_METRICS = (
     "tps",

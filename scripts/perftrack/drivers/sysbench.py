@@ -62,6 +62,7 @@ def command(
     table_size: int,
     threads: int = 1,
     time_s: int | None = None,
+    options: tuple[str, ...] = (),
 ) -> list[str]:
     cmd = [
         binary(),
@@ -86,6 +87,7 @@ def command(
             f"--percentile={PERCENTILE}",
             f"--rand-seed={RAND_SEED}",
         ]
+    cmd += list(options)  # the workload's (or the cell's) own options, e.g. --distinct-ranges=1
     cmd.append(action)
     return cmd
 
@@ -136,10 +138,24 @@ def _kill_group(proc: subprocess.Popen[bytes]) -> None:
 
 
 def prepare(
-    script: str, target: Target, *, tables: int, table_size: int, log: Path | None = None
+    script: str,
+    target: Target,
+    *,
+    tables: int,
+    table_size: int,
+    log: Path | None = None,
+    options: tuple[str, ...] = (),
 ) -> Outcome:
     threads = min(tables, os.cpu_count() or 1)
-    cmd = command(script, "prepare", target, tables=tables, table_size=table_size, threads=threads)
+    cmd = command(
+        script,
+        "prepare",
+        target,
+        tables=tables,
+        table_size=table_size,
+        threads=threads,
+        options=options,
+    )
     return execute(cmd, PREPARE_TIMEOUT_S, log)
 
 
@@ -152,16 +168,25 @@ def run(
     threads: int,
     time_s: int,
     log: Path | None = None,
+    grace_s: float = GRACE_S,
+    options: tuple[str, ...] = (),
 ) -> tuple[dict[str, Any], list[str]]:
     """Run one measurement; returns (parsed result, redacted command).
 
-    The parsed dict has status "ok" or "failed" with a reason; a run killed at the
-    bound is "failed" naming the bound.
+    The parsed dict has status "ok" or "failed" with a reason; a run still going
+    `grace_s` after its `--time` is killed and "failed" naming the bound.
     """
     cmd = command(
-        script, "run", target, tables=tables, table_size=table_size, threads=threads, time_s=time_s
+        script,
+        "run",
+        target,
+        tables=tables,
+        table_size=table_size,
+        threads=threads,
+        time_s=time_s,
+        options=options,
     )
-    outcome = execute(cmd, time_s + GRACE_S, log)
+    outcome = execute(cmd, time_s + grace_s, log)
     if outcome.timed_out:
         return (
             {
