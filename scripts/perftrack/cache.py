@@ -355,7 +355,18 @@ def safe_extract_tar(archive: Path, dest: Path) -> None:
     root = Path(os.path.realpath(dest))
     try:
         with tarfile.open(archive) as tf:
-            tf.extractall(root, filter=_tar_filter(root, archive))
+            members = tf.getmembers()
+            # Refuse any forbidden member before writing anything: tarfile extracts a hard
+            # link whose os.link fails by re-extracting its *target member* unfiltered,
+            # so a FIFO elsewhere in the archive could still be created (found by the
+            # hostile-input property test).
+            for member in members:
+                if not (member.isfile() or member.isdir() or member.issym() or member.islnk()):
+                    raise FetchError(
+                        f"refusing member {member.name!r} in {archive.name}: devices and "
+                        "FIFOs are not allowed"
+                    )
+            tf.extractall(root, members=members, filter=_tar_filter(root, archive))
     except (tarfile.TarError, EOFError, LZMAError, zlib.error, BadGzipFile) as err:
         detail = " ".join(str(err).split())  # tarfile's messages span lines
         raise FetchError(

@@ -43,16 +43,23 @@ RESERVED = frozenset(
 )
 
 
-def reserved_as(key: str) -> str | None:
-    """The reserved option mysqld would take `key` for, or None."""
+def _forms(key: str) -> list[str]:
+    """`key` as mysqld reads it: lower case, '-' for '_', with and without each of the
+    option prefixes (`loose-skip-networking` is also `skip-networking` and `networking`)."""
     name = key.lower().replace("_", "-")
     names = [name]
     while name.startswith(OPTION_PREFIXES):
         name = name.split("-", 1)[1]
         names.append(name)
-    for n in names:
-        for r in sorted(RESERVED):
-            r = r.replace("_", "-")
+    return names
+
+
+def reserved_as(key: str) -> str | None:
+    """The reserved option mysqld would take `key` for (mysqld accepts unambiguous
+    prefixes of option names), or None."""
+    reserved = sorted({form for r in RESERVED for form in _forms(r)})
+    for n in _forms(key):
+        for r in reserved:
             if r == n or (r.startswith(n) and n not in EXACT_OPTIONS):
                 return r
     return None
