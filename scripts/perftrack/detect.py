@@ -32,18 +32,7 @@ NOISE_P90 = 90
 MIN_POINTS_FOR_CHANGE = 8
 OTAVA_WINDOW = 30
 OTAVA_MAX_PVALUE = 0.001  # Otava's default significance
-SERIES_COLS = (
-    "hw_key",
-    "runner_class",
-    "workload",
-    "threads",
-    "collation",
-    "profile",
-    "tables",
-    "table_size",
-    "duration_s",
-    "connection",
-)
+SERIES_COLS = compare.GROUP_COLS  # one definition of a series, shared with compare
 MAX_DIFF_VARIABLES = 200  # a verdict carries at most this many changed variables
 
 
