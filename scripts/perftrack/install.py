@@ -45,3 +45,12 @@ class Install:
                 paths.append(env["LD_LIBRARY_PATH"])
             env["LD_LIBRARY_PATH"] = os.pathsep.join(paths)
         return env
+
+
+def first_file(base: Path, candidates: tuple[str, ...]) -> Path | None:
+    """The first of `candidates` (paths relative to `base`) that is a file, or None."""
+    for candidate in candidates:
+        path = base / candidate
+        if path.is_file():
+            return path
+    return None

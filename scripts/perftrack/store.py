@@ -637,23 +637,13 @@ RESULT_COLUMNS: tuple[tuple[str, str], ...] = (
     ("tool_version", "VARCHAR"),
     ("started_at", "TIMESTAMP"),
     ("finished_at", "TIMESTAMP"),
-    # schema v2: configuration axes, null when not set (and in records older than them)
+    # schema v3: configuration axes, null when not set (and in records older than them)
     ("engine", "VARCHAR"),
     ("isolation", "VARCHAR"),
     ("durability", "VARCHAR"),
 )
-RESULT_METRICS = (
-    "tps",
-    "qps",
-    "latency_avg_ms",
-    "latency_pct_ms",
-    "latency_pct",
-    "latency_max_ms",
-    "errors_per_s",
-    "reconnects_per_s",
-    "total_time_s",
-    "events",
-)
+# The record's result fields stored as columns; `threads` comes from the cell instead.
+RESULT_METRICS = tuple(f for f in record.RESULT_FIELDS if f != "threads")
 CELL_FIELDS = record.CELL_FIELDS
 
 

@@ -20,7 +20,7 @@ from pathlib import Path
 from perftrack import cache
 from perftrack.catalog import DebianPackage, Entry
 from perftrack.errors import ConfigError, FetchError
-from perftrack.install import Install
+from perftrack.install import Install, first_file
 
 NAME = "debian"
 APT_TIMEOUT_S = 600
@@ -68,7 +68,7 @@ def describe(entry: Entry, tree: Path) -> Install:
         basedir=basedir,
         mysqld=_server_binary(entry, tree),
         share_dir=share_dir,
-        install_db=_first_file(basedir, INSTALL_DB_SCRIPTS),
+        install_db=first_file(basedir, INSTALL_DB_SCRIPTS),
         lib_dirs=tuple(sorted(p for p in basedir.glob(LIB_DIR_GLOB) if p.is_dir())),
         source_sha256=server.sha256 if server else None,
         stand_in=entry.stand_in,
@@ -114,19 +114,11 @@ def _download(
 
 
 def _server_binary(entry: Entry, tree: Path) -> Path:
-    found = _first_file(tree / BASEDIR, SERVER_BINARIES)
+    found = first_file(tree / BASEDIR, SERVER_BINARIES)
     if found is None:
         looked_for = " or ".join(f"{BASEDIR}/{name}" for name in SERVER_BINARIES)
         raise FetchError(_broken(entry, tree, looked_for))
     return found
-
-
-def _first_file(base: Path, candidates: tuple[str, ...]) -> Path | None:
-    for candidate in candidates:
-        path = base / candidate
-        if path.is_file():
-            return path
-    return None
 
 
 def _broken(entry: Entry, tree: Path, missing: str) -> str:

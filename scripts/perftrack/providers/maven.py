@@ -22,7 +22,7 @@ from pathlib import Path
 from perftrack import cache
 from perftrack.catalog import Entry, MavenArtifact
 from perftrack.errors import ConfigError, FetchError
-from perftrack.install import Install
+from perftrack.install import Install, first_file
 
 NAME = "maven"
 MVN_TIMEOUT_S = 900
@@ -68,7 +68,7 @@ def describe(entry: Entry, tree: Path) -> Install:
     share_dir = basedir / SHARE_DIR
     if not (share_dir / ERRMSG_FILE).is_file():
         raise FetchError(_broken(entry, tree, f"{SHARE_DIR}/{ERRMSG_FILE}"))
-    mysqld = _first_file(basedir, SERVER_BINARIES)
+    mysqld = first_file(basedir, SERVER_BINARIES)
     if mysqld is None:
         raise FetchError(_broken(entry, tree, " or ".join(SERVER_BINARIES)))
     libs = basedir / LIB_DIR
@@ -81,7 +81,7 @@ def describe(entry: Entry, tree: Path) -> Install:
         basedir=basedir,
         mysqld=mysqld,
         share_dir=share_dir,
-        install_db=_first_file(basedir, INSTALL_DB_SCRIPTS),
+        install_db=first_file(basedir, INSTALL_DB_SCRIPTS),
         lib_dirs=(libs,) if libs.is_dir() else (),
         source_sha256=artifact.sha256 if artifact else None,
         stand_in=entry.stand_in,
@@ -140,14 +140,6 @@ def _make_executable(basedir: Path) -> None:
         for path in directory.iterdir():
             if path.is_file() and not path.is_symlink():
                 path.chmod(EXECUTABLE_MODE)
-
-
-def _first_file(base: Path, candidates: tuple[str, ...]) -> Path | None:
-    for candidate in candidates:
-        path = base / candidate
-        if path.is_file():
-            return path
-    return None
 
 
 def _broken(entry: Entry, tree: Path, missing: str) -> str:

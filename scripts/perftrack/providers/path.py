@@ -13,7 +13,7 @@ from pathlib import Path
 
 from perftrack.catalog import Entry
 from perftrack.errors import ConfigError
-from perftrack.install import Install
+from perftrack.install import Install, first_file
 
 NAME = "path"
 SERVER_BINARIES = ("bin/mysqld", "sbin/mysqld", "bin/mariadbd", "sbin/mariadbd")
@@ -45,7 +45,7 @@ def fetch(
         basedir=basedir,
         mysqld=_server_binary(entry, basedir),
         share_dir=_share_dir(entry, basedir),
-        install_db=_first_file(basedir, INSTALL_DB_SCRIPTS),
+        install_db=first_file(basedir, INSTALL_DB_SCRIPTS),
         lib_dirs=tuple(basedir / name for name in LIB_DIRS if (basedir / name).is_dir()),
         source_sha256=None,
         stand_in=entry.stand_in,
@@ -65,7 +65,7 @@ def _basedir(entry: Entry) -> Path:
 
 
 def _server_binary(entry: Entry, basedir: Path) -> Path:
-    found = _first_file(basedir, SERVER_BINARIES)
+    found = first_file(basedir, SERVER_BINARIES)
     if found is None:
         raise ConfigError(
             f"no server binary in basedir {basedir} of server {entry.id!r}: looked for "
@@ -82,11 +82,3 @@ def _share_dir(entry: Entry, basedir: Path) -> Path:
     raise ConfigError(
         f"no error messages in basedir {basedir} of server {entry.id!r}: looked for {looked_for}"
     )
-
-
-def _first_file(base: Path, candidates: tuple[str, ...]) -> Path | None:
-    for candidate in candidates:
-        path = base / candidate
-        if path.is_file():
-            return path
-    return None

@@ -35,7 +35,7 @@ from pathlib import Path
 from perftrack import cache, rules
 from perftrack.catalog import Entry
 from perftrack.errors import ConfigError, FetchError
-from perftrack.install import Install
+from perftrack.install import Install, first_file
 from perftrack.providers.path import ERRMSG_FILE, INSTALL_DB_SCRIPTS, LIB_DIRS, SERVER_BINARIES
 
 NAME = "tarball"
@@ -106,7 +106,7 @@ def describe(entry: Entry, tree: Path) -> Install:
         basedir=basedir,
         mysqld=_server_binary(entry, basedir),
         share_dir=_share_dir(entry, basedir),
-        install_db=_first_file(basedir, INSTALL_DB_SCRIPTS),
+        install_db=first_file(basedir, INSTALL_DB_SCRIPTS),
         lib_dirs=lib_dirs,
         source_sha256=entry.tarball.sha256,
         stand_in=entry.stand_in,
@@ -204,7 +204,7 @@ def _basedir(entry: Entry, tree: Path) -> Path:
 
 
 def _server_binary(entry: Entry, basedir: Path) -> Path:
-    found = _first_file(basedir, SERVER_BINARIES)
+    found = first_file(basedir, SERVER_BINARIES)
     if found is None:
         raise FetchError(
             f"{entry.id}: the tarball has no server binary ({', '.join(SERVER_BINARIES)}) "
@@ -221,13 +221,6 @@ def _share_dir(entry: Entry, basedir: Path) -> Path:
         f"{entry.id}: the tarball has no error messages ({ERRMSG_FILE} under "
         f"{' or '.join(SHARE_DIRS)})"
     )
-
-
-def _first_file(base: Path, candidates: tuple[str, ...]) -> Path | None:
-    for candidate in candidates:
-        if (base / candidate).is_file():
-            return base / candidate
-    return None
 
 
 def _check_binary_version(entry: Entry, install: Install) -> None:
