@@ -3,15 +3,19 @@ VENV      := .venv
 PY        := $(VENV)/bin/python
 PERFTRACK := $(VENV)/bin/perftrack
 STAMP     := $(VENV)/.installed
-SHELL_SCRIPTS := scripts/setup-system.sh .ci/run site/vendor.sh
+SHELL_SCRIPTS := scripts/setup-system.sh .ci/run site/vendor.sh scripts/ci-setup.sh scripts/new-tags-pr.sh \
+	runners/provision runners/jit-config runners/run-ephemeral runners/tune runners/preflight runners/_perftrack.sh
 # Workflow linters: actionlint from the Go module proxy (its PyPI wrapper downloads from
 # GitHub, which fails here), zizmor from PyPI (a dev dependency).
 TOOLS     := $(VENV)/tools
 ACTIONLINT_VERSION := v1.7.12
 ACTIONLINT := $(TOOLS)/actionlint
+# act runs the workflows locally in the tests (tests/workflows/, docs/workflows.md).
+ACT_VERSION := v0.2.89
+ACT       := $(TOOLS)/act
 GO        ?= $(shell command -v go 2>/dev/null || echo /usr/local/go/bin/go)
 
-.PHONY: setup demo test lint pytest clean
+.PHONY: setup demo test lint pytest clean act
 
 setup: $(STAMP)
 
@@ -31,6 +35,11 @@ demo: setup
 $(ACTIONLINT):
 	GOBIN=$(abspath $(TOOLS)) $(GO) install github.com/rhysd/actionlint/cmd/actionlint@$(ACTIONLINT_VERSION)
 
+$(ACT):
+	GOBIN=$(abspath $(TOOLS)) $(GO) install github.com/nektos/act@$(ACT_VERSION)
+
+act: $(ACT)
+
 lint: setup $(ACTIONLINT)
 	$(VENV)/bin/ruff check scripts tests benchmarks
 	$(VENV)/bin/ruff format --check scripts tests benchmarks
@@ -39,7 +48,7 @@ lint: setup $(ACTIONLINT)
 	$(VENV)/bin/zizmor --offline --min-severity=medium .github/workflows
 
 # pytest exits 5 when it collected no tests: that must fail, not pass silently.
-pytest: setup
+pytest: setup $(ACT)
 	$(PY) -m pytest -q; rc=$$?; \
 	  if [ $$rc -eq 5 ]; then echo "error: pytest collected no tests" >&2; exit 1; fi; \
 	  exit $$rc

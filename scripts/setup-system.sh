@@ -8,11 +8,14 @@
 #   ca-certificates     HTTPS to the package registries
 #   chromium            the site tests open the built site in it (via Playwright)
 #   debootstrap         builds the Debian sid chroot with Oracle MySQL (provider debian-sid)
+#   linux-perf          `perf stat`: instructions and cycles per transaction where the
+#                       machine exposes hardware counters (bare metal; VMs report them
+#                       "not supported" and perftrack records them as unavailable)
 #   docker.io           a Docker engine for the docker provider's tests, only where no dockerd
 #                       is installed (a runner's own Docker, e.g. docker-ce, is left alone)
 set -euo pipefail
 
-packages=(sysbench mariadb-client libaio1 maven shellcheck ca-certificates chromium debootstrap)
+packages=(sysbench mariadb-client libaio1 maven shellcheck ca-certificates chromium debootstrap linux-perf)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -162,3 +162,97 @@ def test_engine_silently_substituted_fails_the_cell_loudly(tmp_path, config_dir,
     reasons = {x["reason"] for x in recs}
     assert any("table_engines=InnoDB (want MyISAM)" in r for r in reasons), reasons
     assert json.dumps(recs)  # records written and readable
+
+
+# --- handshake modifier and dataset size (issue 5) -----------------------------------------
+
+
+def test_handshake_and_dataset_size_value_sets_are_documented() -> None:
+    a = axes.load(CONFIGS)
+    assert a.handshakes == {"skip": True, "client": False}
+    assert a.dataset_sizes["small"] < 1 < a.dataset_sizes["large"]
+    assert axes.dataset_class(5 << 20, 8 << 20, a) == "small"
+    assert axes.dataset_class(9 << 20, 8 << 20, a) == "large"
+
+
+def test_handshake_skip_sets_the_option_and_checks_the_connection_charset() -> None:
+    a = axes.load(CONFIGS)
+    cell = plan.expand(m(handshakes=["skip"]), INFO.__getitem__)[0]
+    opts = axes.server_options(cell, rules.rules_for("mariadb", "10.11.18"), a)
+    assert opts == {"skip-character-set-client-handshake": None}
+    client = plan.expand(m(handshakes=["client"]), INFO.__getitem__)[0]
+    assert axes.server_options(client, rules.rules_for("mariadb", "10.11.18"), a) == {}
+    aligned = dict.fromkeys(axes.CONNECTION_VARS[:3], "latin1")
+    aligned["collation_connection"] = "latin1_swedish_ci"
+    assert axes.mismatches(cell, aligned, a) == []
+    fell_back = {**aligned, "character_set_client": "utf8mb4"}
+    assert axes.mismatches(cell, fell_back, a) == ["character_set_client=utf8mb4 (want latin1)"]
+    assert axes.mismatches(client, fell_back, a) == [], "client: recorded, not required"
+
+
+def test_a_profile_cannot_set_the_removed_handshake_option_on_mysql_8_4() -> None:
+    with pytest.raises(ConfigError, match=r"removed in MySQL 8\.3\.0"):
+        rules.translate_options(
+            rules.rules_for("mysql", "8.4.3"), {"skip-character-set-client-handshake": None}
+        )
+    assert rules.rules_for("mysql", "8.0.36").client_handshake_option
+    assert not rules.rules_for("mysql", "8.3.0").client_handshake_option
+
+
+def test_dataset_size_mismatch_and_buffer_pool_sources() -> None:
+    a = axes.load(CONFIGS)
+    rule = rules.rules_for("mariadb", "10.11.18")
+    assert axes.buffer_pool_bytes(rule, {}) == 128 << 20
+    assert axes.buffer_pool_bytes(rule, {"innodb-buffer-pool-size": "6M"}) == 6 << 20
+    cell = plan.expand(m(dataset_sizes=["large"]), INFO.__getitem__)[0]
+    assert axes.mismatches(cell, {"dataset_size": "small"}, a) == [
+        "dataset_size=small (want large)"
+    ]
+
+
+def test_new_cell_fields_validate_and_their_read_back_reaches_the_db(tmp_path: Path) -> None:
+    """Synthetic record (fixtures): the new axes are cell fields; the DB keeps them in the
+    `effective` JSON column (docs/schema.md), so no schema migration is needed."""
+    new = make_record(cell=2)
+    new["cell"].update(handshake="skip", dataset_size="large", phase="post")
+    new["effective"].update(
+        character_set_client="latin1", dataset_size="large", dataset_bytes="26279936", phase="post"
+    )
+    record.validate(new)
+    bad = json.loads(json.dumps(new))
+    bad["cell"]["phase"] = "during"
+    with pytest.raises(record.RecordError, match="cell/phase"):
+        record.validate(bad)
+    with store.open_db(tmp_path / "r.duckdb", write=True) as st:
+        st.ingest([new])
+        row = st.con.execute(
+            "SELECT effective->>'phase', effective->>'dataset_size', "
+            "effective->>'character_set_client' FROM results"
+        ).fetchone()
+    assert row == ("post", "large", "latin1")
+
+
+@pytest.mark.integration
+def test_handshake_skip_aligns_the_benchmark_connection_on_mariadb(tmp_path, config_dir, workroot):
+    """sysbench's client library asks for utf8mb4; on a latin1 server only `skip` makes the
+    benchmark connection latin1. Both are read back from sysbench's own connection."""
+    mx = m(handshakes=["client", "skip"], duration_s=1, warmup_s=0, tables=1, table_size=100)
+    s, recs = _run(tmp_path, config_dir, workroot, mx)
+    assert (s.ok, s.failed) == (2, 0), [x["reason"] for x in recs]
+    by = {x["cell"]["handshake"]: x["effective"] for x in recs}
+    assert by["skip"]["character_set_client"] == "latin1"
+    assert by["skip"]["collation_connection"] == "latin1_swedish_ci"
+    assert by["client"]["character_set_client"] == "utf8mb4", "libmariadb's default"
+
+
+@pytest.mark.integration
+def test_handshake_option_silently_ignored_fails_the_cell_loudly(
+    tmp_path, config_dir, workroot, monkeypatch
+):
+    """A server that ignores the option (here: a `loose-` name it does not know, as a
+    release that dropped the option would) keeps the client's charset: the cell fails."""
+    monkeypatch.setattr(axes, "HANDSHAKE_OPTION", "loose-skip-character-set-client-handshake-x")
+    mx = m(handshakes=["skip"], duration_s=1, warmup_s=0, tables=1, table_size=100)
+    s, recs = _run(tmp_path, config_dir, workroot, mx)
+    assert (s.ok, s.failed) == (0, 1)
+    assert all("character_set_client=utf8mb4 (want latin1)" in x["reason"] for x in recs)

@@ -379,3 +379,39 @@ def _yaml(text: str) -> object:
     import yaml
 
     return yaml.load(text, Loader=catalog._Loader)
+
+
+# --- server_options (stand-ins with a configuration of their own) -------------------------
+
+
+def test_server_options_are_parsed_in_order(tmp_path: Path) -> None:
+    cat = catalog.load(
+        write(tmp_path, one_server(server_options="[sync_binlog=1, log-bin=binlog, skip-log-bin]"))
+    )
+    (entry,) = cat.entries
+    assert entry.server_options == (
+        ("sync_binlog", "1"),
+        ("log-bin", "binlog"),
+        ("skip-log-bin", None),
+    )
+    assert entry.options == {"sync_binlog": "1", "log-bin": "binlog", "skip-log-bin": None}
+
+
+@pytest.mark.parametrize(
+    ("options", "needle"),
+    [
+        ("[bind-address=0.0.0.0]", "sets bind-address"),
+        ("[bind=0.0.0.0]", "sets bind-address"),  # mysqld takes the unique prefix
+        ("[loose-port=3306]", "sets port"),
+        ("[skip-networking]", "sets skip-networking"),
+        ("[extra_port=3307]", "sets extra-port"),
+        ("[mysqlx-bind-address=0.0.0.0]", "sets mysqlx-bind-address"),
+        ("[datadir=/etc]", "sets datadir"),
+        ("['innodb_buffer_pool_size=1G; x']", "characters not allowed"),
+        ("[1]", "must be a string"),
+        ("[]", "non-empty list"),
+        ("innodb_buffer_pool_size=1G", "non-empty list"),
+    ],
+)
+def test_bad_server_options_are_refused(tmp_path: Path, options: str, needle: str) -> None:
+    assert needle in load_error(tmp_path, one_server(server_options=options))

@@ -3,6 +3,7 @@ migration appends. Fixture DBs and records are synthetic (see tests/fixtures/)."
 
 from __future__ import annotations
 
+import json
 import re
 import shutil
 from pathlib import Path
@@ -183,3 +184,51 @@ def test_failing_migration_rolls_back_to_previous_version(
         assert "half_done" not in migrations.user_tables(con)
     finally:
         con.close()
+
+
+# --- schema v4: cost per operation and host-noise columns (issue #9) ---
+
+
+def test_v4_adds_nullable_cost_columns_to_a_v3_db(tmp_path: Path) -> None:
+    db = tmp_path / "results.duckdb"
+    shutil.copyfile(FIXTURE_DBS / "schema_v3.duckdb", db)
+    with store.open_db(db, write=True) as st:
+        assert 4 in st.migrated
+        cols = dict(
+            st.con.execute(
+                "SELECT column_name, data_type FROM information_schema.columns "
+                "WHERE table_name = 'results'"
+            ).fetchall()
+        )
+        for name, sql_type in migrations.V4_COST_COLUMNS:
+            assert cols[name] == sql_type, name
+        # results from before v4 have no cost: null, never zero
+        assert st.con.execute(
+            "SELECT count(*), count(cpu_us_per_txn), count(noisy) FROM results"
+        ).fetchone() == (len(fixture_records()), 0, 0)
+        # a record with cost and host fields fills them
+        rec = make_record(run_id="synthetic-with-cost")
+        rec["result"].update(cpu_us_per_txn=812.5, ctx_vol_per_txn=2.25, ipc=None)
+        rec["cost"] = {
+            "source": "proc",
+            "window_s": 30.0,
+            "unavailable": {"ipc": "perf stat cannot count hardware events"},
+        }
+        rec["host"] = {"steal_pct": 7.0, "noisy": True, "noisy_reason": "CPU steal 7.0% > 5%"}
+        assert st.ingest([record.validate(rec)]).added == 1
+        row = st.con.execute(
+            "SELECT cpu_us_per_txn, ctx_vol_per_txn, ipc, cost_unavailable, host_steal_pct, "
+            "noisy, noisy_reason FROM results WHERE run_id = 'synthetic-with-cost'"
+        ).fetchone()
+        assert st.check() == []
+    assert row[:3] == (812.5, 2.25, None)
+    assert json.loads(row[3]) == {"ipc": "perf stat cannot count hardware events"}
+    assert row[4:] == (7.0, True, "CPU steal 7.0% > 5%")
+
+
+def test_store_result_columns_cover_every_cost_field() -> None:
+    names = [n for n, _ in store.RESULT_COLUMNS]
+    v4 = [n for n, _ in migrations.V4_COST_COLUMNS]
+    assert set(record.COST_FIELDS) <= set(names)
+    assert set(v4) <= set(names)
+    assert len(names) == len(set(names))

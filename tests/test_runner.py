@@ -31,7 +31,7 @@ def tiny(**kw) -> matrix.Matrix:
         "tables": 1,
         "table_size": 500,
     }
-    return matrix.from_dict({**base, **kw})
+    return matrix.from_dict({k: v for k, v in {**base, **kw}.items() if v is not None})
 
 
 def make_runner(tmp_path, config_dir, workroot, m, **kw):
@@ -175,3 +175,69 @@ def test_sigterm_marks_interrupted_and_resume_runs_only_missing_cells(
     assert set(att) == {c.cell_id for c in rd.cells()}
     assert all(len(v) == 1 and v[0]["status"] == "ok" for v in att.values())
     assert rd.status()["status"] == "complete"
+
+
+# --- issue 5: dataset size against the buffer pool, pre/post read-only passes --------------
+
+
+def _pool_profile(config_dir, monkeypatch) -> str:
+    """A profile with a tiny declared buffer pool (8 MiB) the plan sizes datasets by."""
+    (config_dir / "profiles" / "pool8m.cnf").write_text("[mysqld]\ninnodb_buffer_pool_size=8M\n")
+    monkeypatch.setenv("PERFTRACK_CONFIG_DIR", str(config_dir))
+    return "pool8m"
+
+
+def test_dataset_sizes_and_prepost_passes_on_a_real_server(
+    tmp_path, config_dir, workroot, monkeypatch
+):
+    """small (~4 MiB) and large (~25 MiB) against an 8 MiB buffer pool; the write group is
+    wrapped in oltp_read_only passes recorded as phase pre and post."""
+    m = tiny(
+        servers=PAIR[:1],
+        workloads=["oltp_update_index"],
+        profile=_pool_profile(config_dir, monkeypatch),
+        dataset_sizes=["small", "large"],
+        prepost=True,
+        duration_s=1,
+        table_size=None,
+    )
+    r, rd, lines = make_runner(tmp_path, config_dir, workroot, m)
+    s = r.run()
+    recs = records(rd)
+    assert (s.ok, s.failed) == (6, 0), [x["reason"] for x in recs]
+    for x in recs:
+        eff, cell = x["effective"], x["cell"]
+        data, pool = int(eff["dataset_bytes"]), int(eff["innodb_buffer_pool_size"])
+        assert pool == 8 << 20
+        assert (data > pool) == (cell["dataset_size"] == "large")
+        assert eff["dataset_size"] == cell["dataset_size"]
+        assert eff.get("phase") == cell["phase"]
+    order = [(c.dataset_size, c.workload, c.phase) for c in rd.cells() if c.dataset_size == "large"]
+    assert order == [
+        ("large", "oltp_read_only", "pre"),
+        ("large", "oltp_update_index", None),
+        ("large", "oltp_read_only", "post"),
+    ]
+    assert any("large post" in ln for ln in lines), "the progress line names the phase"
+
+
+def test_dataset_that_is_not_the_size_it_claims_fails_the_cell_loudly(
+    tmp_path, config_dir, workroot, monkeypatch
+):
+    """A wrong bytes-per-row estimate plans a 'large' dataset that fits the pool: the
+    measured bytes against the effective buffer pool catch it."""
+    from perftrack import axes
+
+    monkeypatch.setitem(axes.ROW_BYTES, "oltp", 4000)  # 16x too big: ~1.5 MiB of rows
+    m = tiny(
+        servers=PAIR[:1],
+        profile=_pool_profile(config_dir, monkeypatch),
+        dataset_sizes=["large"],
+        duration_s=1,
+        table_size=None,
+    )
+    r, rd, _ = make_runner(tmp_path, config_dir, workroot, m, retries=0)
+    s = r.run()
+    assert (s.ok, s.failed) == (0, 1)
+    (rec,) = records(rd)
+    assert "dataset_size=small (want large)" in rec["reason"]

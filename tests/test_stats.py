@@ -1,5 +1,7 @@
 """Statistics on synthetic samples (test fixtures, not measurements)."""
 
+import math
+
 import numpy as np
 
 from perftrack import stats
@@ -49,3 +51,15 @@ def test_interval_is_deterministic():
 def test_cv():
     assert stats.cv([1.0]) is None
     assert abs(stats.cv([9.0, 11.0]) - (np.std([9, 11], ddof=1) / 10)) < 1e-12
+
+
+def test_a_very_noisy_series_still_calls_a_collapse_a_regression() -> None:
+    # Seen in an act run under load: CV so high that z·SE ≈ 1.54. A linear band 1 ± 1.54
+    # called a ratio of 0.053 [0.009, 0.242] "unchanged"; the log-scale band must not.
+    se_target = 1.54 / stats.Z_FALSE_ALARM
+    cv = se_target / (stats.MEDIAN_SE_FACTOR * math.sqrt(1 / 4 + 1 / 4))
+    thr = stats.noise_threshold(cv, 4, 4)
+    assert 0.7 < thr < 1
+    assert stats.verdict(0.053, 0.009, 0.242, 0.001, thr) == "regression"
+    assert stats.verdict(0.95, 0.5, 1.8, 0.6, thr) == "unchanged"
+    assert stats.verdict(0.95, 0.5, 1.8, 0.6, thr, min_effect=0.1) == "inconclusive"

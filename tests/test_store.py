@@ -291,10 +291,13 @@ def test_server_key_is_stable_and_follows_identity() -> None:
 # --- interval summaries ---
 
 
-def test_interval_summary_downsamples_to_at_most_60_points() -> None:
+def test_interval_summary_downsamples_to_at_most_series_points() -> None:
     summary = store.summarize_intervals([float(i) for i in range(600)])
-    assert summary.series is not None and len(summary.series) == store.SERIES_POINTS
-    assert summary.series[0] == pytest.approx(4.5)  # mean of 0..9
+    assert summary.series is not None and len(summary.series) == store.SERIES_POINTS == 12
+    assert summary.series[0] == pytest.approx(24.5)  # mean of 0..49
+    assert summary.series[-1] == pytest.approx(574.0)  # mean of 550..599 is 574.5
+    uneven = store.summarize_intervals([float(i) for i in range(25)]).series
+    assert uneven == [1.0, 3.5, 5.5, 7.5, 9.5, 11.5, 13.5, 15.5, 17.5, 19.5, 21.5, 23.5]
     assert summary.p50 == pytest.approx(299.5)
     assert summary.p5 is not None and summary.p95 is not None
     assert summary.p5 < summary.p50 < summary.p95

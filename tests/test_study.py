@@ -170,3 +170,49 @@ def test_durability_comparison_matches_the_sync_binlog_rows(tmp_path: Path) -> N
     assert row.ours == pytest.approx(5.0)
     assert row.article == pytest.approx(19.898 / 0.016)  # 5.7 MyISAM write, 50 clients
     assert row.agrees() is True
+
+
+def test_handshake_cells_are_reported_apart_and_next_to_the_articles_plain_rows(
+    tmp_path: Path,
+) -> None:
+    """SYNTHETIC records: the same cells with and without `handshake: skip` never pool
+    their repeats; each is compared with the article's row (which has no handshake)."""
+    run = tmp_path / "runs" / "synthetic-hs"
+    (run / "records").mkdir(parents=True)
+    (run / "plan.json").write_text('{"matrix": {"name": "study-000_charset_57_vs_80-local"}}')
+    cells = [(hs, server) for hs in (None, "skip") for server in ("mariadb-10.11.18", "x")]
+    for i, (hs, server) in enumerate(cells):
+        sid = "mariadb-10.11.19" if server == "x" else server
+        rec = make_record(run_id="synthetic-hs", cell=i, server_id=sid, threads=4)
+        rec["cell"].update(workload="oltp_read_only", collation="latin1_swedish_ci", handshake=hs)
+        rec["result"]["qps"] = 1000.0 if hs is None else 1500.0 * (2 if server == "x" else 1)
+        record.write(record.validate(rec), run / "records")
+    st = study.load(S000, CONFIGS)
+    table = study.render(st, "local", run, lambda _: None)
+    version = {r.label: r for r in table if r.comparison == "version"}
+    plain = version["workload=oltp_read_only threads=4 collation=latin1_swedish_ci"]
+    skip = version["workload=oltp_read_only threads=4 collation=latin1_swedish_ci handshake=skip"]
+    assert (plain.ours, skip.ours) == (pytest.approx(1.0), pytest.approx(2.0))
+    assert plain.n == skip.n == (1, 1)
+    assert skip.article == plain.article == pytest.approx(4106.69 / 4578.18)
+
+
+def test_a_study_scale_may_set_the_handshake_modifier(tmp_path: Path) -> None:
+    d = tmp_path / "configs"
+    (d / "studies" / "reference").mkdir(parents=True)
+    src = yaml.safe_load((CONFIGS / "studies" / f"{S000}.yaml").read_text())
+    src["scales"]["local"]["handshakes"] = ["skip"]
+    (d / "studies" / f"{S000}.yaml").write_text(yaml.safe_dump(src))
+    ref = CONFIGS / "studies" / "reference" / f"{S000}.csv"
+    (d / "studies" / "reference" / ref.name).write_text(ref.read_text())
+    st = study.load(S000, d)
+    assert st.matrix("local").handshakes == ("skip",)
+
+
+def test_a_study_may_be_named_by_its_number() -> None:
+    assert study.load("000", CONFIGS).name == S000
+    assert study.load("001_mysql", CONFIGS).name == S001
+    with pytest.raises(ConfigError, match="ambiguous: 000_charset_57_vs_80, 001_mysqlslap"):
+        study.load("00", CONFIGS)
+    with pytest.raises(ConfigError, match="unknown study '9'"):
+        study.load("9", CONFIGS)

@@ -3,6 +3,9 @@ workload run for real on MariaDB 10.11 (integration)."""
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -269,3 +272,85 @@ def test_datasets_prepared_once_and_every_group_starts_from_the_fresh_copy(
     for x in recs:  # verified on every copy, as after a prepare
         assert x["effective"]["table_engines"] == "InnoDB"
         assert x["effective"]["table_collations"] == "latin1_swedish_ci"
+
+
+# --- Lua workloads that do not load are refused at validation time (issue 5) ---------------
+
+BAD_LUA = {
+    "syntax.lua": "function event()\n  local x = = 1\nend\n",
+    "needs.lua": "local m = require('perftrack_no_such_module')\nfunction event() end\n",
+}
+
+
+def _lua_workloads(tmp_path: Path) -> Path:
+    d = tmp_path / "wl"
+    (d / "lua").mkdir(parents=True)
+    for name, text in BAD_LUA.items():
+        (d / "lua" / name).write_text(text)
+    (d / "lua" / "good.lua").write_text("function event() end\n")
+    entries = "".join(
+        f"  - {{name: {n}, tool: sysbench, script: lua/{n}.lua, writes: false, description: x}}\n"
+        for n in ("syntax", "needs", "good")
+    )
+    (d / "lua.yaml").write_text("workloads:\n" + entries)
+    return d
+
+
+@pytest.mark.parametrize(
+    ("name", "message"),
+    [
+        ("syntax", r"workload syntax: Lua script does not load: \S*syntax\.lua:2: unexpected"),
+        ("needs", r"workload needs: .*needs\.lua:1: module 'perftrack_no_such_module' not found"),
+    ],
+)
+def test_lua_that_does_not_load_is_refused_naming_file_and_line(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, name: str, message: str
+) -> None:
+    d = _lua_workloads(tmp_path)
+    monkeypatch.setenv(workloads.ENV_WORKLOADS_DIR, str(d))
+    monkeypatch.setattr(workloads, "WORKLOADS", workloads.load(d))
+    base = {"name": "t", "servers": ["mariadb-10.11.18"], "charsets": ["latin1"], "threads": [1]}
+    with pytest.raises(ConfigError, match=message) as exc:
+        matrix.from_dict({**base, "workloads": [name]})
+    assert "\n" not in str(exc.value)
+    matrix.from_dict({**base, "workloads": ["good"]})  # a script that loads passes
+    (d / "lua" / "good.lua").unlink()
+    with pytest.raises(ConfigError, match="no Lua file"):
+        matrix.from_dict({**base, "workloads": ["good"]})
+
+
+def test_project_lua_workloads_load() -> None:
+    for w in workloads.WORKLOADS.values():
+        workloads.check_loads(w)
+
+
+def test_cli_refuses_a_matrix_with_a_broken_lua_workload(tmp_path: Path) -> None:
+    """The real CLI: one line naming file and line, non-zero exit, no run directory."""
+    d = _lua_workloads(tmp_path)
+    mfile = tmp_path / "m.yaml"
+    mfile.write_text(
+        "name: t\nservers: [mariadb-10.11.18]\nworkloads: [syntax]\n"
+        "charsets: [latin1]\nthreads: [1]\n"
+    )
+    env = {**os.environ, workloads.ENV_WORKLOADS_DIR: str(d)}
+    out = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            "import sys; from perftrack.cli import main; sys.exit(main())",
+            "run",
+            str(mfile),
+            "--out",
+            str(tmp_path / "r"),
+        ],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=Path(__file__).resolve().parents[1],
+        check=False,
+    )
+    assert out.returncode != 0
+    lines = out.stderr.strip().splitlines()
+    assert len(lines) == 1 and "syntax.lua:2:" in lines[0], out.stderr
+    assert "Traceback" not in out.stderr
+    assert not (tmp_path / "r").exists()

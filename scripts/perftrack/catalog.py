@@ -17,7 +17,7 @@ from typing import Any, NoReturn
 
 import yaml
 
-from perftrack import paths
+from perftrack import paths, profiles
 from perftrack.errors import ConfigError
 
 CATALOG_FILENAME = "versions.yaml"
@@ -37,6 +37,8 @@ PROVIDER_SECTIONS = {
 ID_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.+-]{0,99}\Z")
 VERSION_RE = re.compile(r"^[0-9]+\.[0-9]+(\.[0-9]+)?\Z")
 SHA256_RE = re.compile(r"^[0-9a-f]{64}\Z")
+# A docker image digest: a registry manifest digest (RepoDigests) or an image id.
+IMAGE_DIGEST_RE = re.compile(r"^sha256:[0-9a-f]{64}\Z")
 # Debian policy 5.6.1 (package names) and 5.6.12 (versions); both must start with an
 # alphanumeric, so neither can ever be mistaken for an option.
 DEB_NAME_RE = re.compile(r"^[a-z0-9][a-z0-9+.-]+\Z")
@@ -59,7 +61,12 @@ DEFAULT_DEBIAN_MIRROR = "http://deb.debian.org/debian"
 
 TOP_KEYS = ("servers",)
 REQUIRED_KEYS = ("id", "product", "version", "provider")
-OPTIONAL_KEYS = ("stand_in", "notes", *PROVIDER_SECTIONS.values())
+OPTIONAL_KEYS = ("stand_in", "notes", *PROVIDER_SECTIONS.values(), "digest", "server_options")
+# Listener options (beyond profiles.RESERVED) an entry's server_options may not set: a
+# catalog entry must not open another port or address (servers bind 127.0.0.1 only).
+LISTENER_OPTIONS = frozenset(
+    {"extra-port", "admin-address", "admin-port", "mysqlx-bind-address", "mysqlx-port"}
+)
 PACKAGE_KEYS = ("name", "version", "sha256")
 MAVEN_KEYS = ("group", "artifact", "version", "sha256")
 CHROOT_KEYS = ("package",)
@@ -143,6 +150,15 @@ class Entry:
     chroot: SidChroot | None = None
     tarball: Tarball | None = None
     image: str | None = None
+    digest: str | None = None  # docker only: the image must have it before use
+    # [mysqld] options of this entry (name, value or None for a flag), in file order: a
+    # stand-in's differences from the basedir's defaults. Profiles and cells override them.
+    server_options: tuple[tuple[str, str | None], ...] = ()
+
+    @property
+    def options(self) -> dict[str, str | None]:
+        """``server_options`` as a my.cnf mapping."""
+        return dict(self.server_options)
 
     @property
     def server_package(self) -> DebianPackage | None:
@@ -320,6 +336,8 @@ def _parse_entry(raw: Any, index: int, parent: _Where) -> Entry:
         chroot=_parse_chroot(raw.get("chroot"), where),
         tarball=_parse_tarball(raw.get("tarball"), where),
         image=_parse_image(raw.get("image"), where),
+        digest=_parse_digest(raw.get("digest"), raw.get("provider"), where),
+        server_options=_parse_server_options(raw.get("server_options"), where),
     )
     _check_provider_section(raw, entry.provider, where)
     _check_version_agrees(entry, where)
@@ -518,11 +536,50 @@ def _parse_image(value: Any, where: _Where) -> str | None:
     return text
 
 
+def _parse_digest(value: Any, provider: Any, where: _Where) -> str | None:
+    if value is None:
+        return None
+    if provider != "docker":
+        where.fail(f"'digest' belongs to provider 'docker', not {provider!r}")
+    text = _require_str(value, "digest", where)
+    if not IMAGE_DIGEST_RE.match(text):
+        where.fail(
+            f"bad digest {text!r}: expected sha256: and 64 lowercase hex digits (`docker image "
+            "inspect --format '{{json .RepoDigests}}' IMAGE`, or its Id for an imported image)"
+        )
+    return text
+
+
 def _image_tag(image: str) -> str | None:
     """The tag of an image reference (``mysql:8.4.3`` → ``8.4.3``), or None."""
     name = image.split("@", 1)[0]
     last = name.rsplit("/", 1)[-1]
     return last.split(":", 1)[1] if ":" in last else None
+
+
+def _parse_server_options(value: Any, where: _Where) -> tuple[tuple[str, str | None], ...]:
+    """``server_options: [NAME=VALUE | NAME, …]``, checked by the profile rules."""
+    if value is None:
+        return ()
+    if not isinstance(value, list) or not value:
+        where.fail("'server_options' must be a non-empty list of NAME=VALUE strings")
+    out: list[tuple[str, str | None]] = []
+    for index, item in enumerate(value):
+        text = _require_str(item, f"server_options[{index}]", where, quote_hint=True)
+        name, sep, val = (part.strip() for part in text.partition("="))
+        if not profiles.OPTION_RE.match(name):
+            where.fail(f"server_options[{index}]: {name!r} is not an option name")
+        owned = profiles.reserved_as(name)
+        bare = name.lower().replace("_", "-").removeprefix("loose-")
+        if owned or bare in LISTENER_OPTIONS:
+            where.fail(
+                f"server_options[{index}]: {name!r} sets {owned or bare}, which a catalog "
+                "entry may not set (perftrack owns paths, ports and the bind address)"
+            )
+        if sep and not profiles.VALUE_RE.match(val):
+            where.fail(f"server_options[{index}]: the value of {name!r} has characters not allowed")
+        out.append((name, val if sep else None))
+    return tuple(out)
 
 
 def _parse_basedir(value: Any, where: _Where) -> Path | None:

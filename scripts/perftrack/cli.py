@@ -31,6 +31,8 @@ from .errors import (
     Interrupted,
     PerftrackError,
 )
+from .prcommands import pr_app, tags_app
+from .runner_commands import runner_app
 from .site.commands import site_app
 
 app = typer.Typer(
@@ -44,6 +46,9 @@ db_app = typer.Typer(help="The results DB (data/results.duckdb).", no_args_is_he
 app.add_typer(servers_app, name="servers")
 app.add_typer(db_app, name="db")
 app.add_typer(site_app, name="site")
+app.add_typer(runner_app, name="runner")
+app.add_typer(tags_app, name="tags")
+app.add_typer(pr_app, name="pr")
 
 # Logs and CI are not terminals: give tables room instead of rich's 80-column default.
 NON_TTY_WIDTH = 180
@@ -51,6 +56,7 @@ out = Console(highlight=False, soft_wrap=True, width=None if sys.stdout.isatty()
 
 DbOpt = Annotated[Path, typer.Option("--db", help="results DB file")]
 RunsOpt = Annotated[Path, typer.Option("--out", help="directory for run directories")]
+METRIC_HELP = " | ".join(compare.METRICS)  # throughput, latency and cost per operation
 
 
 def emit(msg: str) -> None:
@@ -176,13 +182,25 @@ def run(
     retries: Annotated[int, typer.Option(min=0, max=5, help="retries of failed cells")] = 1,
     runner_class: Annotated[str | None, typer.Option(help="runner class label")] = None,
     out_dir: RunsOpt = paths.DEFAULT_RUNS,
+    night_plan: Annotated[
+        Path | None, typer.Option("--night-plan", help="night plan file (perftrack plan)")
+    ] = None,
+    shard: Annotated[
+        int | None, typer.Option(min=0, help="with --night-plan: the shard to run")
+    ] = None,
 ) -> None:
     """Benchmark a matrix (or inline options); write one run record per cell."""
+    if (night_plan is None) != (shard is None):
+        raise ConfigError("--night-plan and --shard go together: give both")
     if resume:
-        if matrix_file or server:
+        if matrix_file or server or night_plan:
             raise ConfigError("--resume takes no matrix or --server: the run has its plan")
         rd = runner.open_run(out_dir, resume)
-        s = _execute(rd, True, retries)
+        s = _execute(rd, True, retries, bool(rd.plan().get("reuse_datasets")))
+    elif night_plan is not None and shard is not None:
+        if matrix_file or server:
+            raise ConfigError("--night-plan takes no matrix or --server: the plan has the cells")
+        s = _run_shard(night_plan, shard, runner_class, out_dir, retries)
     else:
         if matrix_file and server:
             raise ConfigError("give a matrix file or --server options, not both")
@@ -209,6 +227,81 @@ def run(
         s = _execute(rd, False, retries)
     if s.failed:
         raise typer.Exit(EXIT_FAILED_CELLS)
+
+
+def _run_shard(
+    plan_file: Path, shard: int, runner_class: str | None, out_dir: Path, retries: int
+) -> runner.Summary:
+    """One shard of a night plan as one run directory, datasets prepared once per group."""
+    from . import nightplan
+
+    work = nightplan.load_shard(plan_file, shard, catalog.load())
+    if runner_class and runner_class != work.runner_class:
+        raise ConfigError(
+            f"shard {shard} is planned for runner class {work.runner_class}, not {runner_class}"
+        )
+    sysbench.binary()
+    rd = runner.create_from_cells(
+        work.cells,
+        work.matrix_spec,
+        out_dir,
+        work.runner_class,
+        night_plan=work.source,
+        reuse_datasets=True,
+    )
+    emit(f"run {rd.run_id}: shard {shard} of {plan_file}, {len(work.cells)} cells in {rd.path}")
+    return _execute(rd, False, retries, True)
+
+
+@app.command("plan")
+def plan_cmd(
+    matrix_file: Annotated[
+        str | None, typer.Argument(help="matrix name or file (default: nightly)")
+    ] = None,
+    budget_minutes: Annotated[
+        int | None,
+        typer.Option(min=1, max=10080, help="wall-clock minutes each shard may take"),
+    ] = None,
+    shards: Annotated[int, typer.Option(min=1, max=256, help="parallel jobs")] = 1,
+    db: DbOpt = paths.DEFAULT_DB,
+    out_file: Annotated[Path, typer.Option("--out", help="night plan file")] = Path(
+        "runs/night-plan.json"
+    ),
+    github_output: Annotated[
+        bool, typer.Option("--github-output", help="append matrix= and shards= to $GITHUB_OUTPUT")
+    ] = False,
+    use_dispatch: Annotated[
+        bool, typer.Option("--dispatch", help="read the PT_* workflow inputs from the env")
+    ] = False,
+    night: Annotated[str | None, typer.Option(help="YYYY-MM-DD (default: today, UTC)")] = None,
+    rotation_nights: Annotated[
+        int | None, typer.Option(min=1, max=366, help="nights a full rotation takes")
+    ] = None,
+) -> None:
+    """Plan tonight: estimate, fit the budget by priority, split into shards."""
+    from . import dispatch, nightplan
+
+    try:
+        if github_output and not os.environ.get("GITHUB_OUTPUT"):
+            raise ConfigError("--github-output needs $GITHUB_OUTPUT (set inside GitHub Actions)")
+        p = nightplan.make(
+            matrix_file,
+            budget_minutes=budget_minutes,
+            shards=shards,
+            db=db,
+            night=nightplan.parse_night(night),
+            use_dispatch=use_dispatch,
+            rotation_nights=rotation_nights,
+        )
+        nightplan.render(p, emit)
+        nightplan.write(p, out_file)
+        emit(f"night plan written to {out_file}")
+        if github_output:
+            dispatch.write_outputs(p.job_matrix())
+        dispatch.summary(nightplan.summary_markdown(p))
+    except PerftrackError as exc:
+        dispatch.error_summary(exc)
+        raise
 
 
 # ingest / db ------------------------------------------------------------------------------
@@ -286,7 +379,7 @@ def _detect(db: Path, metric: str = "tps") -> None:
 @app.command()
 def detect(
     db: DbOpt = paths.DEFAULT_DB,
-    metric: Annotated[str, typer.Option(help="tps | qps | p95 | latency_avg")] = "tps",
+    metric: Annotated[str, typer.Option(help=METRIC_HELP)] = "tps",
 ) -> None:
     """Recompute noise, verdicts and change points and store them in the DB."""
     if metric not in compare.METRICS:
@@ -294,9 +387,45 @@ def detect(
     _detect(db, metric)
 
 
+@app.command("publish")
+def publish_cmd(
+    sources: Annotated[list[Path], typer.Argument(help="record files or directories (all shards)")],
+    db: DbOpt = paths.DEFAULT_DB,
+    remote: Annotated[str, typer.Option(help="git remote to push to")] = "origin",
+    branch: Annotated[str | None, typer.Option(help="branch (default: the current one)")] = None,
+    attempts: Annotated[int, typer.Option(help="push attempts (lost races retried)")] = 5,
+    push: Annotated[bool, typer.Option("--push/--no-push", help="push the commit")] = True,
+    plan_file: Annotated[Path | None, typer.Option("--plan", help="the night plan")] = None,
+    summary_file: Annotated[Path | None, typer.Option("--summary", help="append markdown")] = None,
+    chart: Annotated[str | None, typer.Option(help="chart URL/path for the summary")] = None,
+) -> None:
+    """Ingest a night's records, detect, commit the DB and push it (retrying push races)."""
+    from . import publish, summary
+
+    plan = summary.load_plan(plan_file) if plan_file else None
+    res = publish.publish(
+        sources, db=db, remote=remote, branch=branch, attempts=attempts, push=push, say=emit
+    )
+    state = f"pushed as `{res.commit[:12]}`" if res.pushed and res.commit else "no new commit"
+    head = (
+        f"{res.records} record(s) from {len(res.run_ids)} run(s), {res.added} new; "
+        f"{state} after {res.attempts} attempt(s)."
+    )
+    emit(head)
+    if summary_file:
+        summary.append(
+            summary_file, summary.markdown(db, res.run_ids, headline=head, plan=plan, chart=chart)
+        )
+
+
 # compare / parse -------------------------------------------------------------------------
 def _fmt(v: float | None, spec: str = ".0f") -> str:
     return "—" if v is None else format(v, spec)
+
+
+def _fmt_metric(v: float | None) -> str:
+    """A metric's median: whole numbers from 100 up, else two decimals (IPC, switches)."""
+    return _fmt(v, ".0f" if v is None or abs(v) >= 100 else ".2f")
 
 
 def print_tables(ts: list[compare.Table], metric: str) -> None:
@@ -333,7 +462,7 @@ def print_tables(ts: list[compare.Table], metric: str) -> None:
             tab.add_row(
                 name,
                 str(len(r.values)),
-                _fmt(compare.median(r.values)),
+                _fmt_metric(compare.median(r.values)),
                 _fmt(compare.median(r.latency), ".2f"),
                 f"{c.ratio:.3f}" if c else "—",
                 f"[{c.ci_low:.3f}, {c.ci_high:.3f}]" if c else "—",
@@ -346,6 +475,21 @@ def print_tables(ts: list[compare.Table], metric: str) -> None:
         emit("* a local stand-in (see `perftrack servers list`)")
 
 
+# The cell of --until-conclusive rounds and bisect steps (one workload/threads/charset).
+CellWorkload = Annotated[str, typer.Option("--workload", help="rounds: workload")]
+CellThreads = Annotated[int, typer.Option("--threads", min=1, help="rounds: threads")]
+CellCharset = Annotated[str, typer.Option("--charset", help="rounds: charset or collation")]
+CellDuration = Annotated[int, typer.Option("--duration", min=1, help="rounds: seconds measured")]
+CellWarmup = Annotated[int, typer.Option("--warmup", min=0, help="rounds: seconds of warm-up")]
+CellTables = Annotated[int, typer.Option("--tables", min=1, help="rounds: sysbench tables")]
+CellTableSize = Annotated[int, typer.Option("--table-size", min=1, help="rounds: rows per table")]
+CellProfile = Annotated[str, typer.Option("--profile", help="rounds: profile")]
+RunnerClassOpt = Annotated[str | None, typer.Option("--runner-class", help="runner class label")]
+MinEffectOpt = Annotated[
+    float, typer.Option("--min-effect", help="percent: 'unchanged' rules out a change this big")
+]
+
+
 @app.command("compare")
 def compare_cmd(
     servers: Annotated[
@@ -353,14 +497,66 @@ def compare_cmd(
     ] = None,
     db: DbOpt = paths.DEFAULT_DB,
     run_id: Annotated[str | None, typer.Option("--run", help="only this run")] = None,
-    metric: Annotated[str, typer.Option(help="tps | qps | p95 | latency_avg")] = "tps",
+    metric: Annotated[str, typer.Option(help=METRIC_HELP)] = "tps",
     as_json: Annotated[bool, typer.Option("--json")] = False,
+    until_conclusive: Annotated[
+        bool,
+        typer.Option(
+            "--until-conclusive", help="A B: run interleaved rounds until the verdict settles"
+        ),
+    ] = False,
+    budget: Annotated[
+        float | None, typer.Option("--budget", help="--until-conclusive: wall-clock minutes")
+    ] = None,
+    workload: CellWorkload = "oltp_point_select",
+    threads: CellThreads = 1,
+    charset: CellCharset = "latin1",
+    duration: CellDuration = 5,
+    warmup: CellWarmup = 1,
+    tables: CellTables = 2,
+    table_size: CellTableSize = 10_000,
+    profile: CellProfile = "default",
+    runner_class: RunnerClassOpt = None,
+    min_effect: MinEffectOpt = 10.0,
+    out_dir: RunsOpt = paths.DEFAULT_RUNS,
 ) -> None:
-    """Per workload/threads/charset: each version's median and ratio to the previous."""
+    """Per workload/threads/charset: each version's median and ratio to the previous.
+
+    With --until-conclusive --budget MINUTES and two servers A B: benchmark interleaved
+    rounds of the cell given by --workload/--threads/… until B's verdict against A settles.
+    """
     from . import store
 
     if metric not in compare.METRICS:
         raise ConfigError(f"unknown metric '{metric}'; known: {', '.join(compare.METRICS)}")
+    if until_conclusive or budget is not None:
+        from . import conclude
+
+        a, b, minutes = conclude.check_cli(servers or [], budget, until_conclusive, run_id)
+        req = conclude.Request(
+            a,
+            b,
+            minutes * 60,
+            workload=workload,
+            threads=threads,
+            charset=charset,
+            duration_s=duration,
+            warmup_s=warmup,
+            tables=tables,
+            table_size=table_size,
+            profile=profile,
+            metric=metric,
+            runner_class=_runner_class(runner_class),
+            min_effect=min_effect / 100,
+        )
+        cat = catalog.load()
+        conclude.validate(req, cat)
+        sysbench.binary()
+        say = (lambda m: print(m, file=sys.stderr)) if as_json else emit
+        o = conclude.run(req, cat, paths.config_dir(), db, out_dir, say)
+        if as_json:
+            print(json.dumps(conclude.to_json(o), indent=1))
+        return
     with store.open_db(db, write=False) as st:
         ts = compare.tables(
             st.con,
@@ -373,6 +569,62 @@ def compare_cmd(
         print(json.dumps(compare.to_json(ts, metric), indent=1))
     else:
         print_tables(ts, metric)
+
+
+@app.command("bisect")
+def bisect_cmd(
+    good: Annotated[str, typer.Argument(help="server id of the last release known good")],
+    bad: Annotated[str, typer.Argument(help="server id of a release known bad (same product)")],
+    step_budget: Annotated[
+        float, typer.Option("--step-budget", help="wall-clock minutes per step")
+    ] = 10.0,
+    dry_run: Annotated[
+        bool, typer.Option("--dry-run", help="print the releases and the plan only")
+    ] = False,
+    db: DbOpt = paths.DEFAULT_DB,
+    metric: Annotated[str, typer.Option(help=METRIC_HELP)] = "tps",
+    workload: CellWorkload = "oltp_point_select",
+    threads: CellThreads = 1,
+    charset: CellCharset = "latin1",
+    duration: CellDuration = 5,
+    warmup: CellWarmup = 1,
+    tables: CellTables = 2,
+    table_size: CellTableSize = 10_000,
+    profile: CellProfile = "default",
+    runner_class: RunnerClassOpt = None,
+    min_effect: MinEffectOpt = 10.0,
+    out_dir: RunsOpt = paths.DEFAULT_RUNS,
+) -> None:
+    """Benchmark the catalog releases between GOOD and BAD, halving, to the first bad one."""
+    from . import bisect, conclude
+
+    cat = catalog.load()
+    rel = bisect.releases(cat, good, bad)
+    req = conclude.Request(
+        good,
+        bad,
+        step_budget * 60,
+        workload=workload,
+        threads=threads,
+        charset=charset,
+        duration_s=duration,
+        warmup_s=warmup,
+        tables=tables,
+        table_size=table_size,
+        profile=profile,
+        metric=metric,
+        runner_class=_runner_class(runner_class),
+        min_effect=min_effect / 100,
+    )
+    conclude.validate(req, cat)
+    if dry_run:
+        for line in bisect.plan_lines(rel, req.budget_s):
+            emit(line)
+        return
+    sysbench.binary()
+    res = bisect.bisect(cat, good, bad, req, paths.config_dir(), db, out_dir, emit)
+    if not res.found:
+        raise typer.Exit(1)
 
 
 @app.command()

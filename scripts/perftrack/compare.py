@@ -29,7 +29,26 @@ METRICS = {  # name -> (column, higher is better, unit)
     "qps": ("qps", True, "q/s"),
     "p95": ("latency_pct_ms", False, "ms"),
     "latency_avg": ("latency_avg_ms", False, "ms"),
+    # cost per operation (sampler.py, schema v4): lower is better, except IPC
+    "cpu_us_per_txn": ("cpu_us_per_txn", False, "µs/txn"),
+    "cpu_user_us_per_txn": ("cpu_user_us_per_txn", False, "µs/txn"),
+    "cpu_sys_us_per_txn": ("cpu_sys_us_per_txn", False, "µs/txn"),
+    "cpu_us_per_query": ("cpu_us_per_query", False, "µs/query"),
+    "ctx_vol_per_txn": ("ctx_vol_per_txn", False, "switches/txn"),
+    "ctx_invol_per_txn": ("ctx_invol_per_txn", False, "switches/txn"),
+    "read_bytes_per_txn": ("read_bytes_per_txn", False, "B/txn"),
+    "write_bytes_per_txn": ("write_bytes_per_txn", False, "B/txn"),
+    "peak_rss_bytes": ("peak_rss_bytes", False, "B"),
+    "instructions_per_txn": ("instructions_per_txn", False, "instructions/txn"),
+    "cycles_per_txn": ("cycles_per_txn", False, "cycles/txn"),
+    "ipc": ("ipc", True, "instructions/cycle"),
 }
+# A cell re-measured because its window was noisy (runner, host.repeat_of) has two ok
+# attempts: only the latest counts, so a repeat never weighs twice.
+LATEST_ATTEMPT = (
+    "NOT EXISTS (SELECT 1 FROM results r2 WHERE r2.run_id = r.run_id "
+    "AND r2.cell_id = r.cell_id AND r2.status = 'ok' AND r2.attempt > r.attempt)"
+)
 
 
 @dataclass
@@ -83,9 +102,12 @@ def tables(
     run_id: str | None = None,
     servers: list[str] | None = None,
     noise: dict[NoiseKey, float] | None = None,
+    recent: int | None = None,
 ) -> list[Table]:
+    """`recent`: only each server's newest that many values per series (detect uses it so
+    a verdict costs the same after a year of nightly runs as after a month)."""
     col, higher, _unit = METRICS[metric]
-    where = ["r.status = 'ok'", f"r.{col} IS NOT NULL"]
+    where = ["r.status = 'ok'", f"r.{col} IS NOT NULL", LATEST_ATTEMPT]
     args: list[Any] = []
     if run_id:
         where.append("r.run_id = ?")
@@ -101,6 +123,7 @@ def tables(
                r.{col} AS value, r.latency_pct_ms
         FROM results r JOIN runs ru USING (run_id) JOIN servers s USING (server_key)
         WHERE {" AND ".join(where)}
+        {_newest(recent)}
         ORDER BY r.started_at"""
     cur = con.execute(sql, args)
     names = [d[0] for d in cur.description]
@@ -139,6 +162,17 @@ def tables(
             )
         out.append(t)
     return out
+
+
+def _newest(recent: int | None) -> str:
+    """A QUALIFY clause keeping each server's newest `recent` values per series."""
+    if recent is None:
+        return ""
+    part = ", ".join(("ru." if c in ("hw_key", "runner_class") else "r.") + c for c in GROUP_COLS)
+    return (
+        f"QUALIFY row_number() OVER (PARTITION BY {part}, s.server_id "
+        f"ORDER BY r.started_at DESC) <= {int(recent)}"
+    )
 
 
 def median(values: list[float]) -> float | None:

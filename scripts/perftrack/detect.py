@@ -34,6 +34,12 @@ OTAVA_WINDOW = 30
 OTAVA_MAX_PVALUE = 0.001  # Otava's default significance
 SERIES_COLS = compare.GROUP_COLS  # one definition of a series, shared with compare
 MAX_DIFF_VARIABLES = 200  # a verdict carries at most this many changed variables
+# Scale (docs/scaling.md): a verdict pools each server's newest values per series (200 =
+# 40 nights of 5 repeats; a tag-vs-tag run has far fewer), and the noise estimate pools the
+# newest runs of each runner class, so `detect` costs the same after a year as after two
+# months instead of bootstrapping ever longer samples.
+VERDICT_RECENT_VALUES = 200
+NOISE_RECENT_RUNS = 60
 
 
 @dataclass
@@ -63,7 +69,10 @@ def compute_noise(con: Any, metric: str = "tps") -> list[tuple[Any, ...]]:
     rows = con.execute(f"""
         SELECT ru.runner_class, ru.hw_key, r.workload, list(r.{col})
         FROM results r JOIN runs ru USING (run_id)
-        WHERE r.status = 'ok' AND r.{col} IS NOT NULL
+        WHERE r.status = 'ok' AND r.{col} IS NOT NULL AND {compare.LATEST_ATTEMPT}
+          AND r.run_id IN (SELECT run_id FROM runs QUALIFY row_number() OVER (
+              PARTITION BY runner_class, hw_key ORDER BY last_finished_at DESC
+          ) <= {NOISE_RECENT_RUNS})
         GROUP BY ru.runner_class, ru.hw_key, r.run_id, r.server_key, {_series_select()}
     """).fetchall()
     pooled: dict[tuple[str, str, str], list[tuple[float, int]]] = defaultdict(list)
@@ -132,7 +141,7 @@ def compute_verdicts(
     )
     now = _now()
     out = []
-    for t in compare.tables(con, metric=metric, noise=noise):
+    for t in compare.tables(con, metric=metric, noise=noise, recent=VERDICT_RECENT_VALUES):
         key = tuple(t.key[c] for c in SERIES_COLS)
         for prev, row in zip(t.rows, t.rows[1:], strict=False):
             c = row.vs_previous
@@ -180,7 +189,7 @@ def _nightly_series(con: Any, metric: str) -> dict[tuple[Any, ...], list[tuple[A
         SELECT {_series_select()}, s.server_id, r.run_id, min(r.started_at) AS first_at,
                median(r.{col}) AS value
         FROM results r JOIN runs ru USING (run_id) JOIN servers s USING (server_key)
-        WHERE r.status = 'ok' AND r.{col} IS NOT NULL
+        WHERE r.status = 'ok' AND r.{col} IS NOT NULL AND {compare.LATEST_ATTEMPT}
         GROUP BY ALL ORDER BY first_at
     """).fetchall()
     series: dict[tuple[Any, ...], list[tuple[Any, ...]]] = defaultdict(list)

@@ -22,7 +22,13 @@ LIMITS = {
 }
 MAX_CELLS = 100_000
 # Matrix keys of the configuration axes -> the axis name in configs/axes.yaml.
-AXIS_KEYS = {"engines": "engine", "isolations": "isolation", "durabilities": "durability"}
+AXIS_KEYS = {
+    "engines": "engine",
+    "isolations": "isolation",
+    "durabilities": "durability",
+    "handshakes": "handshake",
+    "dataset_sizes": "dataset_size",
+}
 
 
 @dataclass(frozen=True)
@@ -46,6 +52,10 @@ class Matrix:
     engines: tuple[str, ...] = ()
     isolations: tuple[str, ...] = ()
     durabilities: tuple[str, ...] = ()
+    handshakes: tuple[str, ...] = ()  # charset-axis modifier: skip / client
+    dataset_sizes: tuple[str, ...] = ()  # small / large: table_size sized to the buffer pool
+    # Run discipline: an oltp_read_only pass before (pre) and after (post) a group's writes.
+    prepost: bool = False
 
     def to_dict(self) -> dict[str, Any]:
         d = {
@@ -57,6 +67,10 @@ class Matrix:
         for key in AXIS_KEYS:  # an axis not set is absent, as in the file
             if not d[key]:
                 del d[key]
+        if not d["prepost"]:
+            del d["prepost"]
+        if self.dataset_sizes:  # sized by the plan, not given (see _check_discipline)
+            del d["table_size"]
         return d
 
 
@@ -121,12 +135,14 @@ def from_dict(data: Any, where: str = "matrix") -> Matrix:
         connection=str(data.get("connection", "tcp")),
         description=str(data.get("description", "")),
         profiles=profiles if len(profiles) > 1 else (),
+        prepost=_bool(where, "prepost", data.get("prepost", False)),
         **axis_values,
     )
     if m.connection not in ("tcp", "socket"):
         raise ConfigError(f"{where}: 'connection' must be tcp or socket")
     for w in m.workloads:
-        workloads.get(w)
+        workloads.check_loads(workloads.get(w), where)
+    _check_discipline(m, data, where)
     if axis_values:
         known = axes.load(paths.config_dir())
         for key, values in axis_values.items():
@@ -135,9 +151,52 @@ def from_dict(data: Any, where: str = "matrix") -> Matrix:
     n = len(m.servers) * len(m.workloads) * len(m.charsets) * len(m.threads) * m.repeats
     for values in (m.profiles, *axis_values.values()):
         n *= max(1, len(values))
+    if m.prepost:  # two oltp_read_only passes per thread count in every group
+        n += 2 * n // len(m.workloads)
     if n > MAX_CELLS:
         raise ConfigError(f"{where}: {n} cells is more than {MAX_CELLS}; split the matrix")
     return m
+
+
+def _bool(where: str, key: str, value: Any) -> bool:
+    if not isinstance(value, bool):
+        raise ConfigError(f"{where}: '{key}' must be true or false")
+    return value
+
+
+def _check_discipline(m: Matrix, data: dict[str, Any], where: str) -> None:
+    """prepost needs writes to the oltp tables; dataset_sizes sizes one dataset itself."""
+    from . import plan  # plan imports this module
+
+    if m.prepost and not any(
+        workloads.get(w).writes and workloads.get(w).dataset == workloads.DEFAULT_DATASET
+        for w in m.workloads
+    ):
+        raise ConfigError(
+            f"{where}: 'prepost' runs {plan.PREPOST_WORKLOAD} before and after the writes to "
+            "sysbench's oltp tables: add a workload that writes them (e.g. oltp_read_write)"
+        )
+    if not m.dataset_sizes:
+        return
+    if "table_size" in data:
+        raise ConfigError(
+            f"{where}: 'dataset_sizes' sizes table_size to the buffer pool: remove "
+            "'table_size' (or 'dataset_sizes')"
+        )
+    sized = {workloads.get(w).dataset for w in m.workloads if workloads.get(w).tool != "slap"}
+    if m.prepost:
+        sized.add(workloads.DEFAULT_DATASET)
+    if len(sized) > 1:
+        raise ConfigError(
+            f"{where}: 'dataset_sizes' sizes one dataset, but the workloads read "
+            f"{', '.join(sorted(sized))}: split the matrix"
+        )
+    for dataset in sized:
+        if dataset not in axes.ROW_BYTES:
+            raise ConfigError(
+                f"{where}: 'dataset_sizes' cannot size the '{dataset}' dataset (row sizes "
+                f"are known for {', '.join(axes.ROW_BYTES)}): set tables/table_size instead"
+            )
 
 
 def load(path: Path) -> Matrix:

@@ -194,6 +194,34 @@ V2_STATEMENTS: tuple[str, ...] = (
     """,
 )
 
+# Cost per operation and host signals of the measured window (sampler.py, issue #9): all
+# nullable, null in results older than them and for metrics that could not be measured
+# (`cost_unavailable` holds {metric: reason}).
+V4_COST_COLUMNS: tuple[tuple[str, str], ...] = (
+    ("cpu_us_per_txn", "DOUBLE"),
+    ("cpu_user_us_per_txn", "DOUBLE"),
+    ("cpu_sys_us_per_txn", "DOUBLE"),
+    ("cpu_us_per_query", "DOUBLE"),
+    ("ctx_vol_per_txn", "DOUBLE"),
+    ("ctx_invol_per_txn", "DOUBLE"),
+    ("read_bytes_per_txn", "DOUBLE"),
+    ("write_bytes_per_txn", "DOUBLE"),
+    ("peak_rss_bytes", "DOUBLE"),
+    ("instructions_per_txn", "DOUBLE"),
+    ("cycles_per_txn", "DOUBLE"),
+    ("ipc", "DOUBLE"),
+    ("cost_unavailable", "JSON"),
+    ("host_steal_pct", "DOUBLE"),
+    ("host_iowait_pct", "DOUBLE"),
+    ("host_foreign_cpu_pct", "DOUBLE"),
+    ("cpu_mhz", "DOUBLE"),
+    ("noisy", "BOOLEAN"),
+    ("noisy_reason", "VARCHAR"),
+)
+V4_STATEMENTS: tuple[str, ...] = tuple(
+    f"ALTER TABLE results ADD COLUMN {name} {sql_type}" for name, sql_type in V4_COST_COLUMNS
+)
+
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(
         1,
@@ -209,6 +237,12 @@ MIGRATIONS: tuple[Migration, ...] = (
             "ALTER TABLE results ADD COLUMN isolation VARCHAR",
             "ALTER TABLE results ADD COLUMN durability VARCHAR",
         ),
+    ),
+    Migration(
+        4,
+        "results: cost per operation (CPU, context switches, IO, RSS, perf counters) and "
+        "host-noise columns",
+        V4_STATEMENTS,
     ),
 )
 

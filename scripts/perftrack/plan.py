@@ -6,6 +6,11 @@ repeat. Cells sharing a server, collation, profile and dataset within one round 
 first). Within each round the servers are interleaved (A B C, then B C A, …) so drift on
 the machine hits every version alike. A cell a server cannot run is kept, *skipped* with
 the reason, never dropped.
+
+With `prepost: true` a group that writes sysbench's oltp tables also gets an
+`oltp_read_only` pass right before its writers (phase `pre`) and one right after them
+(phase `post`): the same reads on the fresh and on the written dataset. With
+`dataset_sizes`, each value sizes table_size against the buffer pool (axes.dataset_rows).
 """
 
 from __future__ import annotations
@@ -17,7 +22,7 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from . import axes, rules, workloads
+from . import axes, paths, profiles, rules, workloads
 from .matrix import Matrix
 
 CELL_ID_LEN = 16
@@ -36,7 +41,10 @@ IDENTITY = (
 )
 # Axes added after v1: part of a cell's identity only when set, so cells without them
 # keep the ids they always had.
-OPTIONAL_IDENTITY = ("engine", "isolation", "durability")
+OPTIONAL_IDENTITY = ("engine", "isolation", "durability", "handshake", "dataset_size", "phase")
+# The read-only pass a `prepost` matrix runs before (phase pre) and after (post) the writes.
+PREPOST_WORKLOAD = "oltp_read_only"
+MAX_TABLE_SIZE = 1_000_000_000  # the run record's bound on table_size
 
 
 @dataclass(frozen=True)
@@ -61,6 +69,9 @@ class Cell:
     engine: str | None = None  # configs/axes.yaml values; None = the server's default
     isolation: str | None = None
     durability: str | None = None
+    handshake: str | None = None  # charset-axis modifier (skip / client)
+    dataset_size: str | None = None  # small / large: table_size sized to the buffer pool
+    phase: str | None = None  # pre / post: the read-only pass around a group's writes
 
     def group_key(self) -> tuple[Any, ...]:
         return (
@@ -73,6 +84,8 @@ class Cell:
             self.engine,
             self.isolation,
             self.durability,
+            self.handshake,
+            self.dataset_size,
         )
 
     def to_dict(self) -> dict[str, Any]:
@@ -97,11 +110,12 @@ def expand(m: Matrix, server_info: ServerInfo) -> list[Cell]:
     """All cells of the matrix in execution order."""
     cells: list[Cell] = []
     group = 0
-    order = workloads.run_order(list(m.workloads))
+    order = _ordered(m)
+    known = axes.load(paths.config_dir()) if m.handshakes or m.dataset_sizes else None
     for rnd in range(1, m.repeats + 1):
         shift = (rnd - 1) % len(m.servers)
         servers = list(m.servers[shift:]) + list(m.servers[:shift])
-        for axis, (profile, engine, isolation, durability) in itertools.product(
+        for axis, (profile, engine, isolation, durability, handshake, size) in itertools.product(
             m.charsets, _config_axes(m)
         ):
             for sid in servers:
@@ -109,14 +123,18 @@ def expand(m: Matrix, server_info: ServerInfo) -> list[Cell]:
                 rule = rules.rules_for(product, version)
                 resolved = rules.resolve_collation(rule, axis)
                 skip = resolved if isinstance(resolved, str) else None
-                skip = skip or axes.skip_reason(rule, engine)
+                skip_handshake = bool(known and handshake and known.handshakes[handshake])
+                skip = skip or axes.skip_reason(rule, engine, skip_handshake)
+                table_size = m.table_size
+                if size is not None and known is not None:
+                    table_size = _sized_rows(m, rule, profile, known.dataset_sizes[size])
                 charset, collation = (
                     (rules.charset_of(axis) if "_" in axis else axis, axis)
                     if isinstance(resolved, str)
                     else resolved
                 )
                 group += 1
-                for wl in order:
+                for wl, phase in order:
                     for threads in m.threads:
                         f: dict[str, Any] = dict(
                             server_id=sid,
@@ -127,7 +145,7 @@ def expand(m: Matrix, server_info: ServerInfo) -> list[Cell]:
                             collation=collation,
                             profile=profile,
                             tables=m.tables,
-                            table_size=m.table_size,
+                            table_size=table_size,
                             duration_s=m.duration_s,
                             warmup_s=m.warmup_s,
                             repeat=rnd,
@@ -138,13 +156,38 @@ def expand(m: Matrix, server_info: ServerInfo) -> list[Cell]:
                             engine=engine,
                             isolation=isolation,
                             durability=durability,
+                            handshake=handshake,
+                            dataset_size=size,
+                            phase=phase,
                         )
                         cells.append(Cell(cell_id=cell_id(f), **f))
     return cells
 
 
-def _config_axes(m: Matrix) -> list[tuple[str, str | None, str | None, str | None]]:
-    """(profile, engine, isolation, durability) combinations; None = axis not set."""
+def _ordered(m: Matrix) -> list[tuple[str, str | None]]:
+    """(workload, phase) in group order: reads, [pre pass], writers, [post pass]."""
+    order = workloads.run_order(list(m.workloads))
+    if not m.prepost:
+        return [(w, None) for w in order]
+    reads = [(w, None) for w in order if not workloads.get(w).writes]
+    writes = [(w, None) for w in order if workloads.get(w).writes]
+    return [*reads, (PREPOST_WORKLOAD, "pre"), *writes, (PREPOST_WORKLOAD, "post")]
+
+
+def _sized_rows(m: Matrix, rule: rules.Rule, profile: str, factor: float) -> int:
+    """table_size for a dataset_size value: factor x the buffer pool this cell will have."""
+    pool = axes.buffer_pool_bytes(rule, profiles.load(profile, paths.config_dir()))
+    datasets = {workloads.get(w).dataset for w in m.workloads if workloads.get(w).tool != "slap"}
+    dataset = next(iter(datasets)) if len(datasets) == 1 else workloads.DEFAULT_DATASET
+    return min(axes.dataset_rows(factor, pool, m.tables, dataset), MAX_TABLE_SIZE)
+
+
+AxisCombo = tuple[str, str | None, str | None, str | None, str | None, str | None]
+
+
+def _config_axes(m: Matrix) -> list[AxisCombo]:
+    """(profile, engine, isolation, durability, handshake, dataset size) combinations;
+    None = axis not set."""
     unset: tuple[None] = (None,)
     return list(
         itertools.product(
@@ -152,6 +195,8 @@ def _config_axes(m: Matrix) -> list[tuple[str, str | None, str | None, str | Non
             m.engines or unset,
             m.isolations or unset,
             m.durabilities or unset,
+            m.handshakes or unset,
+            m.dataset_sizes or unset,
         )
     )
 

@@ -4,7 +4,8 @@ Every version-dependent decision (how to initialise a datadir, the isolation var
 name, default charset and collation, collations a release lacks, auth plugin, extra
 start options, the redo log sizing option, whether the query cache exists, whether the
 binary log is on by default, the state of mysql_native_password, options a release
-removed) is a column of `RULES`; code asks `rules_for(product, version)` and never
+removed, whether skip-character-set-client-handshake exists, the default buffer pool) is
+a column of `RULES`; code asks `rules_for(product, version)` and never
 compares versions itself. `translate_options` rewrites a profile's options for a release.
 Sources: the MySQL and MariaDB reference manuals' "changes in release" notes for each
 row's first version.
@@ -82,6 +83,13 @@ class Rule:
     # File name of the official generic Linux tarball ({version} filled in); None: the
     # product publishes none perftrack knows (the catalog entry must give the URL).
     tarball_file: str | None = None
+    # The server takes `skip-character-set-client-handshake` (every client gets the
+    # server's charset/collation). MySQL 8.0.35 deprecated it, 8.3.0 removed it (MySQL
+    # Server Version Reference, "Option and Variable Changes for MySQL 8.3"); MariaDB has it.
+    client_handshake_option: bool = True
+    # innodb_buffer_pool_size when nothing sets it: 128 MiB in every tracked release
+    # (MariaDB 10.1+, MySQL 5.7+; MySQL sizes it itself only with innodb_dedicated_server).
+    buffer_pool_default: int = 128 << 20
 
     def applies(self, product: str, version: Version) -> bool:
         if product != self.product or version < self.since:
@@ -112,6 +120,16 @@ _REMOVED_IN_MYSQL_80 = (
     ("innodb_file_format_check", "it was removed in MySQL 8.0"),
     ("innodb_file_format_max", "it was removed in MySQL 8.0"),
     ("innodb_large_prefix", "it was removed in MySQL 8.0 (large prefixes are always on)"),
+)
+_REMOVED_IN_MYSQL_83 = (
+    (
+        "character_set_client_handshake",
+        "it was removed in MySQL 8.3.0; use the handshake axis only where the rules allow it",
+    ),
+    (
+        "skip_character_set_client_handshake",
+        "it was removed in MySQL 8.3.0; use the handshake axis only where the rules allow it",
+    ),
 )
 _REMOVED_IN_MYSQL_84 = (
     (
@@ -271,7 +289,7 @@ RULES: tuple[Rule, ...] = (
     Rule(
         "mysql",
         (8, 0, 30),
-        (8, 4),
+        (8, 3),
         INIT_INSECURE,
         (),
         _MYSQL_START,
@@ -289,6 +307,29 @@ RULES: tuple[Rule, ...] = (
         native_password=NATIVE_AVAILABLE,
         tarball_file=_MYSQL_TARBALL,
         removed_options=_REMOVED_IN_MYSQL_80,
+    ),
+    Rule(
+        "mysql",
+        (8, 3),
+        (8, 4),
+        INIT_INSECURE,
+        (),
+        _MYSQL_START,
+        "transaction_isolation",
+        "utf8mb4",
+        "utf8mb4_0900_ai_ci",
+        "utf8mb4_0900_ai_ci",
+        LATIN1 | ALL_UTF8MB4_LEGACY | {"utf8mb4_0900_ai_ci", "utf8mb4_0900_bin"},
+        "caching_sha2_password",
+        "MySQL 8.3: skip-character-set-client-handshake removed",
+        binlog_off="disable-log-bin",
+        redo_log_option=REDO_LOG_CAPACITY,
+        query_cache=False,
+        binlog_default=True,
+        native_password=NATIVE_AVAILABLE,
+        tarball_file=_MYSQL_TARBALL,
+        removed_options=_REMOVED_IN_MYSQL_80 + _REMOVED_IN_MYSQL_83,
+        client_handshake_option=False,
     ),
     Rule(
         "mysql",
@@ -310,7 +351,8 @@ RULES: tuple[Rule, ...] = (
         binlog_default=True,
         native_password=NATIVE_DISABLED,
         tarball_file=_MYSQL_TARBALL,
-        removed_options=_REMOVED_IN_MYSQL_80 + _REMOVED_IN_MYSQL_84,
+        removed_options=_REMOVED_IN_MYSQL_80 + _REMOVED_IN_MYSQL_83 + _REMOVED_IN_MYSQL_84,
+        client_handshake_option=False,
     ),
     Rule(
         "mysql",
@@ -332,7 +374,13 @@ RULES: tuple[Rule, ...] = (
         binlog_default=True,
         native_password=NATIVE_REMOVED,
         tarball_file=_MYSQL_TARBALL,
-        removed_options=_REMOVED_IN_MYSQL_80 + _REMOVED_IN_MYSQL_84 + _REMOVED_IN_MYSQL_90,
+        removed_options=(
+            _REMOVED_IN_MYSQL_80
+            + _REMOVED_IN_MYSQL_83
+            + _REMOVED_IN_MYSQL_84
+            + _REMOVED_IN_MYSQL_90
+        ),
+        client_handshake_option=False,
     ),
 )
 # Percona Server follows the rules of the MySQL release it is built from.
@@ -482,6 +530,11 @@ def _files_meant(rule: Rule) -> int:
     if rule.redo_log_option == REDO_LOG_FILE_SIZE:
         return rule.redo_log_files  # this release's own meaning: pass it through unchanged
     return LEGACY_REDO_LOG_FILES
+
+
+def size_bytes(name: str, value: str | None) -> int:
+    """A my.cnf size (bytes, or a number with K, M, G, T) in bytes; ConfigError if not."""
+    return _size_bytes(name, value)
 
 
 def _size_bytes(name: str, value: str | None) -> int:

@@ -30,7 +30,19 @@ from pathlib import Path
 from types import FrameType
 from typing import Any
 
-from . import __version__, axes, hardware, plan, profiles, providers, record, rules, workloads
+from . import (
+    __version__,
+    axes,
+    hardware,
+    plan,
+    profiles,
+    providers,
+    readback,
+    record,
+    rules,
+    sampler,
+    workloads,
+)
 from .catalog import Catalog
 from .drivers import slap, sysbench
 from .errors import (
@@ -125,18 +137,30 @@ def create(m: Matrix, catalog: Catalog, out_dir: Path, runner_class: str) -> Run
         e = catalog.get(sid)
         return e.product, e.version
 
-    cells = plan.expand(m, info)
+    return create_from_cells(plan.expand(m, info), m.to_dict(), out_dir, runner_class)
+
+
+def create_from_cells(
+    cells: list[plan.Cell],
+    matrix_spec: dict[str, Any],
+    out_dir: Path,
+    runner_class: str,
+    **extra: Any,
+) -> RunDir:
+    """A run directory for cells planned elsewhere (a night plan's shard); `extra` keys
+    (night_plan, reuse_datasets) are kept in plan.json for `--resume`."""
     rd = RunDir(out_dir / new_run_id())
     rd.path.mkdir(parents=True)
     _write_json(
         rd.path / "plan.json",
         {
             "run_id": rd.run_id,
-            "matrix": m.to_dict(),
+            "matrix": matrix_spec,
             "runner_class": runner_class,
             "perftrack_version": __version__,
             "created_at": now(),
             "cells": [c.to_dict() for c in cells],
+            **extra,
         },
     )
     rd.set_status("running", created_at=now())
@@ -198,6 +222,13 @@ class Runner:
     # Prepare each dataset once per server x options x dataset size (a template datadir
     # copied for every later group) instead of running `prepare` in every group.
     reuse_datasets: bool = False
+    # Cost per operation and host signals around every measured run (sampler.py); off
+    # only to measure the sampling's own overhead (benchmarks/cost_metrics.py).
+    sample_cost: bool = True
+    # Re-measure a cell whose window was noisy, once (None: noise_limits.repeat_noisy of
+    # configs/runners.yaml). Both records are kept; the repeat has host.repeat_of.
+    repeat_noisy: bool | None = None
+    _sampled: dict[str, Any] = field(default_factory=dict)
     _templates: dict[str, Path] = field(default_factory=dict)
     _template_root: Path | None = None
     _installs: dict[str, Install | PerftrackError] = field(default_factory=dict)
@@ -231,6 +262,7 @@ class Runner:
         effective: dict[str, Any] | None = None,
         log_tail: str | None = None,
         command: list[str] | None = None,
+        sampled: dict[str, Any] | None = None,
     ) -> None:
         rec: dict[str, Any] = {
             "schema": record.SCHEMA_ID,
@@ -246,7 +278,7 @@ class Runner:
             "runner_class": self._meta["runner_class"],
             "server": self._server_meta(cell.server_id, srv),
             "cell": {k: getattr(cell, k) for k in record.CELL_FIELDS},
-            "effective": effective or {},
+            "effective": readback.with_phase(cell, effective),
             "variables": dict(srv.variables) if srv else {},
             "result": result,
             "error_log_tail": log_tail[-LOG_TAIL_MAX_CHARS:] if log_tail else None,
@@ -256,6 +288,7 @@ class Runner:
                 "command": command or [],
                 "perftrack_version": __version__,
             },
+            **(sampled or {}),  # cost and host of the measured window (sampler.py)
         }
         record.write(rec, self.rd.records)
 
@@ -277,7 +310,11 @@ class Runner:
         inst = self._install(cell.server_id)
         opts = rules.translate_options(  # option names/units of this release (rules.py)
             rules.rules_for(inst.product, inst.version),
-            profiles.load(cell.profile, self.config_dir),
+            # the catalog entry's server_options first: the profile's win (later in my.cnf)
+            {
+                **self.catalog.get(cell.server_id).options,
+                **profiles.load(cell.profile, self.config_dir),
+            },
         )
         opts["character-set-server"] = cell.charset
         opts["collation-server"] = cell.collation
@@ -347,7 +384,7 @@ class Runner:
 
     def _retry_failed(self, cells: list[plan.Cell], prog: Progress) -> None:
         for attempt in range(2, self.retries + 2):
-            latest = {cid: recs[-1] for cid, recs in self.rd.attempts().items()}
+            latest = {cid: _deciding(recs) for cid, recs in self.rd.attempts().items()}
             again = [
                 c
                 for c in cells
@@ -366,8 +403,9 @@ class Runner:
     def _finish(self, cells: list[plan.Cell]) -> Summary:
         s = Summary(self.rd.run_id, self.rd.path)
         for cid, recs in self.rd.attempts().items():
-            last = recs[-1]
-            s.retried += len(recs) - 1
+            last = _deciding(recs)
+            # a re-measure of a noisy window (host.repeat_of) is not a retry
+            s.retried += sum(1 for r in recs[1:] if not (r.get("host") or {}).get("repeat_of"))
             if last["status"] == "ok":
                 s.ok += 1
             elif last["status"] == "skipped":
@@ -405,6 +443,7 @@ class Runner:
         try:
             install = self._install(first.server_id)
             options = self._options(first)
+            readback.check_room(first, self.workroot)  # a sized dataset fits on the disk
         except PerftrackError as exc:
             self._fail_all(grp, attempt, str(exc), started, prog)
             return
@@ -513,6 +552,11 @@ class Runner:
                 f"effective collation differs from the cell's {want}: "
                 + ", ".join(f"{k}={v}" for k, v in bad.items())
             )
+        if sb or first.handshake is not None:  # the benchmark connection's charset
+            log = self.rd.logs / f"{first.cell_id}.connection.txt"
+            eff.update(readback.connection(self._target(srv, first), log))
+        if first.dataset_size is not None and sb:
+            eff.update(readback.dataset(srv, self._axes()))
         if _has_axes(first):
             eff.update(axes.durability_effective(srv.query(axes.read_back_sql())[0]))
             wrong = axes.mismatches(first, eff, self._axes(), tables=bool(sb))
@@ -541,35 +585,75 @@ class Runner:
                 )
                 prog.tick(f"{_label(cell)}: FAILED {dead_reason}")
                 continue
-            status, reason, result, cmd = self._measure(srv, cell)
-            tail = None
-            if not srv.alive():
-                code = srv.process.returncode if srv.process else None
-                reason = f"server died during the measurement (exit {code})" + (
-                    f"; {reason}" if reason else ""
+            status, dead_reason, noisy = self._measure_one(srv, cell, attempt, eff, prog)
+            if noisy and status == "ok" and attempt < record_max_attempt() and self._repeats():
+                prog.total += 1  # one re-measure of a noisy window; both records stay
+                self.emit(f"{_label(cell)}: noisy window ({noisy}); measuring it again")
+                _, dead_reason, _ = self._measure_one(
+                    srv, cell, attempt + 1, eff, prog, repeat_of=attempt
                 )
-                status, result = "failed", None
-                dead_reason = f"server died earlier in this group (cell {cell.cell_id})"
-            elif status != "ok" and not srv.responsive():
-                reason = f"{reason}; the server no longer answers"
-                dead_reason = f"server stopped answering earlier in this group ({cell.cell_id})"
-            if status != "ok":
-                reason = _with_cause(reason or "failed", srv)
-                tail = srv.log_tail()
-            self._record(
-                cell,
-                attempt,
-                status,
-                reason,
-                started,
-                srv=srv,
-                result=result,
-                effective=eff,
-                log_tail=tail,
-                command=cmd,
+
+    def _repeats(self) -> bool:
+        if self.repeat_noisy is None:
+            self.repeat_noisy = self._limits().repeat_noisy
+        return self.repeat_noisy
+
+    def _limits(self) -> sampler.NoiseLimits:
+        if "limits" not in self._meta:
+            self._meta["limits"] = sampler.load_limits(self.config_dir)
+        return self._meta["limits"]
+
+    def _measure_one(
+        self,
+        srv: Server,
+        cell: plan.Cell,
+        attempt: int,
+        eff: dict[str, Any],
+        prog: Progress,
+        repeat_of: int | None = None,
+    ) -> tuple[str, str | None, str | None]:
+        """Measure and record one cell attempt: (status, why later cells cannot run, why
+        its window was noisy)."""
+        started = now()
+        dead_reason = None
+        status, reason, result, cmd = self._measure(srv, cell)
+        sampled, self._sampled = self._sampled, {}
+        tail = None
+        if not srv.alive():
+            code = srv.process.returncode if srv.process else None
+            reason = f"server died during the measurement (exit {code})" + (
+                f"; {reason}" if reason else ""
             )
-            msg = f"{result['tps']:.0f} tps" if status == "ok" and result else f"FAILED {reason}"
-            prog.tick(f"{_label(cell)}: {msg}")
+            status, result = "failed", None
+            dead_reason = f"server died earlier in this group (cell {cell.cell_id})"
+        elif status != "ok" and not srv.responsive():
+            reason = f"{reason}; the server no longer answers"
+            dead_reason = f"server stopped answering earlier in this group ({cell.cell_id})"
+        if status != "ok":
+            reason = _with_cause(reason or "failed", srv)
+            tail = srv.log_tail()
+        if status != "ok":
+            sampled = {}
+        host = sampled.get("host")
+        if repeat_of is not None:  # marks the re-measure, also when it failed
+            host = sampled["host"] = {**(host or {"noisy": False}), "repeat_of": repeat_of}
+        self._record(
+            cell,
+            attempt,
+            status,
+            reason,
+            started,
+            srv=srv,
+            result=result,
+            effective=eff,
+            log_tail=tail,
+            command=cmd,
+            sampled=sampled,
+        )
+        msg = f"{result['tps']:.0f} tps" if status == "ok" and result else f"FAILED {reason}"
+        noisy = host.get("noisy_reason") if host and host.get("noisy") else None
+        prog.tick(f"{_label(cell)}: {msg}" + (" (noisy)" if noisy else ""))
+        return status, dead_reason, noisy
 
     def _measure(
         self, srv: Server, cell: plan.Cell
@@ -598,19 +682,61 @@ class Runner:
                     return "failed", f"warm-up failed: {warm.get('reason')}", None, []
             if self.before_measure is not None:
                 self.before_measure(srv, cell)
-            parsed, cmd = sysbench.run(
-                script,
-                target,
-                time_s=cell.duration_s,
-                log=stem.with_name(stem.name + ".run.txt"),
-                grace_s=self.sysbench_grace_s,
-                **common,
-            )
+            win = self._start_window(srv)
+            try:
+                parsed, cmd = sysbench.run(
+                    script,
+                    target,
+                    time_s=cell.duration_s,
+                    log=stem.with_name(stem.name + ".run.txt"),
+                    grace_s=self.sysbench_grace_s,
+                    **common,
+                )
+            finally:
+                sample = self._stop_window(win)
         except ParseError as exc:
             return "failed", f"unreadable sysbench output: {exc}", None, []
         if parsed.get("status") != "ok":
             return "failed", str(parsed.get("reason") or "sysbench failed"), None, cmd
-        return "ok", None, result_of(parsed), cmd
+        return "ok", None, self._with_cost(result_of(parsed), parsed, sample), cmd
+
+    # cost per operation (sampler.py) ---------------------------------------------------
+    def _start_window(self, srv: Server) -> sampler.Window | str | None:
+        """A started sampling window; a string says why none could be taken."""
+        self._sampled = {}
+        if not self.sample_cost:
+            return None
+        target, why = sampler.target_for(srv)
+        if target is None:
+            return why or "no sampling target"
+        try:
+            win = sampler.Window(target)
+            win.start()
+        except (OSError, ValueError) as exc:  # sampling never fails a measurement
+            return f"sampling could not start: {exc}"
+        return win
+
+    def _stop_window(self, win: sampler.Window | str | None) -> sampler.Sample | str | None:
+        if not isinstance(win, sampler.Window):
+            return win
+        try:
+            return win.stop()
+        except (OSError, ValueError) as exc:
+            return f"sampling could not finish: {exc}"
+
+    def _with_cost(
+        self, result: dict[str, Any], parsed: dict[str, Any], sample: sampler.Sample | str | None
+    ) -> dict[str, Any]:
+        """The result with its cost fields; the record's cost/host objects kept for it."""
+        if sample is None:
+            return result
+        if isinstance(sample, str):
+            fields, cost, host = sampler.unavailable_everything(sample)
+        else:
+            txns, queries = sampler.work_done(parsed)
+            fields, cost, host = sampler.per_operation(sample, txns, queries, self._limits())
+        self._sampled = {"cost": cost, "host": host}
+        return {**result, **fields}
 
     def _measure_slap(
         self, srv: Server, cell: plan.Cell, wl: workloads.Workload
@@ -627,10 +753,28 @@ class Runner:
                 return "failed", f"warm-up failed: {warm.get('reason')}", None, []
         if self.before_measure is not None:
             self.before_measure(srv, cell)
-        parsed, cmd = slap.run(target, log=stem.with_name(stem.name + ".run.txt"), **common)
+        win = self._start_window(srv)
+        try:
+            parsed, cmd = slap.run(target, log=stem.with_name(stem.name + ".run.txt"), **common)
+        finally:
+            sample = self._stop_window(win)
         if parsed.get("status") != "ok":
             return "failed", str(parsed.get("reason") or "slap failed"), None, cmd
-        return "ok", None, result_of(parsed), cmd
+        return "ok", None, self._with_cost(result_of(parsed), parsed, sample), cmd
+
+
+def _deciding(recs: list[dict[str, Any]]) -> dict[str, Any]:
+    """The attempt that decides a cell's outcome: the latest, except that a failed
+    re-measure of a noisy window (host.repeat_of) leaves the ok attempt before it."""
+    for rec in reversed(recs):
+        if not (rec["status"] == "failed" and (rec.get("host") or {}).get("repeat_of")):
+            return rec
+    return recs[-1]
+
+
+def record_max_attempt() -> int:
+    """The run-record schema's bound on `attempt`."""
+    return int(record.schema()["properties"]["attempt"]["maximum"])
 
 
 def _tool_version(cell: plan.Cell) -> str:
@@ -675,4 +819,8 @@ def _safe_tail(srv: Server) -> str | None:
 
 
 def _label(cell: plan.Cell) -> str:
-    return f"{cell.server_id} {cell.workload} {cell.collation} t={cell.threads} r={cell.repeat}"
+    hs = f"handshake={cell.handshake}" if cell.handshake else None
+    extra = "".join(f" {v}" for v in (cell.dataset_size, cell.phase, hs) if v is not None)
+    return (
+        f"{cell.server_id} {cell.workload}{extra} {cell.collation} t={cell.threads} r={cell.repeat}"
+    )

@@ -19,6 +19,7 @@ ALPHA = 0.05
 # Smallest change reported as a regression/improvement, whatever the noise: Mozilla's
 # Perfherder alerts at >= 2%; sub-2% effects are below what release notes act on.
 MIN_EFFECT = 0.02
+MAX_THRESHOLD = 0.999  # a band [1 - t, 1/(1 - t)] needs t < 1
 N_RESAMPLES = 2000  # percentile bootstrap; interval endpoints stable to ~0.2% at this size
 SEED = 20261123  # fixed: the same data always gives the same interval
 MIN_SAMPLES = 2  # fewer than this per side and nothing can be said
@@ -90,14 +91,29 @@ def compare(
 
 
 def verdict(
-    ratio: float, lo: float, hi: float, p: float, threshold: float, higher_is_better: bool = True
+    ratio: float,
+    lo: float,
+    hi: float,
+    p: float,
+    threshold: float,
+    higher_is_better: bool = True,
+    min_effect: float = 1.0,
 ) -> str:
-    band_lo, band_hi = 1 - threshold, 1 + threshold
+    """The verdict for a ratio B/A with its interval and rank-test p-value.
+
+    The noise band is symmetric on the log scale, [1 - threshold, 1 / (1 - threshold)]:
+    a threshold near or above 100% (very noisy, few values) still leaves a drop to a tenth
+    outside it, where a linear band 1 ± threshold would call any drop `unchanged`.
+    `unchanged` also needs the interval inside ±`min_effect` (default: no such bound).
+    """
+    thr = min(max(threshold, 0.0), MAX_THRESHOLD)
+    band_lo, band_hi = 1 - thr, 1 / (1 - thr)
     significant = p < ALPHA and (hi < 1 or lo > 1)
     if significant and (ratio < band_lo or ratio > band_hi):
         worse = ratio < 1 if higher_is_better else ratio > 1
         return "regression" if worse else "improvement"
-    if band_lo <= lo and hi <= band_hi:
+    same = min(thr, min(max(min_effect, 0.0), MAX_THRESHOLD))
+    if 1 - same <= lo and hi <= 1 / (1 - same):
         return "unchanged"
     return "inconclusive"
 
@@ -111,7 +127,9 @@ def noise_threshold(cv_: float | None, n_a: int, n_b: int) -> float:
     if cv_ is None or n_a < 1 or n_b < 1:
         return MIN_EFFECT
     se = MEDIAN_SE_FACTOR * cv_ * math.sqrt(1 / n_a + 1 / n_b)
-    return max(MIN_EFFECT, Z_FALSE_ALARM * se)
+    # z·SE is a bound on |log ratio|; as a fraction below 1 it is 1 - e^(-z·SE) (≈ z·SE when
+    # small), so a noisy series gets a wide band, never one that swallows every drop.
+    return max(MIN_EFFECT, 1 - math.exp(-Z_FALSE_ALARM * se))
 
 
 def repeats_needed(cv_: float, effect: float, power_z: float = 1.645) -> int:

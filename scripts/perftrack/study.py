@@ -48,7 +48,16 @@ KEYS = {
     "scales",
 }
 # The cell fields a reference row is matched on (configs/studies/reference/README.md).
-MATCH = ("workload", "threads", "collation", "engine", "durability")
+MATCH = (
+    "workload",
+    "threads",
+    "collation",
+    "engine",
+    "durability",
+    "handshake",
+    "dataset_size",
+    "phase",
+)
 UNITS = {"tps": True, "qps": True, "seconds": False}  # unit -> higher is better
 LABEL_WIDTH = 78  # the longest cell label of the two article studies
 
@@ -93,7 +102,20 @@ def known(config_dir: Path) -> list[str]:
     return sorted(p.stem for p in (config_dir / STUDIES_DIR).glob("*.yaml"))
 
 
+def resolve(name: str, config_dir: Path) -> str:
+    """The study's full name: `name` itself, or the one study whose name starts with it
+    (`000` for 000_charset_57_vs_80)."""
+    names = known(config_dir)
+    if name in names:
+        return name
+    hits = [n for n in names if n.startswith(name)] if name else []
+    if len(hits) > 1:
+        raise ConfigError(f"study '{name}' is ambiguous: {', '.join(hits)}")
+    return hits[0] if hits else name
+
+
 def load(name: str, config_dir: Path) -> Study:
+    name = resolve(name, config_dir)
     path = config_dir / STUDIES_DIR / f"{name}.yaml"
     if not path.is_file():
         raise ConfigError(
@@ -283,18 +305,23 @@ def _median(values: list[float] | None) -> float | None:
 # Fields a reference row may leave empty, meaning "not an axis of the article" (collation
 # in article 001) or "the release's default" (durability): tried exact first.
 OPTIONAL_MATCH = ("collation", "durability")
+# Axes no reference file has a column for yet (the article's value is the setting it
+# describes): our cells with them set are compared with the article's plain rows.
+UNREFERENCED = ("handshake", "dataset_size", "phase")
 
 
 def _article(side: Side, role: str, key: Key, keep: str = "") -> float | None:
     """The article's speed for the key, allowing the reference's empty optional fields
     (except `keep`: the field an axis comparison varies must match exactly)."""
-    for blank in ((), ("durability",), ("collation",), OPTIONAL_MATCH):
-        if keep in blank:
-            continue
-        k = tuple(None if MATCH[i] in blank else v for i, v in enumerate(key))
-        hit = side.article.get((role, k))
-        if hit is not None:
-            return hit
+    for extra in ((), UNREFERENCED):
+        for optional in ((), ("durability",), ("collation",), OPTIONAL_MATCH):
+            blank = (*optional, *extra)
+            if keep in blank:
+                continue
+            k = tuple(None if MATCH[i] in blank else v for i, v in enumerate(key))
+            hit = side.article.get((role, k))
+            if hit is not None:
+                return hit
     return None
 
 

@@ -9,7 +9,10 @@ from __future__ import annotations
 
 import os
 import re
+import shutil
+import subprocess
 from dataclasses import dataclass
+from functools import cache
 from pathlib import Path
 from typing import Any
 
@@ -120,6 +123,54 @@ def get(name: str) -> Workload:
         return WORKLOADS[name]
     except KeyError:
         raise ConfigError(f"unknown workload '{name}'; known: {', '.join(WORKLOADS)}") from None
+
+
+# `sysbench SCRIPT help` loads (compiles and runs the top level of) a Lua script and
+# lists its options; a syntax error or a failed require() is one `FATAL: file:line: ...`.
+LUA_CHECK_TIMEOUT_S = 20
+_FATAL_RE = re.compile(r"^FATAL: (.*)$", re.MULTILINE)
+NO_HELP = "does not implement the 'help' command"
+
+
+def check_loads(w: Workload, where: str = "matrix") -> None:
+    """One-line ConfigError, naming the file and line, if the workload's Lua script does
+    not load in sysbench. Built-in scripts and an absent sysbench (the run stage says
+    how to install it) pass."""
+    if not w.script.endswith(".lua"):
+        return
+    path = Path(w.script_path())
+    if not path.is_file():
+        raise ConfigError(f"{where}: workload {w.name}: no Lua file {path}")
+    problem = _lua_problem(str(path), path.stat().st_mtime_ns)
+    if problem:
+        raise ConfigError(f"{where}: workload {w.name}: Lua script does not load: {problem}")
+
+
+@cache
+def _lua_problem(path: str, mtime_ns: int) -> str | None:
+    """sysbench's complaint about loading the script (None: it loads); cached per version
+    of the file."""
+    binary = shutil.which("sysbench")
+    if binary is None:
+        return None
+    try:
+        out = subprocess.run(
+            [binary, path, "help"],
+            capture_output=True,
+            text=True,
+            errors="replace",
+            timeout=LUA_CHECK_TIMEOUT_S,
+            check=False,
+            cwd=Path(path).parent,
+        )
+    except subprocess.TimeoutExpired:
+        return f"{path}: `sysbench {path} help` did not finish in {LUA_CHECK_TIMEOUT_S} s"
+    text = out.stdout + out.stderr
+    if out.returncode == 0 or NO_HELP in text:  # loaded; a script without options has no help
+        return None
+    m = _FATAL_RE.search(text)
+    first = m.group(1) if m else (text.strip().splitlines() or ["no output"])[-1]
+    return f"{first.strip()} (sysbench exit {out.returncode})"
 
 
 def run_order(names: list[str]) -> list[str]:

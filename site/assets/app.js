@@ -366,6 +366,7 @@
       C.runner,
       C.dataset,
       { key: "at", label: "run", fmt: fmt.date },
+      { key: "series_last_run", label: "series last run", fmt: fmt.date },
       { key: "note", label: "note" },
     ];
     if (meta.empty || !all.length) {
@@ -445,6 +446,17 @@
       "No verdicts yet: the DB has no version measured next to another.", {
         cols: [C.server, C.previous, C.workload, C.collation, C.threads, C.ratio, C.ci, C.verdict],
       });
+
+  // Cost per transaction (sampler.py): one bar chart per measure, versions side by side.
+  pages.cost = () =>
+    chartPage("cost", "cost", { runner_class: "one", profile: "one", dataset: "one", workload: "one", collation: "one", threads: "one" }, "No results yet.", {
+      note: (d) => (d.some((r) => r.porder > 1) ? "" : "No cost per transaction measured for this selection yet (results older than the sampler, or sampling off): throughput only."),
+      cols: [C.server, { key: "panel", label: "measure" }, { key: "part", label: "part" },
+        { key: "value", label: "median", fmt: fmt.num1, num: true },
+        { key: "cpu_us_per_txn", label: "CPU µs/txn", fmt: fmt.num1, num: true },
+        C.n, { key: "noisy", label: "noisy repeats", num: true },
+        C.workload, C.collation, C.threads, C.runner, C.profile, C.dataset],
+    });
 
   pages.history = function () {
     const changes = rows("hardware_changes");

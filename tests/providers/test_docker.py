@@ -215,6 +215,76 @@ def test_catalog_image_tags_that_fit_the_version(tmp_path: Path, image) -> None:
     assert load_one(tmp_path, image).get("s").image == image
 
 
+@pytest.mark.parametrize(
+    ("extra", "complaint"),
+    [
+        ('    digest: "sha256:abc"\n', "bad digest 'sha256:abc'"),
+        ('    digest: "' + "a" * 64 + '"\n', "expected sha256: and 64 lowercase hex"),
+        ('    digest: "sha256:' + "A" * 64 + '"\n', "bad digest"),
+        ("    digest: 12\n", "digest must be a string"),
+    ],
+)
+def test_catalog_digest_is_validated(tmp_path: Path, extra, complaint) -> None:
+    path = tmp_path / "versions.yaml"
+    path.write_text(
+        "servers:\n  - id: s\n    product: mysql\n    version: 8.4.3\n    provider: docker\n"
+        '    image: "mysql:8.4.3"\n' + extra
+    )
+    with pytest.raises(ConfigError, match=complaint) as info:
+        catalog.load(path)
+    assert "\n" not in str(info.value)
+
+
+def test_catalog_digest_belongs_to_docker_only(tmp_path: Path) -> None:
+    path = tmp_path / "versions.yaml"
+    path.write_text(
+        "servers:\n  - id: s\n    product: mysql\n    version: 8.4.3\n    provider: path\n"
+        "    basedir: /opt/x\n    digest: sha256:" + "a" * 64 + "\n"
+    )
+    with pytest.raises(ConfigError, match="'digest' belongs to provider 'docker', not 'path'"):
+        catalog.load(path)
+
+
+def test_catalog_digest_is_kept(tmp_path: Path) -> None:
+    digest = "sha256:" + "b" * 64
+    path = tmp_path / "versions.yaml"
+    path.write_text(
+        "servers:\n  - id: s\n    product: mysql\n    version: 8.4.3\n    provider: docker\n"
+        f'    image: "mysql:8.4.3"\n    digest: "{digest}"\n'
+    )
+    assert catalog.load(path).get("s").digest == digest
+
+
+# The shape of `docker image inspect` for an image pulled from Docker Hub (RepoDigests set)
+# and for one imported locally (RepoDigests empty): only the fields the check reads.
+PULLED = {
+    "Id": "sha256:" + "1" * 64,
+    "RepoDigests": ["mysql@sha256:" + "2" * 64],
+}
+IMPORTED = {"Id": "sha256:" + "3" * 64, "RepoDigests": []}
+
+
+@pytest.mark.parametrize(
+    ("info", "recorded", "accepted"),
+    [
+        (PULLED, "sha256:" + "2" * 64, True),  # the registry's manifest digest
+        (PULLED, "sha256:" + "1" * 64, True),  # or the image id
+        (PULLED, "sha256:" + "4" * 64, False),
+        (IMPORTED, "sha256:" + "3" * 64, True),
+        (IMPORTED, "sha256:" + "2" * 64, False),
+    ],
+)
+def test_verify_digest_accepts_repo_digest_or_image_id(info, recorded, accepted) -> None:
+    entry = Entry(id="m", product="mysql", version="8.4.3", provider="docker", image="mysql:8.4.3")
+    entry = dataclasses.replace(entry, digest=recorded)
+    if accepted:
+        docker.verify_digest(entry, info)
+        return
+    with pytest.raises(FetchError, match=f"records {recorded}: refused") as err:
+        docker.verify_digest(entry, info)
+    assert "\n" not in str(err.value)
+
+
 def test_real_catalog_docker_entries() -> None:
     cat = catalog.load(Path(__file__).resolve().parents[2] / "configs" / "versions.yaml")
     images = {e.image for e in cat if e.provider == "docker"}
@@ -401,6 +471,44 @@ def test_real_fetch_probes_the_image_and_records_its_digest(sid_image) -> None:
     assert install.launcher[-3:] == ("perftrack.providers.docker_run", image_id, "--")
     assert messages == [f"using image {ref} ({image_id[:19]})"]
     assert _perftrack_containers() == []
+
+
+def _containers_created_since(since: str) -> list[str]:
+    until = f"{time.time() + 1:.3f}"
+    out = _docker(
+        "events",
+        "--since",
+        since,
+        "--until",
+        until,
+        "--filter",
+        "type=container",
+        "--filter",
+        "event=create",
+        "--format",
+        "{{.Actor.ID}}",
+    )
+    return out.split()
+
+
+@pytest.mark.integration
+def test_real_recorded_digest_mismatch_is_refused_before_anything_runs(sid_image) -> None:
+    ref, sid = sid_image
+    since = f"{time.time():.3f}"  # the previous test's probe container is older
+    wrong = "sha256:" + "0" * 64
+    with pytest.raises(FetchError, match=f"records {wrong}: refused") as info:
+        docker.fetch(sid_entry(ref, sid.version, digest=wrong))
+    assert "\n" not in str(info.value)
+    assert _containers_created_since(since) == [], "no container of the image was created"
+
+
+@pytest.mark.integration
+def test_real_recorded_digest_match_is_accepted(sid_image) -> None:
+    ref, sid = sid_image
+    image_id = _docker("image", "inspect", "--format", "{{.Id}}", ref).strip()
+    install = docker.fetch(sid_entry(ref, sid.version, digest=image_id))
+    assert install.extra["image_id"] == image_id
+    assert install.launcher[-2] == image_id  # it runs by id: a moved tag cannot swap it
 
 
 @pytest.mark.integration

@@ -24,6 +24,7 @@ CHART_PAGES = {
     "charset": "charset",
     "heatmap": "heatmap",
     "history": "history",
+    "cost": "cost",
 }
 PAGES = [*CHART_PAGES, "runs", "studies"]
 SERVE_STOP_TIMEOUT_S = 30

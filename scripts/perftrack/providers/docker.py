@@ -9,6 +9,13 @@ container then probes the image: which ``mysqld`` / install script it has, the v
 ``lc-messages-dir``. The image digest is recorded as the install's ``source_sha256``
 (the registry's manifest digest when the image came from a registry, else the image id).
 
+Digest pinning: an entry's optional ``digest: sha256:…`` must be one of the image's
+digests — a registry manifest digest in its ``RepoDigests`` (a pulled image) or its image
+id (an image built or imported locally, which has no RepoDigests). It is checked right
+after ``docker image inspect``, before the probe: a mismatch is a one-line `FetchError`
+and nothing from the image is run. The server then runs by image id, so a tag moved
+afterwards cannot swap the image under a run.
+
 run: the install's ``launcher`` is the `perftrack.providers.docker_run` wrapper
 (``python -m perftrack.providers.docker_run IMAGE -- CMD…``), so the Server lifecycle runs
 unchanged: the wrapper starts ``docker run --rm --network host --user 0:0`` with the
@@ -117,6 +124,7 @@ def fetch(
     else:
         report(f"using image {entry.image} ({info['Id'][:19]})")
     image_id = str(info["Id"])
+    verify_digest(entry, info)
     probe = _probe(docker, image_id, entry)
     version = _check_version(entry, probe)
     repo_digest = _repo_digest(info)
@@ -194,6 +202,35 @@ def _repo_digest(info: dict) -> str | None:
         if DIGEST_RE.search(str(item)):
             return str(item)
     return None
+
+
+def image_digests(info: dict) -> list[str]:
+    """Every ``sha256:…`` the image answers to: its RepoDigests' digests, then its id."""
+    found = [
+        f"sha256:{m.group(1)}"
+        for item in info.get("RepoDigests") or []
+        for m in [DIGEST_RE.search(str(item))]
+        if m
+    ]
+    image_id = DIGEST_RE.search(str(info.get("Id", "")))
+    if image_id:
+        found.append(f"sha256:{image_id.group(1)}")
+    return found
+
+
+def verify_digest(entry: Entry, info: dict) -> None:
+    """`FetchError` unless the image has the digest the catalog records (if it records one)."""
+    if entry.digest is None:
+        return
+    digests = image_digests(info)
+    if entry.digest in digests:
+        return
+    have = ", ".join(d[:19] + "…" for d in digests) or "none"
+    raise FetchError(
+        f"{entry.id}: the image {entry.image} has digest {have}, but configs/versions.yaml "
+        f"records {entry.digest}: refused (nothing from it is used); pull the recorded image "
+        "or, if this image is the one you trust, record its digest"
+    )
 
 
 def _digest_hex(text: str) -> str | None:

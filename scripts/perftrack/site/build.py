@@ -31,7 +31,16 @@ from . import studies as study_files
 MARKER = ".perftrack-site"  # identifies a directory this command wrote (safe to replace)
 DEFAULT_OUT = Path("build/site")
 # Tabular data sets (lists of rows) written as data/NAME.js (encoded) and data/csv/NAME.csv.
-TABLES = ("verdicts", "summary", "charset", "history", "hardware_changes", "annotations", "runs")
+TABLES = (
+    "verdicts",
+    "summary",
+    "charset",
+    "history",
+    "hardware_changes",
+    "annotations",
+    "runs",
+    "cost",
+)
 
 
 @dataclass

@@ -104,6 +104,7 @@ class SiteData:
     runs: list[dict[str, Any]] = field(default_factory=list)
     run_details: dict[str, dict[str, Any]] = field(default_factory=dict)
     studies: list[dict[str, Any]] = field(default_factory=list)
+    cost: list[dict[str, Any]] = field(default_factory=list)  # site/cost.py
 
 
 class Exporter:
@@ -532,6 +533,12 @@ def _cut(value: str | None) -> str | None:
     return value[: MAX_VALUE_CHARS - 1] + "…"
 
 
+def cost_rows(ex: Exporter) -> list[dict[str, Any]]:
+    from .cost import rows  # cost.py builds on this module's Exporter
+
+    return rows(ex)
+
+
 def export(con: Any, notes: list[Annotation]) -> SiteData:
     """Every data set of the site from one open (read-only) DB connection."""
     ex = Exporter(con, notes)
@@ -547,6 +554,7 @@ def export(con: Any, notes: list[Annotation]) -> SiteData:
     data.meta["verdicts_from"] = ex.verdicts_origin
     data.runs = ex.runs()
     data.run_details = ex.run_details(data.runs)
+    data.cost = cost_rows(ex)
     return data
 
 
@@ -559,6 +567,8 @@ def export_for_chart(con: Any, notes: list[Annotation], dataset: str) -> dict[st
         return {"table": ex.summary(ex.newest())}
     if dataset == "charset":
         return {"table": ex.charset(ex.newest())}
+    if dataset == "cost":
+        return {"table": cost_rows(ex)}
     if dataset == "history":
         return {
             "table": ex.history(),

@@ -24,6 +24,7 @@ ONE = {
     "charset": ("runner_class", "profile", "dataset", "threads"),
     "heatmap": ("runner_class", "profile", "dataset", "collation", "threads"),
     "history": FILTER_ORDER,
+    "cost": FILTER_ORDER,
 }
 # PNG size: 2x pixels so text stays sharp in PR comments and job summaries.
 SCALE = 2.0

@@ -32,6 +32,7 @@ PAGES: tuple[Page, ...] = (
     Page("scaling", "Thread scaling", ("meta", "summary"), ("scaling",)),
     Page("charset", "Charset impact", ("meta", "charset"), ("charset",)),
     Page("heatmap", "Heatmap", ("meta", "verdicts"), ("heatmap",)),
+    Page("cost", "Cost per transaction", ("meta", "cost"), ("cost",)),
     Page(
         "history",
         "Nightly history",
@@ -51,6 +52,7 @@ CHARTS: dict[str, str] = {
     "charset": "charset",
     "heatmap": "verdicts",
     "history": "history",
+    "cost": "cost",
 }
 
 

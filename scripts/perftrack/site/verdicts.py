@@ -53,6 +53,18 @@ def raw(con: Any, notes: list[Annotation]) -> tuple[list[dict[str, Any]], str]:
     return [dict(zip(names, r, strict=True)) for r in rows], "computed at build time"
 
 
+def series_last_run(con: Any) -> dict[tuple[Any, ...], Any]:
+    """When each server last ran each series (a verdict's series columns + server id):
+    with a rotation (`perftrack plan`) series run on different nights, so the overview
+    shows how fresh each verdict's data is."""
+    rows = con.execute(f"""
+        SELECT {detect._series_select()}, s.server_id, max(r.finished_at)
+        FROM results r JOIN runs ru USING (run_id) JOIN servers s USING (server_key)
+        WHERE r.status = 'ok' GROUP BY ALL
+    """).fetchall()
+    return {tuple(r[:-1]): r[-1] for r in rows}
+
+
 def latest(
     con: Any,
     notes: list[Annotation],
@@ -61,6 +73,7 @@ def latest(
 ) -> tuple[list[dict[str, Any]], str]:
     """Site rows (regressions first, newest first within a verdict) and their source."""
     stored, origin = raw(con, notes)
+    last_run = series_last_run(con)
     out = []
     for v in stored:
         if current_hw.get(v["runner_class"]) != v["hw_key"]:
@@ -68,6 +81,9 @@ def latest(
         diff = v.get("variables_diff")
         diff = json.loads(diff) if isinstance(diff, str) else (diff or {})
         at = v.get("last_result_at")
+        key = tuple(v[c] for c in detect.SERIES_COLS)
+        runs = [last_run.get((*key, v[k])) for k in ("base_server", "new_server")]
+        series_at = max((t for t in runs if t is not None), default=None)
         out.append(
             {
                 **describe(v),
@@ -89,6 +105,7 @@ def latest(
                 "note": v["acknowledged"],
                 "variables_changed": len(diff),
                 "at": at.isoformat() + "Z" if at is not None else None,  # DB times are UTC
+                "series_last_run": series_at.isoformat() + "Z" if series_at else None,
             }
         )
     out.sort(key=lambda r: r["at"] or "", reverse=True)

@@ -1,0 +1,123 @@
+"""Speed of the nightly publish steps as the history grows (docs/benchmarks.md, "Scale").
+
+SYNTHETIC DATA (benchmarks/synthetic_history.py): the nightly matrix × 3 runner classes,
+~1,080 records a night, in a temporary DB. For each size N the DB is grown to N-1
+nights, then night N is published as the workflow does and each step is timed:
+  ingest    `perftrack ingest` of night N's run-record files (read, validate, write);
+  detect    `perftrack detect` over every series;
+  site      `perftrack site build`;
+and the overview page's payload (HTML + scripts + data it loads) is measured.
+
+    .venv/bin/python benchmarks/history_scale.py --nights 30 365 1000
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO / "scripts"))
+sys.path.insert(0, str(REPO / "benchmarks"))
+
+import synthetic_history as synth  # noqa: E402
+
+from perftrack import cli, store  # noqa: E402
+from perftrack.site import build  # noqa: E402
+
+STEPS_AT = 365  # where the synthetic step changes fall (a year's history)
+
+
+def payload(site: Path, page: str) -> int:
+    from site_scale import page_files
+
+    return sum(f.stat().st_size for f in page_files(site, page))
+
+
+def timed(fn: Callable[[], object]) -> float:
+    t0 = time.perf_counter()
+    fn()
+    return time.perf_counter() - t0
+
+
+def measure(sizes: list[int], workdir: Path, classes: int) -> list[dict[str, float]]:
+    setup = synth.load_setup(STEPS_AT, classes)
+    db = workdir / "synthetic-history.duckdb"
+    rows = []
+    have = 0
+    for n in sorted(sizes):
+        t0 = time.perf_counter()
+        synth.grow(db, setup, have, n - 1)
+        grow_s = time.perf_counter() - t0
+        recs = workdir / f"night-{n}"
+        count = synth.write_records(setup, n - 1, recs)
+        size_before = db.stat().st_size
+        ingest_s = timed(lambda: store.ingest_paths(db, [recs]))  # noqa: B023
+        have = n
+        detect_s = timed(lambda: _ok(cli.main(["detect", "--db", str(db)])))
+        site = workdir / "site"
+        build_s = timed(lambda: build.build(db, site))  # noqa: B023
+        with store.open_db(db, write=False) as st:
+            results = st.con.execute("SELECT count(*) FROM results").fetchone()[0]
+            series = st.con.execute(
+                "SELECT count(*) FROM (SELECT DISTINCT run_id FROM results)"
+            ).fetchone()[0]
+        rows.append(
+            {
+                "nights": n,
+                "records": results,
+                "runs": series,
+                "night_records": count,
+                "db_mb": db.stat().st_size / 1e6,
+                "db_growth_kb": (db.stat().st_size - size_before) / 1e3,
+                "ingest_s": ingest_s,
+                "detect_s": detect_s,
+                "build_s": build_s,
+                "overview_kb": payload(site, "index") / 1e3,
+                "grow_s": grow_s,
+            }
+        )
+        print(json.dumps(rows[-1]), flush=True)
+    return rows
+
+
+def _ok(rc: int) -> None:
+    if rc != 0:
+        raise SystemExit(f"a step failed (exit {rc})")
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--nights", type=int, nargs="+", default=[30, 365, 1000])
+    ap.add_argument("--classes", type=int, default=3)
+    ap.add_argument("--keep", type=Path, help="work in this directory and keep it")
+    a = ap.parse_args()
+    if a.keep:
+        a.keep.mkdir(parents=True, exist_ok=True)
+        synth.refuse_data_dir(a.keep)
+        rows = measure(a.nights, a.keep, a.classes)
+    else:
+        with tempfile.TemporaryDirectory(prefix="perftrack-history-") as tmp:
+            rows = measure(a.nights, Path(tmp), a.classes)
+    cols = ("nights", "records", "db_mb", "ingest_s", "detect_s", "build_s", "overview_kb")
+    print("| " + " | ".join(cols) + " |")
+    print("|" + "---|" * len(cols))
+    for r in rows:
+        print(
+            "| "
+            + " | ".join(f"{r[c]:,.1f}" if isinstance(r[c], float) else f"{r[c]:,}" for c in cols)
+            + " |"
+        )
+    first, last = rows[0], rows[-1]
+    ratio = last["nights"] / first["nights"]
+    for c in ("ingest_s", "detect_s", "build_s"):
+        print(f"{c}: x{last[c] / first[c]:.1f} for x{ratio:.0f} the nights")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,330 @@
+"""SYNTHETIC BENCHMARK DATA: a made-up nightly history for measuring perftrack itself.
+
+Not measurements. N nights × the nightly matrix (configs/matrices/nightly.yaml: its
+servers, workloads, charsets, thread ladder, repeats, durations) × K runner classes,
+with:
+  - noise: lognormal, CV per workload as measured here in A/A runs (docs/benchmarks.md:
+    point_select 11.3 %, read_only 10.6 %, read_write 19.9 %);
+  - step changes: the newest server loses 8 % on read_write from 40 % of the history on;
+    one runner class gets +6 % on everything (a kernel update) at 70 %;
+  - slow drift: one class drifts by -0.01 % a night;
+  - missing nights: each class misses a night with probability 3 %, and a night's
+    shard dies half-way with probability 2 % (its second half of the cells is absent).
+
+Everything is marked synthetic where a human would look: run ids `synthetic-…`, runner
+classes `synthetic-class-…`, server ids `synthetic-…`, CPU model "synthetic benchmark
+data". It refuses to write under the repository's data/ directory.
+
+    .venv/bin/python benchmarks/synthetic_history.py --nights 30 --db /tmp/h.duckdb
+    .venv/bin/python benchmarks/synthetic_history.py --nights 1 --records /tmp/recs
+"""
+
+from __future__ import annotations
+
+import argparse
+import functools
+import hashlib
+import math
+import random
+import sys
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO / "scripts"))
+
+from perftrack import matrix, record, store  # noqa: E402
+
+START = datetime(2025, 1, 1, 1, 0, tzinfo=UTC)
+CV = {"oltp_point_select": 0.113, "oltp_read_only": 0.106, "oltp_read_write": 0.199}
+BASE_TPS = {"oltp_point_select": 30_000.0, "oltp_read_only": 1_500.0, "oltp_read_write": 700.0}
+CHARSET = {
+    "latin1": ("latin1", "latin1_swedish_ci", 1.0),
+    "utf8mb4": ("utf8mb4", "utf8mb4_general_ci", 0.93),
+}
+CLASSES = ("a", "b", "c")
+P_MISSING_NIGHT = 0.03
+P_HALF_NIGHT = 0.02
+STEP_REGRESSION = 0.08  # newest server, read_write, from STEP_AT of the history on
+STEP_AT = 0.4
+ENV_STEP = 0.06  # class b, everything, from ENV_AT on
+ENV_AT = 0.7
+DRIFT_PER_NIGHT = -0.0001  # class c
+INTERVAL_S = 1  # sysbench --report-interval
+N_VARIABLES = 480  # a MariaDB 10.11 SHOW GLOBAL VARIABLES has ~650; most are constant
+
+
+@dataclass(frozen=True)
+class Setup:
+    m: matrix.Matrix
+    classes: tuple[str, ...]
+    nights: int  # the history's planned length (where the steps fall)
+    seed: int = 1
+
+
+def load_setup(nights: int, classes: int = 3, seed: int = 1) -> Setup:
+    m = matrix.load(REPO / "configs" / "matrices" / "nightly.yaml")
+    return Setup(m, CLASSES[:classes], nights, seed)
+
+
+def _id(*parts: Any) -> str:
+    return hashlib.sha256(repr(parts).encode()).hexdigest()[:16]
+
+
+def _iso(ts: datetime) -> str:
+    return ts.isoformat().replace("+00:00", "Z")
+
+
+@functools.cache
+def _variables(server: str, charset: str, collation: str) -> dict[str, str]:
+    """A variable set like a real one: hundreds of settings, a few differ by version."""
+    out = {f"synthetic_setting_{i:03d}": str((i * 7919) % 1000) for i in range(N_VARIABLES)}
+    out.update(
+        character_set_server=charset,
+        collation_server=collation,
+        version=server.removeprefix("synthetic-") + "-synthetic",
+        innodb_buffer_pool_size="134217728" if "10.2" in server else "268435456",
+    )
+    return out
+
+
+def _factor(server_index: int, n_servers: int) -> float:
+    return 1.0 + 0.04 * server_index - 0.02 * (server_index == n_servers - 1)
+
+
+def night_records(setup: Setup, night: int, rng: random.Random) -> Iterator[dict[str, Any]]:
+    """Every record of one night, all classes (some classes or half-nights missing)."""
+    m = setup.m
+    servers = [f"synthetic-{s}" for s in m.servers]
+    for ci, cls in enumerate(setup.classes):
+        if rng.random() < P_MISSING_NIGHT:
+            continue
+        half = rng.random() < P_HALF_NIGHT
+        run_id = f"synthetic-{night:05d}-{cls}"
+        hw = _id("hw", cls)[:12]
+        level = 1.0
+        if cls == "b" and night >= ENV_AT * setup.nights:
+            level *= 1 + ENV_STEP
+        if cls == "c":
+            level *= (1 + DRIFT_PER_NIGHT) ** night
+        t = START + timedelta(days=night, minutes=7 * ci)
+        cells = [
+            (rep, axis, si, wl, th)
+            for rep in range(1, m.repeats + 1)
+            for axis in m.charsets
+            for si in range(len(servers))
+            for wl in m.workloads
+            for th in m.threads
+        ]
+        if half:
+            cells = cells[: len(cells) // 2]
+        for rep, axis, si, wl, th in cells:
+            charset, collation, cf = CHARSET[axis]
+            f = level * cf * _factor(si, len(servers))
+            if (
+                si == len(servers) - 1
+                and wl == "oltp_read_write"
+                and night >= STEP_AT * setup.nights
+            ):
+                f *= 1 - STEP_REGRESSION
+            scale = th ** (0.5 if wl != "oltp_read_write" else 0.35)
+            sigma = math.sqrt(math.log(1 + CV[wl] ** 2))
+            tps = BASE_TPS[wl] * f * scale * math.exp(rng.gauss(-sigma * sigma / 2, sigma))
+            wall = m.warmup_s + m.duration_s + rng.uniform(1.0, 4.0)
+            yield _record(
+                setup,
+                run_id,
+                cls,
+                hw,
+                servers[si],
+                wl,
+                th,
+                charset,
+                collation,
+                axis,
+                rep,
+                tps,
+                t,
+                rng,
+            )
+            t += timedelta(seconds=wall)
+
+
+def _record(
+    setup: Setup,
+    run_id: str,
+    cls: str,
+    hw: str,
+    server: str,
+    wl: str,
+    threads: int,
+    charset: str,
+    collation: str,
+    axis: str,
+    rep: int,
+    tps: float,
+    started: datetime,
+    rng: random.Random,
+) -> dict[str, Any]:
+    m = setup.m
+    cell_id = _id(server, wl, threads, axis, rep)
+    n = m.duration_s // INTERVAL_S
+    wobble = CV[wl] / 2
+    series = [max(0.01, round(tps * (1 + rng.gauss(0, wobble)), 2)) for _ in range(n)]
+    qpt = {"oltp_point_select": 1, "oltp_read_only": 16, "oltp_read_write": 20}[wl]
+    lat = 1000.0 * threads / tps
+    version = server.removeprefix("synthetic-").split("-", 1)[1]
+    return {
+        "schema": record.SCHEMA_ID,
+        "record_id": record.record_id(run_id, cell_id, 1),
+        "run_id": run_id,
+        "cell_id": cell_id,
+        "attempt": 1,
+        "status": "ok",
+        "reason": None,
+        "started_at": _iso(started),
+        "finished_at": _iso(started + timedelta(seconds=m.warmup_s + m.duration_s + 1)),
+        "runner_class": f"synthetic-class-{cls}",
+        "hardware": {
+            "key": hw,
+            "cpu_model": f"synthetic benchmark data, class {cls}",
+            "cores": 16,
+            "mem_gib": 64.0,
+            "kernel": "6.1.0-synthetic",
+        },
+        "server": {
+            "id": server,
+            "product": "mariadb",
+            "version": version,
+            "provider": "debian",
+            "version_string": f"{version}-MariaDB-synthetic",
+            "source_sha256": _id("src", server) * 4,
+            "stand_in": None,
+        },
+        "cell": {
+            "workload": wl,
+            "threads": threads,
+            "charset": charset,
+            "collation": collation,
+            "profile": m.profile,
+            "tables": m.tables,
+            "table_size": m.table_size,
+            "duration_s": m.duration_s,
+            "warmup_s": m.warmup_s,
+            "repeat": rep,
+            "round": rep,
+            "connection": m.connection,
+        },
+        "effective": {
+            "character_set_server": charset,
+            "collation_server": collation,
+            "database_collation": collation,
+            "table_collations": collation,
+        },
+        "variables": _variables(server, charset, collation),
+        "result": {
+            "tps": round(tps, 2),
+            "qps": round(tps * qpt, 2),
+            "latency_avg_ms": round(lat, 3),
+            "latency_pct_ms": round(lat * 1.6, 3),
+            "latency_pct": 95,
+            "latency_max_ms": round(lat * 9, 3),
+            "errors_per_s": 0.0,
+            "reconnects_per_s": 0.0,
+            "total_time_s": float(m.duration_s),
+            "threads": threads,
+            "events": int(tps * m.duration_s),
+            "intervals": [
+                {
+                    "t": (i + 1) * INTERVAL_S,
+                    "tps": v,
+                    "qps": round(v * qpt, 2),
+                    "lat_pct_ms": round(lat * 1.6, 3),
+                    "threads": threads,
+                }
+                for i, v in enumerate(series)
+            ],
+        },
+        "error_log_tail": None,
+        "tool": {
+            "name": "sysbench",
+            "version": "1.0.20",
+            "command": ["sysbench", wl, "run"],
+            "perftrack_version": "synthetic",
+        },
+    }
+
+
+def refuse_data_dir(path: Path) -> None:
+    target = path.resolve()
+    data = (REPO / "data").resolve()
+    if target == data or data in target.parents:
+        raise SystemExit(f"refusing to write synthetic history under {data}: real runs only")
+
+
+def prepared_night(
+    setup: Setup, night: int, rng: random.Random, validate: bool = False
+) -> list[store.PreparedRecord]:
+    """One night as store rows (the store's own `prepare`); `validate` checks every record
+    against the run-record schema (slow: ~ms each), else only the first."""
+    out = []
+    for i, rec in enumerate(night_records(setup, night, rng)):
+        if validate or i == 0:
+            record.validate(rec, where=rec["record_id"])
+        out.append(store.prepare(rec, rec["record_id"]))
+    return out
+
+
+def grow(db: Path, setup: Setup, first: int, last: int, batch: int = 30) -> int:
+    """Ingest nights first..last-1 into `db` through the store, `batch` nights per
+    transaction (a fast way to build a long history; the nightly path is one night)."""
+    refuse_data_dir(db)
+    rngs = night_rngs(setup)
+    added = 0
+    pending: list[store.PreparedRecord] = []
+    for night in range(first, last):
+        pending += prepared_night(setup, night, rngs(night))
+        if len(pending) and ((night + 1 - first) % batch == 0 or night == last - 1):
+            with store.open_db(db, write=True) as st:
+                added += st.ingest_prepared(pending).added
+            pending = []
+    return added
+
+
+def night_rngs(setup: Setup) -> Callable[[int], random.Random]:
+    """A random stream per night: any night can be generated on its own, identically."""
+    return lambda night: random.Random(setup.seed * 1_000_003 + night)
+
+
+def write_records(setup: Setup, night: int, out: Path) -> int:
+    refuse_data_dir(out)
+    n = 0
+    for rec in night_records(setup, night, night_rngs(setup)(night)):
+        record.write(rec, out / rec["run_id"] / "records")
+        n += 1
+    return n
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--nights", type=int, default=30)
+    ap.add_argument("--classes", type=int, default=3, choices=(1, 2, 3))
+    ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--db", type=Path, help="DuckDB file to grow (never under data/)")
+    ap.add_argument("--records", type=Path, help="write the last night's run records here")
+    args = ap.parse_args(argv)
+    setup = load_setup(args.nights, args.classes, args.seed)
+    if args.db:
+        n = grow(args.db, setup, 0, args.nights)
+        print(f"{args.db}: {n} synthetic records over {args.nights} nights")
+    if args.records:
+        n = write_records(setup, args.nights - 1, args.records)
+        print(f"{args.records}: {n} synthetic run records of night {args.nights - 1}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

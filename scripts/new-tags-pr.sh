@@ -1,0 +1,124 @@
+#!/usr/bin/env bash
+# The new-tags workflow's second half: commit the catalog entries that
+# `perftrack tags check --write` appended, push them to a new branch and open a pull
+# request. A PR opened with the workflow's own GITHUB_TOKEN triggers no workflows, so:
+#   PERFTRACK_PR_TOKEN set    push and open the PR with it (a GitHub App installation token
+#                             or a fine-grained PAT): pr-check runs on the PR as usual
+#   PERFTRACK_PR_TOKEN unset  push and open the PR with GITHUB_TOKEN, then dispatch
+#                             pr-check.yml on the PR's branch with the PR number
+#                             (workflow_dispatch is the exception that GITHUB_TOKEN may trigger)
+# See docs/new-tags-and-pr-checks.md.
+#
+# Environment (set by .github/workflows/new-tags.yml; never ${{ }} in shell lines):
+#   ADDED              server ids that were added, space-separated (tags check's output)
+#   GITHUB_REPOSITORY  OWNER/NAME
+#   GITHUB_TOKEN       the workflow token (contents, pull-requests, actions: write)
+#   PERFTRACK_PR_TOKEN optional, see above
+#   BASE_BRANCH        the branch the PR targets (default: main)
+#   PERFTRACK_GITHUB_API_URL  the API base for tests (else GITHUB_API_URL, api.github.com)
+set -euo pipefail
+
+die() {
+  echo "error: $*" >&2
+  exit 2
+}
+
+id_list='^[A-Za-z0-9][A-Za-z0-9._+-]*( [A-Za-z0-9][A-Za-z0-9._+-]*)*$'
+[[ "${ADDED:-}" =~ $id_list ]] || die "ADDED='${ADDED:-}' is not a space-separated list of server ids"
+[[ "${GITHUB_REPOSITORY:-}" =~ ^[A-Za-z0-9-]+/[A-Za-z0-9._-]+$ ]] ||
+  die "GITHUB_REPOSITORY='${GITHUB_REPOSITORY:-}' is not OWNER/NAME"
+base=${BASE_BRANCH:-main}
+[[ "$base" =~ ^[A-Za-z0-9][A-Za-z0-9._/-]*$ ]] || die "BASE_BRANCH='$base' is not a branch name"
+api=${PERFTRACK_GITHUB_API_URL:-${GITHUB_API_URL:-https://api.github.com}}
+case "$api" in
+  https://* | http://127.0.0.1:*) ;;
+  *) die "the API URL '$api' must be https:// (http only on 127.0.0.1)" ;;
+esac
+
+if [ -n "${PERFTRACK_PR_TOKEN:-}" ]; then
+  token=$PERFTRACK_PR_TOKEN
+  mode=pr-token
+else
+  token=${GITHUB_TOKEN:-}
+  [ -n "$token" ] || die "GITHUB_TOKEN is not set"
+  mode=dispatch
+fi
+
+branch="perftrack/new-tags-${ADDED// /-}"
+if git ls-remote --exit-code --heads origin "$branch" >/dev/null; then
+  echo "branch $branch exists already (its PR is open, merged or closed): nothing to do"
+  exit 0
+fi
+
+git add configs/versions.yaml
+git -c user.name="github-actions[bot]" \
+  -c user.email="41898282+github-actions[bot]@users.noreply.github.com" \
+  commit --quiet -m "catalog: new MySQL release(s) $ADDED" \
+  -m "Added by \`perftrack tags check --write\` (the new-tags workflow): a release tag on both Docker Hub (library/mysql) and GitHub (mysql/mysql-server)."
+
+# The token reaches git through the environment only (not argv, not .git/config).
+auth=$(printf 'x-access-token:%s' "$token" | base64 -w0)
+echo "::add-mask::$auth"
+GIT_CONFIG_COUNT=1 GIT_CONFIG_KEY_0=http.extraheader \
+  GIT_CONFIG_VALUE_0="AUTHORIZATION: basic $auth" \
+  git push --quiet origin "HEAD:refs/heads/$branch"
+
+# curl reads the Authorization header from a private file, not from argv.
+headers=$(mktemp)
+trap 'rm -f "$headers"' EXIT
+chmod 600 "$headers"
+printf 'Authorization: Bearer %s\nAccept: application/vnd.github+json\nX-GitHub-Api-Version: 2022-11-28\n' \
+  "$token" >"$headers"
+
+request() { # METHOD PATH JSON -> response body on stdout
+  curl --silent --show-error --fail-with-body --max-time 60 -X "$1" -H "@$headers" \
+    -H "Content-Type: application/json" --data "$3" "$api$2"
+}
+
+pr_json=$(python3 - "$ADDED" "$branch" "$base" "$mode" <<'PY'
+import json, sys
+added, branch, base, mode = sys.argv[1:]
+ids = added.split()
+lines = [f"- `{i}`: image `mysql:{i.removeprefix('mysql-')}`" for i in ids]
+how = ("The PR check runs on this PR as usual (opened with PERFTRACK_PR_TOKEN)."
+       if mode == "pr-token" else
+       "Opened with the workflow token, which triggers no workflows: the PR check was "
+       "dispatched on this branch instead (Actions > pr-check). Set PERFTRACK_PR_TOKEN to "
+       "have it run on the PR directly (docs/new-tags-and-pr-checks.md).")
+print(json.dumps({
+    "title": f"catalog: new MySQL release(s) {' '.join(ids)}",
+    "head": branch,
+    "base": base,
+    "body": "New release tags found by `perftrack tags check` on Docker Hub and GitHub:\n\n"
+            + "\n".join(lines) + "\n\n" + how + "\n",
+    "maintainer_can_modify": True,
+}))
+PY
+)
+response=$(request POST "/repos/$GITHUB_REPOSITORY/pulls" "$pr_json")
+number=$(printf '%s' "$response" | python3 -c '
+import json, sys
+n = json.load(sys.stdin).get("number")
+if not isinstance(n, int) or n <= 0:
+    sys.exit("error: the answer to creating the PR has no number")
+print(n)')
+echo "opened PR #$number from $branch ($mode)"
+
+if [ "$mode" = dispatch ]; then
+  dispatch_json=$(printf '{"ref": "%s", "inputs": {"pr": "%s", "base": "origin/%s"}}' \
+    "$branch" "$number" "$base")
+  request POST "/repos/$GITHUB_REPOSITORY/actions/workflows/pr-check.yml/dispatches" \
+    "$dispatch_json" >/dev/null
+  echo "dispatched pr-check.yml on $branch for PR #$number"
+fi
+
+if [ -n "${GITHUB_STEP_SUMMARY:-}" ]; then
+  {
+    echo "### New MySQL releases: PR #$number"
+    echo
+    echo "Added: $ADDED (branch \`$branch\`)."
+    if [ "$mode" = dispatch ]; then
+      echo "The PR check was dispatched (no PERFTRACK_PR_TOKEN set)."
+    fi
+  } >>"$GITHUB_STEP_SUMMARY"
+fi

@@ -1,0 +1,158 @@
+"""Cost metrics in compare and detect: direction of the verdict, noisy repeats counted once.
+
+SYNTHETIC records (tests/fixtures/records/synthetic.py) in a temp DB, never the real one.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from typer.testing import CliRunner
+
+from fixtures.records.synthetic import make_record
+from perftrack import compare, record, store
+from perftrack.cli import app
+
+BASE, NEW = "synthetic-mysql-8.0.36", "synthetic-mysql-8.4.0"
+REPEATS = 6
+
+
+def with_cost(
+    rec: dict[str, Any], cpu_us: float, *, noisy: bool = False, repeat_of: int | None = None
+) -> dict[str, Any]:
+    rec["result"].update(
+        cpu_us_per_txn=cpu_us,
+        cpu_user_us_per_txn=cpu_us * 0.8,
+        cpu_sys_us_per_txn=cpu_us * 0.2,
+        cpu_us_per_query=cpu_us / 20,
+        ctx_vol_per_txn=2.0,
+        ctx_invol_per_txn=0.1,
+        read_bytes_per_txn=0.0,
+        write_bytes_per_txn=4096.0,
+        peak_rss_bytes=2e8,
+        instructions_per_txn=None,
+        cycles_per_txn=None,
+        ipc=None,
+    )
+    rec["cost"] = {
+        "source": "proc",
+        "pid": 4242,
+        "window_s": 30.0,
+        "transactions": rec["result"]["events"],
+        "queries": rec["result"]["events"] * 20,
+        "totals": {"cpu_user_us": 1.0},
+        "unavailable": {f: "not supported" for f in ("instructions_per_txn", "ipc")},
+    }
+    rec["host"] = {
+        "steal_pct": 0.5,
+        "iowait_pct": 0.1,
+        "foreign_cpu_pct": 40.0 if noisy else 1.0,
+        "cpu_mhz": 2600.0,
+        "noisy": noisy,
+        "noisy_reason": "foreign CPU 40.0% > 25%" if noisy else None,
+        "repeat_of": repeat_of,
+    }
+    return record.validate(rec)
+
+
+def series(cpu_new: float, tps_new: float) -> list[dict[str, Any]]:
+    """REPEATS cells per server: the new one costs `cpu_new` µs/txn (base 1000 µs, ±1%)."""
+    recs = []
+    for i in range(REPEATS):
+        wobble = 1 + 0.01 * ((i % 3) - 1)
+        recs.append(
+            with_cost(make_record(cell=i, server_id=BASE, tps=1000 * wobble), 1000 * wobble)
+        )
+        recs.append(
+            with_cost(
+                make_record(cell=100 + i, server_id=NEW, version="8.4.0", tps=tps_new * wobble),
+                cpu_new * wobble,
+            )
+        )
+    return recs
+
+
+def db_with(tmp_path: Path, recs: list[dict[str, Any]]) -> Path:
+    db = tmp_path / "results.duckdb"
+    with store.open_db(db, write=True) as st:
+        st.ingest(recs)
+    return db
+
+
+def verdict(db: Path, metric: str) -> str | None:
+    with store.open_db(db, write=False) as st:
+        (t,) = compare.tables(st.con, metric=metric)
+    assert [r.server_id for r in t.rows] == [BASE, NEW]
+    c = t.rows[1].vs_previous
+    return c.verdict if c else None
+
+
+def test_more_cpu_per_transaction_is_a_regression(tmp_path: Path) -> None:
+    # same throughput, 15% more CPU per transaction: tps unchanged, cost regressed
+    db = db_with(tmp_path, series(cpu_new=1150, tps_new=1000))
+    assert verdict(db, "cpu_us_per_txn") == "regression"
+    assert verdict(db, "tps") == "unchanged"
+
+
+def test_less_cpu_per_transaction_is_an_improvement(tmp_path: Path) -> None:
+    db = db_with(tmp_path, series(cpu_new=850, tps_new=1150))
+    assert verdict(db, "cpu_us_per_txn") == "improvement"
+    assert verdict(db, "tps") == "improvement"  # both directions agree on a faster server
+
+
+def test_metric_directions() -> None:
+    assert compare.METRICS["tps"][1] is True and compare.METRICS["ipc"][1] is True
+    for m in record.COST_FIELDS:
+        assert compare.METRICS[m][0] == m
+        if m != "ipc":
+            assert compare.METRICS[m][1] is False, f"{m}: lower is better"
+
+
+def test_metric_without_values_compares_nothing(tmp_path: Path) -> None:
+    db = db_with(tmp_path, series(cpu_new=1000, tps_new=1000))
+    with store.open_db(db, write=False) as st:
+        assert compare.tables(st.con, metric="instructions_per_txn") == []
+
+
+def test_a_noisy_attempt_superseded_by_its_repeat_counts_once(tmp_path: Path) -> None:
+    recs = series(cpu_new=1000, tps_new=1000)
+    # cell 100's first attempt was noisy (a wild 3000 µs); its repeat (attempt 2) is normal
+    noisy = with_cost(
+        make_record(cell=100, server_id=NEW, version="8.4.0", tps=400.0), 3000, noisy=True
+    )
+    recs = [r for r in recs if r["record_id"] != noisy["record_id"]]
+    again = with_cost(
+        make_record(cell=100, attempt=2, server_id=NEW, version="8.4.0", tps=1000.0),
+        1000,
+        repeat_of=1,
+    )
+    db = db_with(tmp_path, [*recs, noisy, again])
+    with store.open_db(db, write=False) as st:
+        (t,) = compare.tables(st.con, metric="cpu_us_per_txn")
+        assert len(t.rows[1].values) == REPEATS and 3000 not in t.rows[1].values
+        row = st.con.execute(
+            "SELECT noisy, noisy_reason, host_foreign_cpu_pct FROM results "
+            "WHERE attempt = 1 AND noisy"
+        ).fetchone()
+    assert row == (True, "foreign CPU 40.0% > 25%", 40.0)
+
+
+def test_detect_and_compare_cli_take_cost_metrics(tmp_path: Path) -> None:
+    db = db_with(tmp_path, series(cpu_new=1150, tps_new=1000))
+    cli = CliRunner()
+    res = cli.invoke(app, ["detect", "--db", str(db), "--metric", "cpu_us_per_txn"])
+    assert res.exit_code == 0, res.output
+    with store.open_db(db, write=False) as st:
+        got = st.con.execute("SELECT metric, verdict FROM verdicts").fetchall()
+    assert got == [("cpu_us_per_txn", "regression")]
+    res = cli.invoke(app, ["compare", "--db", str(db), "--metric", "cpu_us_per_txn", "--json"])
+    assert res.exit_code == 0, res.output
+    rows = json.loads(res.output)[0]["rows"]
+    assert rows[1]["verdict"] == "regression" and rows[1]["ratio"] == pytest.approx(1.15)
+    res = cli.invoke(app, ["compare", "--db", str(db), "--metric", "cpu_us_per_txn"])
+    assert res.exit_code == 0 and "µs/txn" in res.output
+    res = cli.invoke(app, ["compare", "--db", str(db), "--metric", "cpu_per_txn"])
+    assert res.exit_code != 0 and "unknown metric 'cpu_per_txn'" in str(res.exception)

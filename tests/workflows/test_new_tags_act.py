@@ -1,0 +1,130 @@
+""".github/workflows/new-tags.yml run for real with act (host mode): Docker Hub and the
+GitHub API replayed by a local server on 127.0.0.1 (unreachable from here; hand-written
+responses in the documented formats), a real git push to a local bare repository.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from act_run import ACT, GIT_ID, ActRun, git, mapped_actions, work_repo
+
+from perftrack import catalog
+from replay import Replay
+
+WORKFLOW = ".github/workflows/new-tags.yml"
+REPOSITORY = "perftrack/perftrack"
+BRANCH = "perftrack/new-tags-mysql-9.1.0"
+PULLS = f"/repos/{REPOSITORY}/pulls"
+DISPATCH = f"/repos/{REPOSITORY}/actions/workflows/pr-check.yml/dispatches"
+ACT_TIMEOUT_S = 600
+
+
+def _replay(api: Replay) -> None:
+    api.load_docker_hub()
+    api.load_github_tags()
+    api.add(
+        "POST", PULLS, {"number": 7, "html_url": f"https://github.com/{REPOSITORY}/pull/7"}, 201
+    )
+    api.add("POST", DISPATCH, None, 204)
+
+
+def _act(work: Path, tmp: Path, api: str, secrets: dict[str, str]) -> ActRun:
+    if not ACT.is_file():
+        raise AssertionError(f"{ACT} is missing: run `make act` (make test builds it)")
+    (tmp / "xdg").mkdir()
+    event = tmp / "event.json"
+    event.write_text(
+        json.dumps({"repository": {"full_name": REPOSITORY, "default_branch": "main"}})
+    )
+    cmd = [str(ACT), "workflow_dispatch", "-e", str(event), "-W", WORKFLOW]
+    cmd += ["-P", "ubuntu-latest=-self-hosted", "--env", f"GITHUB_REPOSITORY={REPOSITORY}"]
+    for k, v in {"GITHUB_TOKEN": "act-test-token", **secrets}.items():
+        cmd += ["-s", f"{k}={v}"]
+    for m in mapped_actions(work / WORKFLOW):
+        cmd += ["--local-repository", m]
+    env = {
+        "PATH": os.environ["PATH"],
+        "HOME": os.environ["HOME"],
+        "LANG": "C.UTF-8",
+        "XDG_CACHE_HOME": str(tmp / "xdg"),
+        "PERFTRACK_VENV": sys.prefix,
+        "PERFTRACK_DOCKER_HUB_URL": api,
+        "PERFTRACK_GITHUB_API_URL": api,
+        **GIT_ID,
+    }
+    p = subprocess.run(
+        cmd, cwd=work, env=env, capture_output=True, text=True, timeout=ACT_TIMEOUT_S, check=False
+    )
+    (tmp / "act.log").write_text(p.stdout + p.stderr)
+    return ActRun(p.returncode, p.stdout + p.stderr, tmp)
+
+
+def _branch_catalog(bare: Path, tmp: Path) -> catalog.Catalog:
+    out = tmp / "branch-versions.yaml"
+    out.write_text(git(bare, "show", f"{BRANCH}:configs/versions.yaml"))
+    return catalog.load(out)
+
+
+@pytest.mark.parametrize("with_pr_token", [False, True], ids=["dispatch", "pr-token"])
+def test_replayed_new_release_opens_a_pr(tmp_path: Path, with_pr_token: bool) -> None:
+    work, bare = work_repo(tmp_path)
+    secrets = {"PERFTRACK_PR_TOKEN": "pr-app-token"} if with_pr_token else {}
+    with Replay() as api:
+        _replay(api)
+        run = _act(work, tmp_path, api.url, secrets)
+    assert run.returncode == 0, run.log[-5000:]
+    # The branch on the remote holds the catalog with the new entry, comments kept.
+    cat = _branch_catalog(bare, tmp_path)
+    assert cat.get("mysql-9.1.0").image == "mysql:9.1.0"
+    assert "# --- a basedir you already have" in git(
+        bare, "show", f"{BRANCH}:configs/versions.yaml"
+    )
+    assert git(bare, "rev-parse", "main") == git(work, "rev-parse", "HEAD")  # main untouched
+    posts = [r for r in api.requests if r.method == "POST"]
+    token = "pr-app-token" if with_pr_token else "act-test-token"
+    assert posts[0].path == PULLS
+    assert posts[0].headers["Authorization"] == f"Bearer {token}"
+    assert (posts[0].body["head"], posts[0].body["base"]) == (BRANCH, "main")
+    assert "mysql-9.1.0" in posts[0].body["title"]
+    if with_pr_token:
+        assert len(posts) == 1  # the PR triggers pr-check itself
+    else:
+        assert [p.path for p in posts] == [PULLS, DISPATCH]
+        assert posts[1].body == {"ref": BRANCH, "inputs": {"pr": "7", "base": "origin/main"}}
+    # The token never reached the process list or the log.
+    assert "act-test-token" not in run.log.replace("***", "")
+    if not with_pr_token:
+        return
+    # The next day, the PR not merged yet: the branch exists, nothing new is opened.
+    shutil.rmtree(tmp_path / "xdg")
+    with Replay() as api:
+        _replay(api)
+        again = _act(work, tmp_path, api.url, secrets)
+    assert again.returncode == 0, again.log[-5000:]
+    assert f"branch {BRANCH} exists already" in again.log
+    assert [r.method for r in api.requests] == ["GET"] * 4
+
+
+def test_replayed_no_new_release_opens_nothing(tmp_path: Path) -> None:
+    work, bare = work_repo(tmp_path)
+    cat_path = work / "configs" / "versions.yaml"
+    cat_path.write_text(
+        cat_path.read_text()
+        + "  - {id: mysql-9.1.0, product: mysql, version: 9.1.0, provider: docker, "
+        "image: 'mysql:9.1.0'}\n"
+    )
+    git(work, "commit", "--quiet", "-am", "9.1.0 already there")
+    with Replay() as api:
+        _replay(api)
+        run = _act(work, tmp_path, api.url, {})
+    assert run.returncode == 0, run.log[-5000:]
+    assert "no new MySQL releases" in run.log
+    assert [r.method for r in api.requests] == ["GET"] * 4  # two pages from each source
+    assert git(bare, "branch", "--list", "perftrack/*") == ""
