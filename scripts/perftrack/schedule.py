@@ -34,6 +34,7 @@ from pathlib import Path
 from typing import Any
 
 from . import plan as plan_mod
+from .compare import GROUP_COLS
 from .fleet import Fleet
 from .matrix import Matrix
 from .plan import Cell
@@ -46,16 +47,7 @@ MAX_ROTATION_NIGHTS = 366  # a rotation longer than a year is a budget mistake
 EPOCH = date(1970, 1, 1)
 MIN_SCHEMA = 2  # results, servers and verdicts: all planning reads
 # A verdict's series fields that a cell has too (runner class and hardware aside).
-VERDICT_SERIES = (
-    "workload",
-    "threads",
-    "collation",
-    "profile",
-    "tables",
-    "table_size",
-    "duration_s",
-    "connection",
-)
+VERDICT_SERIES = tuple(c for c in GROUP_COLS if c not in ("hw_key", "runner_class"))
 
 
 def slice_key(c: Cell) -> tuple[Any, ...]:
