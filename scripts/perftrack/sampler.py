@@ -114,7 +114,8 @@ def noisy_reason(host: dict[str, Any], limits: NoiseLimits) -> str | None:
         ("foreign_cpu_pct", "foreign CPU"),
     ):
         value, limit = host.get(key), getattr(limits, key)
-        if value is not None and value > limit:
+        # A limit of 0 allows nothing: every window with the signal is noisy (even at 0%).
+        if value is not None and (value > limit or limit == 0):
             reasons.append(f"{label} {value:.1f}% > {limit:g}%")
     return "; ".join(reasons) or None
 
