@@ -2,8 +2,9 @@
 
 SYNTHETIC DATA (benchmarks/synthetic_history.py: the nightly matrix × 3 runner classes).
 A scratch git repository in a temporary directory gets the DB committed after every
-night, exactly as the publish job leaves it (ingest through the store: CHECKPOINT, and a
-rewrite when a quarter of the file is free). The repository is packed (`git gc`) at the
+night, exactly as the publish job leaves it (ingest through the store, then `detect`,
+which replaces the verdicts and change points; CHECKPOINT, and a rewrite when a quarter
+of the file is free). The repository is packed (`git gc`) at the
 start and the end of a window of nights; the pack growth over the window divided by its
 nights is the cost per night a clone pays. `--base N` first grows the DB to N nights
 without committing (the steady state a year in), commits that once, then measures.
@@ -29,7 +30,7 @@ sys.path.insert(0, str(REPO / "benchmarks"))
 
 import synthetic_history as synth  # noqa: E402
 
-from perftrack import store  # noqa: E402
+from perftrack import cli, store  # noqa: E402
 
 
 def git(repo: Path, *args: str) -> str:
@@ -73,6 +74,8 @@ def measure(base: int, nights: int, work: Path) -> dict[str, float]:
     for night in range(base, base + nights):
         with store.open_db(db, write=True) as st:
             st.ingest_prepared(synth.prepared_night(setup, night, rngs(night)))
+        if cli.main(["detect", "--db", str(db)]) != 0:  # as `perftrack publish` does
+            raise SystemExit("detect failed")
         shutil.copy(db, repo / "results.duckdb")
         git(repo, "add", "results.duckdb")
         git(repo, "commit", "--quiet", "-m", f"night {night}")

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from fixtures.records.synthetic import BASE_VARIABLES, SYNTHETIC_START, make_record
-from perftrack import annotations, detect, store
+from perftrack import annotations, detect, record, store
 from perftrack.errors import ConfigError
 
 RNG = np.random.default_rng(7)
@@ -168,3 +168,33 @@ def test_versions_are_only_compared_within_one_product(tmp_path: Path):
     with store.open_db(db, write=True) as st:
         s = detect.run(st.con, [], None)
     assert s.verdicts == 0
+
+
+def test_series_split_by_every_axis_so_a_phase_effect_is_not_averaged_away(tmp_path: Path):
+    """Schema v5: the pre/post passes (and engine, isolation, durability, handshake,
+    dataset size) are separate series. The new server is 30% slower only on the written
+    dataset (post); mixed into one series that would read as a 15% slowdown of both."""
+    db = tmp_path / "phase.duckdb"
+    recs = []
+    for phase in ("pre", "post"):
+        for r in pair_records(1000, 700 if phase == "post" else 1000):
+            r["cell"]["phase"] = phase
+            r["cell"]["engine"] = "InnoDB"
+            r["run_id"] = f"synthetic-pair-{phase}"
+            r["record_id"] = record.record_id(r["run_id"], r["cell_id"], r["attempt"])
+            recs.append(r)
+    ingest(db, recs)
+    with store.open_db(db, write=True) as st:
+        detect.run(st.con, [], None)
+        rows = st.con.execute(
+            "SELECT phase, engine, handshake, verdict, ratio FROM verdicts ORDER BY phase"
+        ).fetchall()
+        stored = st.con.execute(
+            "SELECT phase, count(*) FROM results GROUP BY 1 ORDER BY 1"
+        ).fetchall()
+    assert stored == [("post", 12), ("pre", 12)]
+    assert [(p, e, h, v) for p, e, h, v, _ in rows] == [
+        ("post", "InnoDB", None, "regression"),
+        ("pre", "InnoDB", None, "unchanged"),
+    ]
+    assert rows[0][4] == pytest.approx(0.7, abs=0.03) and rows[1][4] == pytest.approx(1, abs=0.03)

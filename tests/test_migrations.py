@@ -232,3 +232,45 @@ def test_store_result_columns_cover_every_cost_field() -> None:
     assert set(record.COST_FIELDS) <= set(names)
     assert set(v4) <= set(names)
     assert len(names) == len(set(names))
+
+
+def test_v5_drops_the_record_id_index_keeps_not_null_and_fills_phase(tmp_path: Path) -> None:
+    """v5 rebuilds `results` without its PRIMARY KEY (the ART index dominated the file at
+    scale) but with every NOT NULL of v1, and fills `phase` from the stored effective
+    settings, where earlier versions kept it."""
+    db = tmp_path / "results.duckdb"
+    shutil.copyfile(FIXTURE_DBS / "schema_v4.duckdb", db)
+    con = duckdb.connect(str(db))
+    try:
+        (rid,) = con.execute("SELECT min(record_id) FROM results").fetchone()
+        con.execute(
+            "UPDATE results SET effective = json_merge_patch(coalesce(effective, '{}'), "
+            '\'{"phase": "post"}\') WHERE record_id = ?',
+            [rid],
+        )
+        assert migrations.migrate(con) == [5]
+        kinds = {
+            k
+            for (k,) in con.execute(
+                "SELECT constraint_type FROM duckdb_constraints() WHERE table_name = 'results'"
+            ).fetchall()
+        }
+        nullable = dict(
+            con.execute(
+                "SELECT column_name, is_nullable FROM information_schema.columns "
+                "WHERE table_name = 'results'"
+            ).fetchall()
+        )
+        phases = con.execute(
+            "SELECT record_id, phase FROM results WHERE phase IS NOT NULL"
+        ).fetchall()
+    finally:
+        con.close()
+    assert kinds == {"NOT NULL"}
+    assert nullable["record_id"] == nullable["collation"] == "NO"
+    assert nullable["phase"] == nullable["handshake"] == nullable["dataset_size"] == "YES"
+    assert phases == [(rid, "post")]
+    with store.open_db(db, write=True) as st:  # idempotent ingest without the index
+        assert st.ingest(fixture_records()).added == 0
+        st.con.execute("INSERT INTO results SELECT * FROM results LIMIT 1")
+        assert any("more than once" in p for p in st.check())

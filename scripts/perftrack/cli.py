@@ -533,22 +533,7 @@ def compare_cmd(
         from . import conclude
 
         a, b, minutes = conclude.check_cli(servers or [], budget, until_conclusive, run_id)
-        req = conclude.Request(
-            a,
-            b,
-            minutes * 60,
-            workload=workload,
-            threads=threads,
-            charset=charset,
-            duration_s=duration,
-            warmup_s=warmup,
-            tables=tables,
-            table_size=table_size,
-            profile=profile,
-            metric=metric,
-            runner_class=_runner_class(runner_class),
-            min_effect=min_effect / 100,
-        )
+        req = _round_request(a, b, minutes * 60, locals())
         cat = catalog.load()
         conclude.validate(req, cat)
         sysbench.binary()
@@ -569,6 +554,29 @@ def compare_cmd(
         print(json.dumps(compare.to_json(ts, metric), indent=1))
     else:
         print_tables(ts, metric)
+
+
+def _round_request(a: str, b: str, seconds: float, opts: dict[str, Any]) -> Any:
+    """The interleaved-rounds request of `compare --until-conclusive` and `bisect`, from
+    the cell options both commands share (their `locals()`: the same option names)."""
+    from . import conclude
+
+    return conclude.Request(
+        a,
+        b,
+        seconds,
+        workload=opts["workload"],
+        threads=opts["threads"],
+        charset=opts["charset"],
+        duration_s=opts["duration"],
+        warmup_s=opts["warmup"],
+        tables=opts["tables"],
+        table_size=opts["table_size"],
+        profile=opts["profile"],
+        metric=opts["metric"],
+        runner_class=_runner_class(opts["runner_class"]),
+        min_effect=opts["min_effect"] / 100,
+    )
 
 
 @app.command("bisect")
@@ -600,22 +608,7 @@ def bisect_cmd(
 
     cat = catalog.load()
     rel = bisect.releases(cat, good, bad)
-    req = conclude.Request(
-        good,
-        bad,
-        step_budget * 60,
-        workload=workload,
-        threads=threads,
-        charset=charset,
-        duration_s=duration,
-        warmup_s=warmup,
-        tables=tables,
-        table_size=table_size,
-        profile=profile,
-        metric=metric,
-        runner_class=_runner_class(runner_class),
-        min_effect=min_effect / 100,
-    )
+    req = _round_request(good, bad, step_budget * 60, locals())
     conclude.validate(req, cat)
     if dry_run:
         for line in bisect.plan_lines(rel, req.budget_s):

@@ -9,9 +9,10 @@ from typing import Any
 import duckdb
 import numpy as np
 
-from . import rules, stats
+from . import migrations, rules, stats
 
-# Series never mix: a comparison group is one hardware key, runner class, and cell shape.
+# Series never mix: a comparison group is one hardware key, runner class, and cell shape,
+# including every configuration axis (null when a cell does not set it: schema v5).
 GROUP_COLS = (
     "hw_key",
     "runner_class",
@@ -23,6 +24,7 @@ GROUP_COLS = (
     "table_size",
     "duration_s",
     "connection",
+    *migrations.V5_AXES,
 )
 METRICS = {  # name -> (column, higher is better, unit)
     "tps": ("tps", True, "tx/s"),

@@ -222,6 +222,73 @@ V4_STATEMENTS: tuple[str, ...] = tuple(
     f"ALTER TABLE results ADD COLUMN {name} {sql_type}" for name, sql_type in V4_COST_COLUMNS
 )
 
+# Schema v5 (issues #5 and #12).
+# - Series split by every configuration axis: the last three axes become columns of
+#   `results`, and `verdicts` / `change_points` get all six, in series order (before
+#   `metric`), since detect writes their rows positionally. Rows computed before v5 keep
+#   null axes; the next `detect` replaces them.
+# - `results` loses its PRIMARY KEY: DuckDB's ART index on record_id was ~3/4 of the
+#   file at scale (30 MB of 40 MB for 400,000 ids, measured) and is rewritten whole at
+#   every checkpoint, which git cannot delta. Ingest stays idempotent by record_id
+#   (store._existing) and `db check` reports any record_id stored twice.
+V5_AXES: tuple[str, ...] = (
+    "engine",
+    "isolation",
+    "durability",
+    "handshake",
+    "dataset_size",
+    "phase",
+)
+V1_RESULTS_NOT_NULL: tuple[str, ...] = (
+    "record_id",
+    "run_id",
+    "cell_id",
+    "attempt",
+    "status",
+    "server_key",
+    "workload",
+    "threads",
+    "charset",
+    '"collation"',
+    "profile",
+    "tables",
+    "table_size",
+    "duration_s",
+    "warmup_s",
+    "repeat",
+    "connection",
+    "tool_name",
+    "tool_version",
+    "started_at",
+    "finished_at",
+)
+_SERIES_COLS_V5 = _SERIES_COLS.replace(
+    "        metric VARCHAR NOT NULL,",
+    "".join(f"        {axis} VARCHAR,\n" for axis in V5_AXES) + "        metric VARCHAR NOT NULL,",
+)
+
+
+def _rebuild(table: str, ddl: str) -> tuple[str, ...]:
+    """Recreate a derived table with a new column layout, keeping its rows (by name)."""
+    return (
+        ddl.replace(f"CREATE TABLE {table} (", f"CREATE TABLE {table}_v5 (", 1),
+        f"INSERT INTO {table}_v5 BY NAME SELECT * FROM {table}",
+        f"DROP TABLE {table}",
+        f"ALTER TABLE {table}_v5 RENAME TO {table}",
+    )
+
+
+V5_STATEMENTS: tuple[str, ...] = (
+    "CREATE TABLE results_v5 AS SELECT *, NULL::VARCHAR AS handshake, "
+    "NULL::VARCHAR AS dataset_size, json_extract_string(effective, '$.phase') AS phase "
+    "FROM results ORDER BY started_at, record_id",
+    *(f"ALTER TABLE results_v5 ALTER COLUMN {c} SET NOT NULL" for c in V1_RESULTS_NOT_NULL),
+    "DROP TABLE results",
+    "ALTER TABLE results_v5 RENAME TO results",
+    *_rebuild("verdicts", V2_STATEMENTS[1].replace(_SERIES_COLS, _SERIES_COLS_V5)),
+    *_rebuild("change_points", V2_STATEMENTS[2].replace(_SERIES_COLS, _SERIES_COLS_V5)),
+)
+
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(
         1,
@@ -243,6 +310,12 @@ MIGRATIONS: tuple[Migration, ...] = (
         "results: cost per operation (CPU, context switches, IO, RSS, perf counters) and "
         "host-noise columns",
         V4_STATEMENTS,
+    ),
+    Migration(
+        5,
+        "series split by every axis (results: handshake, dataset_size, phase; verdicts and "
+        "change_points: all six axes); results without its record_id index",
+        V5_STATEMENTS,
     ),
 )
 

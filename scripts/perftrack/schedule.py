@@ -70,6 +70,9 @@ def series_key(c: Cell) -> tuple[Any, ...]:
         c.engine,
         c.isolation,
         c.durability,
+        c.handshake,
+        c.dataset_size,
+        c.phase,
     )
 
 
@@ -129,12 +132,15 @@ def load_history(con: Any, source: str) -> History:
             "WHERE r.status = 'ok'"
         ).fetchall()
     }
-    cols = ", ".join('"collation"' if c == "collation" else c for c in VERDICT_SERIES)
+    # a DB one migration behind has no axis columns in verdicts yet: match on the rest
+    have = {name for (name, *_) in con.execute("DESCRIBE verdicts").fetchall()}
+    fields = [c for c in VERDICT_SERIES if c in have]
+    cols = ", ".join(f'"{c}"' for c in fields)
     for base, new, *vals in con.execute(
         f"SELECT base_server, new_server, {cols} FROM verdicts "
         "WHERE verdict = 'regression' AND acknowledged IS NULL"
     ).fetchall():
-        h.regressions.append((base, new, dict(zip(VERDICT_SERIES, vals, strict=True))))
+        h.regressions.append((base, new, dict(zip(fields, vals, strict=True))))
     return h
 
 

@@ -672,6 +672,10 @@ RESULT_COLUMNS: tuple[tuple[str, str], ...] = (
     ("cpu_mhz", "DOUBLE"),
     ("noisy", "BOOLEAN"),
     ("noisy_reason", "VARCHAR"),
+    # schema v5: the other three axes (null when not set)
+    ("handshake", "VARCHAR"),
+    ("dataset_size", "VARCHAR"),
+    ("phase", "VARCHAR"),
 )
 # The record's result fields stored as columns; `threads` comes from the cell instead.
 RESULT_METRICS = tuple(f for f in (*record.RESULT_FIELDS, *record.COST_FIELDS) if f != "threads")

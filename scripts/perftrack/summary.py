@@ -84,7 +84,7 @@ def _cells_seen(con: Any, run_ids: Sequence[str]) -> tuple[set[str], set[str]]:
 
 def _verdicts(con: Any, run_ids: Sequence[str]) -> list[dict[str, Any]]:
     cols = compare.GROUP_COLS
-    on = " AND ".join(f'n."{c}" = v."{c}"' if c == "collation" else f"n.{c} = v.{c}" for c in cols)
+    on = " AND ".join(f'n."{c}" IS NOT DISTINCT FROM v."{c}"' for c in cols)  # axes may be null
     select = ", ".join(
         ("ru." if c in ("hw_key", "runner_class") else "r.")
         + ('"collation"' if c == "collation" else c)

@@ -39,7 +39,7 @@ def _query() -> str:
         WITH ok AS (
             SELECT ru.runner_class, ru.hw_key, ru.first_started_at AS run_at, r.run_id,
                    r.profile, r.tables, r.table_size, r.duration_s, r.connection,
-                   r.engine, r.isolation, r.durability,
+                   r.engine, r.isolation, r.durability, r.handshake, r.dataset_size, r.phase,
                    r.workload, r.threads, r."collation" AS coll,
                    s.server_id AS server, {cols}, r.noisy, r.cpu_us_per_txn AS cpu_total
             FROM results r JOIN runs ru USING (run_id) JOIN servers s USING (server_key)

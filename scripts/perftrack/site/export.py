@@ -25,7 +25,7 @@ from typing import Any
 import numpy as np
 from scipy import stats as sps
 
-from .. import __version__, rules, stats
+from .. import __version__, migrations, rules, stats
 from ..annotations import Annotation
 from . import verdicts
 
@@ -39,8 +39,9 @@ BASELINE_CHARSET = "latin1"  # the charset impact page's reference (article 000'
 # Preferred latin1 collation when a group measured more than one: the server default.
 BASELINE_COLLATION = "latin1_swedish_ci"
 
-# engine / isolation / durability: configs/axes.yaml values (null = the server's default)
-AXES = ("engine", "isolation", "durability")
+# engine / isolation / durability / handshake / dataset_size / phase: configs/axes.yaml
+# values (null = the server's default, or the axis not set): part of every series
+AXES = migrations.V5_AXES
 SHAPE = ("profile", "tables", "table_size", "duration_s", "connection", *AXES)
 CELL = ("workload", "threads", "coll")
 # What identifies a series on the site: runner class, hardware, data set and cell shape.
@@ -49,7 +50,7 @@ GROUP = ("runner_class", "hw_key", *SHAPE, *CELL)
 _OK = """
     SELECT ru.runner_class, ru.hw_key, ru.first_started_at AS run_at, r.run_id,
            r.profile, r.tables, r.table_size, r.duration_s, r.connection,
-           r.engine, r.isolation, r.durability,
+           r.engine, r.isolation, r.durability, r.handshake, r.dataset_size, r.phase,
            r.workload, r.threads, r.charset, r."collation" AS coll,
            r.server_key, s.server_id AS server, r.tps, r.latency_pct_ms
     FROM results r JOIN runs ru USING (run_id) JOIN servers s USING (server_key)
@@ -63,6 +64,13 @@ def dataset_label(
     or "1×1,000 rows · 60 s · tcp · MyISAM · strict" (axes only when set)."""
     parts = [f"{tables}×{int(table_size):,} rows", f"{duration_s} s", str(connection)]
     return " · ".join(parts + [str(a) for a in axes if a])
+
+
+def axis_label(axis: str, value: Any) -> str | None:
+    """An axis value as the dataset label shows it ("handshake skip": "skip" alone is vague)."""
+    if value is None:
+        return None
+    return f"handshake {value}" if axis == "handshake" else str(value)
 
 
 def median_interval(values: list[float]) -> tuple[float, float] | None:
@@ -155,7 +163,7 @@ class Exporter:
                 d["table_size"],
                 d["duration_s"],
                 d["connection"],
-                *(d.get(a) for a in AXES),
+                *(axis_label(a, d.get(a)) for a in AXES),
             ),
             "workload": d["workload"],
             "threads": d["threads"],
@@ -373,7 +381,7 @@ class Exporter:
         cells = self._by_run(
             """SELECT r.run_id, s.server_id AS server, r.workload, r.threads, r.charset,
                       r."collation" AS collation, r.profile, r.tables, r.table_size,
-                      r.duration_s, r.connection, r.engine, r.isolation, r.durability,
+                      r.duration_s, r.connection, r.engine, r.isolation, r.durability, r.handshake, r.dataset_size, r.phase,
                       count(*) AS n,
                       count(*) FILTER (WHERE r.status = 'ok') AS ok,
                       median(r.tps) AS tps, median(r.latency_pct_ms) AS p95_ms
@@ -410,7 +418,7 @@ class Exporter:
                     c.pop("table_size"),
                     c.pop("duration_s"),
                     c.pop("connection"),
-                    *(c.pop(a) for a in AXES),
+                    *(axis_label(a, c.pop(a)) for a in AXES),
                 )
             fails = failures.get(rid, [])
             for f in fails:
