@@ -381,7 +381,9 @@ class Exporter:
         cells = self._by_run(
             """SELECT r.run_id, s.server_id AS server, r.workload, r.threads, r.charset,
                       r."collation" AS collation, r.profile, r.tables, r.table_size,
-                      r.duration_s, r.connection, r.engine, r.isolation, r.durability, r.handshake, r.dataset_size, r.phase,
+                      r.duration_s, r.connection,
+                      r.engine, r.isolation, r.durability,
+                      r.handshake, r.dataset_size, r.phase,
                       count(*) AS n,
                       count(*) FILTER (WHERE r.status = 'ok') AS ok,
                       median(r.tps) AS tps, median(r.latency_pct_ms) AS p95_ms
