@@ -11,6 +11,7 @@ without committing (the steady state a year in), commits that once, then measure
 
     .venv/bin/python benchmarks/repo_cost.py --base 0 --nights 20
     .venv/bin/python benchmarks/repo_cost.py --base 345 --nights 20
+    .venv/bin/python benchmarks/repo_cost.py --base 345 --nights 20 --row-group-size 0
 """
 
 from __future__ import annotations
@@ -90,6 +91,7 @@ def measure(base: int, nights: int, work: Path) -> dict[str, float]:
         "pack_mb_end": end / 1e6,
         "pack_kb_per_night": (end - start) / nights / 1e3,
         "loop_s": loop_s,
+        "row_group_size": store.ROW_GROUP_SIZE,
     }
 
 
@@ -97,7 +99,14 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--base", type=int, default=0, help="nights grown before measuring")
     ap.add_argument("--nights", type=int, default=20, help="nights committed one by one")
+    ap.add_argument(
+        "--row-group-size",
+        type=int,
+        default=store.ROW_GROUP_SIZE or 0,
+        help="rows per row group when writing (0: DuckDB's default, 122,880)",
+    )
     a = ap.parse_args()
+    store.ROW_GROUP_SIZE = a.row_group_size or None
     with tempfile.TemporaryDirectory(prefix="perftrack-repo-cost-") as tmp:
         print(json.dumps(measure(a.base, a.nights, Path(tmp))))
 

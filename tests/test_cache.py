@@ -314,3 +314,34 @@ def test_not_a_zip(tmp_path: Path) -> None:
     junk.write_bytes(b"not a zip at all")
     with pytest.raises(FetchError, match=re.escape("junk.jar is not a valid zip archive")):
         cache.safe_extract_zip(junk, tmp_path / "out")
+
+
+def test_evict_removes_least_recently_used_datasets_beyond_the_bound(tmp_path: Path) -> None:
+    """datasets/ keeps the newest trees within the byte bound; `keep` and trees another
+    process holds the lock of are never removed, nor are incomplete (building) ones."""
+    import fcntl
+
+    base = tmp_path / cache.DATASETS_DIR
+    for i, name in enumerate(["old", "mid", "new", "held"]):
+        tree = base / name
+        tree.mkdir(parents=True)
+        (tree / "data").write_bytes(b"x" * 1000)
+        cache.mark_complete(tree)
+        os.utime(tree / cache.COMPLETE_MARKER, (1000 + i, 1000 + i))
+    (base / "building").mkdir()  # no marker: another run is still building it
+    (base / "building" / "data").write_bytes(b"x" * 5000)
+    (tmp_path / cache.LOCKS_DIR).mkdir()
+    with open(tmp_path / cache.LOCKS_DIR / "held.lock", "a+b") as held:
+        fcntl.flock(held, fcntl.LOCK_EX)
+        removed = cache.evict(tmp_path, cache.DATASETS_DIR, 1500, keep={"old"})
+    assert removed == ["mid", "new"]  # "old" kept, "held" locked: both stay
+    assert sorted(p.name for p in base.iterdir()) == ["building", "held", "old"]
+    assert cache.evict(tmp_path, cache.DATASETS_DIR, 10_000, keep=set()) == []
+
+
+def test_dataset_cache_bound_from_the_environment(monkeypatch) -> None:
+    monkeypatch.setenv(cache.ENV_DATASET_CACHE_GB, "1.5")
+    assert cache.dataset_cache_limit() == 1_500_000_000
+    monkeypatch.setenv(cache.ENV_DATASET_CACHE_GB, "lots")
+    with pytest.raises(FetchError, match="PERFTRACK_DATASET_CACHE_GB='lots' is not a number"):
+        cache.dataset_cache_limit()

@@ -216,3 +216,36 @@ def test_a_study_may_be_named_by_its_number() -> None:
         study.load("00", CONFIGS)
     with pytest.raises(ConfigError, match="unknown study '9'"):
         study.load("9", CONFIGS)
+
+
+@pytest.mark.parametrize("repeats", [4, 2])
+def test_a_ratio_is_marked_outside_the_noise_only_when_the_repeats_can_show_it(
+    tmp_path: Path, repeats: int
+) -> None:
+    """SYNTHETIC: latin1 clearly faster than both utf8mb4 collations on the base server,
+    general_ci and unicode_ci overlapping. With 4 repeats a side the first is marked `*` and
+    counted outside the noise; with 2 the rank test cannot reach p < 0.05 and the report
+    says so instead of marking anything."""
+    base = "mariadb-10.11.18"
+    cells = []
+    for i in range(repeats):
+        cells += [
+            (base, "latin1_swedish_ci", 4, 2000.0 + 10 * i),
+            (base, "utf8mb4_unicode_ci", 4, 1000.0 + 10 * i),
+            (base, "utf8mb4_general_ci", 4, 1000.0 + 25 * ((i + 1) % 2) + 5 * i),
+        ]
+    run = _synthetic_run(tmp_path, cells)
+    lines: list[str] = []
+    table = study.render(study.load(S000, CONFIGS), "local", run, lines.append)
+    text = "\n".join(lines)
+    uni = next(r for r in table if r.comparison.startswith("charset base") and "unicode" in r.label)
+    assert uni.ours == pytest.approx(2.0, rel=0.02)
+    if repeats == 4:
+        assert uni.sure and uni.interval is not None and uni.interval.ci_low > 1
+        assert "outside the noise: 2 faster, 0 slower" in text  # vs unicode_ci, general_ci
+        assert "general_ci/unicode_ci" in text and "within the noise" in text
+        assert "NOTE:" not in text
+    else:
+        assert not uni.sure
+        assert "outside the noise: 0 faster, 0 slower" in text
+        assert "NOTE: 2 repeats on a side" in text

@@ -354,3 +354,56 @@ def test_cli_refuses_a_matrix_with_a_broken_lua_workload(tmp_path: Path) -> None
     assert len(lines) == 1 and "syntax.lua:2:" in lines[0], out.stderr
     assert "Traceback" not in out.stderr
     assert not (tmp_path / "r").exists()
+
+
+@pytest.mark.integration
+def test_dataset_templates_are_kept_for_the_next_run_and_evicted_beyond_the_bound(
+    tmp_path, config_dir, workroot, monkeypatch
+):
+    """Across runs (nights): the second run of the same matrix copies the template the
+    first one left in the dataset cache instead of preparing again; with a bound of 0 GB
+    a third run with another dataset size evicts the first template but not its own."""
+
+    def run(table_size: int, name: str) -> tuple[list[str], runner.RunDir]:
+        m = matrix.from_dict(
+            {
+                "name": name,
+                "servers": ["mariadb-10.11.19"],
+                "workloads": ["oltp_point_select"],
+                "charsets": ["latin1"],
+                "threads": [2],
+                "repeats": 1,
+                "duration_s": 1,
+                "warmup_s": 0,
+                "tables": 1,
+                "table_size": table_size,
+            }
+        )
+        cat = catalog.load(config_dir / "versions.yaml")
+        rd = runner.create(m, cat, tmp_path / "runs", "test")
+        lines: list[str] = []
+        s = runner.Runner(
+            rd,
+            cat,
+            config_dir,
+            lines.append,
+            workroot=workroot,
+            reuse_datasets=True,
+            dataset_cache=tmp_path / "cache",
+        ).run()
+        assert s.ok == 1 and s.failed == 0
+        return lines, rd
+
+    first, rd1 = run(300, "night1")
+    second, rd2 = run(300, "night2")
+    assert sum("prepared once (kept in the cache)" in ln for ln in first) == 1
+    assert sum("reused from the cache" in ln for ln in second) == 1
+    assert len(list(rd1.logs.glob("*.prepare.*.txt"))) == 1
+    assert list(rd2.logs.glob("*.prepare.*.txt")) == [], "no prepare on the second night"
+    kept = sorted(p.name for p in (tmp_path / "cache" / "datasets").iterdir())
+    assert len(kept) == 1
+    monkeypatch.setenv("PERFTRACK_DATASET_CACHE_GB", "0")
+    third, _ = run(400, "night3")
+    assert any(f"evicted {kept[0]}" in ln for ln in third)
+    (left,) = (tmp_path / "cache" / "datasets").iterdir()
+    assert left.name != kept[0] and (left / "datadir").is_dir()

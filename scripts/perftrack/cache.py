@@ -3,6 +3,9 @@
 Layout (``$PERFTRACK_CACHE``, default ``~/.cache/perftrack``)::
 
     servers/<key>/            an extracted tree; valid only when it holds ``.complete``
+    datasets/<key>/datadir    a prepared dataset template (runner.py): a cleanly stopped
+                              datadir, copied for every group that reads it, kept across
+                              runs and nights; least recently used ones are evicted
     locks/<key>.lock          flock taken while <key> is checked or built
     tmp-<key>-XXXX/           scratch space of a build in progress (downloads, extraction)
 
@@ -37,6 +40,9 @@ from perftrack.errors import FetchError
 ENV_CACHE = "PERFTRACK_CACHE"
 DEFAULT_CACHE = Path("~/.cache/perftrack")
 SERVERS_DIR = "servers"
+DATASETS_DIR = "datasets"
+ENV_DATASET_CACHE_GB = "PERFTRACK_DATASET_CACHE_GB"
+DEFAULT_DATASET_CACHE_GB = 20.0  # bound of datasets/: the least recently used go first
 LOCKS_DIR = "locks"
 TMP_PREFIX = "tmp-"
 COMPLETE_MARKER = ".complete"
@@ -107,19 +113,19 @@ def entry_key(server_id: str, digests: list[str]) -> str:
     return f"{server_id}-{combined[:KEY_DIGEST_CHARS]}"
 
 
-def tree_path(root: Path, key: str) -> Path:
+def tree_path(root: Path, key: str, kind: str = SERVERS_DIR) -> Path:
     """Where the tree for ``key`` lives (complete or not)."""
-    return root / SERVERS_DIR / key
+    return root / kind / key
 
 
 def ensure_tree(
-    root: Path, key: str, build: Build, progress: Progress = no_progress
+    root: Path, key: str, build: Build, progress: Progress = no_progress, kind: str = SERVERS_DIR
 ) -> tuple[Path, bool]:
     """The complete tree for ``key``, built with ``build`` unless already cached.
 
     Returns ``(tree, built)``; ``built`` is False when the cached tree was reused.
     """
-    final = tree_path(root, key)
+    final = tree_path(root, key, kind)
     with entry_lock(root, key, progress):
         if is_complete(final):
             return final, False
@@ -132,6 +138,61 @@ def ensure_tree(
             os.rename(tree, final)
         mark_complete(final)
     return final, True
+
+
+def tree_bytes(tree: Path) -> int:
+    """Bytes of the regular files under ``tree`` (symlinks not followed)."""
+    total = 0
+    for dirpath, _dirs, files in os.walk(tree):
+        for name in files:
+            with contextlib.suppress(OSError):
+                total += os.lstat(os.path.join(dirpath, name)).st_size
+    return total
+
+
+def dataset_cache_limit() -> int:
+    """The byte bound of ``datasets/`` (``$PERFTRACK_DATASET_CACHE_GB``, default 20 GB)."""
+    raw = os.environ.get(ENV_DATASET_CACHE_GB, "").strip()
+    try:
+        gb = float(raw) if raw else DEFAULT_DATASET_CACHE_GB
+    except ValueError:
+        raise FetchError(
+            f"{ENV_DATASET_CACHE_GB}={raw!r} is not a number of GB; set e.g. 20"
+        ) from None
+    return int(max(gb, 0.0) * 1e9)
+
+
+def evict(root: Path, kind: str, max_bytes: int, keep: set[str]) -> list[str]:
+    """Remove the least recently used complete trees of ``kind`` (marker mtime; `touch`
+    on use) until the rest fit in ``max_bytes``; never those in ``keep`` nor one another
+    process holds the lock of. Returns the keys removed."""
+    base = root / kind
+    if not base.is_dir():
+        return []
+    trees = [t for t in base.iterdir() if t.is_dir() and is_complete(t)]
+    sizes = {t.name: tree_bytes(t) for t in trees}
+    total = sum(sizes.values())
+    removed: list[str] = []
+    for tree in sorted(trees, key=lambda t: (t / COMPLETE_MARKER).stat().st_mtime):
+        if total <= max_bytes:
+            break
+        if tree.name in keep:
+            continue
+        lock_dir = root / LOCKS_DIR
+        lock_dir.mkdir(parents=True, exist_ok=True)
+        with open(lock_dir / f"{tree.name}.lock", "a+b") as handle:
+            try:
+                fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                continue  # in use by another run
+            try:
+                (tree / COMPLETE_MARKER).unlink(missing_ok=True)  # unmarked first: never half
+                shutil.rmtree(tree, ignore_errors=True)
+            finally:
+                fcntl.flock(handle, fcntl.LOCK_UN)
+        total -= sizes[tree.name]
+        removed.append(tree.name)
+    return removed
 
 
 def mark_complete(tree: Path) -> None:

@@ -21,6 +21,7 @@ from rich.console import Console
 from rich.table import Table
 
 from . import __version__, catalog, compare, matrix, paths, providers, runner
+from .cache import cache_dir
 from .drivers import sysbench
 from .drivers.sysbench_output import parse_output
 from .errors import (
@@ -151,6 +152,8 @@ def _execute(
         emit,
         retries=retries,
         reuse_datasets=reuse_datasets,
+        # templates kept for later runs and nights (cache.DATASETS_DIR, bounded, LRU)
+        dataset_cache=cache_dir() if reuse_datasets else None,
     )
     s = r.run(resume=resume)
     emit(

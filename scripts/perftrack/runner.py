@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import contextlib
 import errno
+import hashlib
 import json
 import os
 import secrets
@@ -33,6 +34,7 @@ from typing import Any
 from . import (
     __version__,
     axes,
+    cache,
     hardware,
     plan,
     profiles,
@@ -222,6 +224,10 @@ class Runner:
     # Prepare each dataset once per server x options x dataset size (a template datadir
     # copied for every later group) instead of running `prepare` in every group.
     reuse_datasets: bool = False
+    # With reuse_datasets: keep the templates in this cache root (cache.DATASETS_DIR) for
+    # later runs and nights, keyed by everything that decides their content; None: a
+    # temporary template per run only.
+    dataset_cache: Path | None = None
     # Cost per operation and host signals around every measured run (sampler.py); off
     # only to measure the sampling's own overhead (benchmarks/cost_metrics.py).
     sample_cost: bool = True
@@ -484,23 +490,68 @@ class Runner:
         )
         if key in self._templates:
             return self._templates[key]
-        if self._template_root is None:
-            root = self.workroot or Path(tempfile.gettempdir())
-            self._template_root = Path(tempfile.mkdtemp(prefix="pt-templates-", dir=root))
+        if self.dataset_cache is not None:
+            dest = self._cached_template(install, options, grp, key)
+        else:
+            if self._template_root is None:
+                root = self.workroot or Path(tempfile.gettempdir())
+                self._template_root = Path(tempfile.mkdtemp(prefix="pt-templates-", dir=root))
+            dest = self._template_root / f"t{len(self._templates)}"
+            self._build_template(install, options, grp, dest)
+            self.emit(f"dataset prepared once for {install.server_id}: {', '.join(datasets)}")
+        self._templates[key] = dest
+        return dest
+
+    def _cached_template(
+        self, install: Install, options: dict[str, str | None], grp: list[plan.Cell], key: str
+    ) -> Path:
+        """The template from the dataset cache, built there when missing; the least
+        recently used others are evicted beyond the cache's bound."""
+        assert self.dataset_cache is not None
+        sb = _dataset_cells(grp)
+        scripts = sorted({workloads.get(c.workload).prepare_script() for c in sb})
+        content = [
+            key,
+            install.source_sha256,
+            install.version,
+            sysbench.version(),
+            [cache.sha256_file(Path(x)) if Path(x).is_file() else x for x in scripts],
+        ]
+        digest = hashlib.sha256(json.dumps(content, default=str).encode()).hexdigest()[:16]
+        ckey = f"{install.server_id}-{digest}"
+        datasets = ", ".join(sorted({workloads.get(c.workload).dataset for c in sb}))
+
+        def build(tree: Path, _scratch: Path) -> None:
+            self._build_template(install, options, grp, tree / "datadir")
+
+        tree, built = cache.ensure_tree(
+            self.dataset_cache, ckey, build, self.emit, kind=cache.DATASETS_DIR
+        )
+        os.utime(tree / cache.COMPLETE_MARKER)  # most recently used: evicted last
+        verb = "prepared once (kept in the cache)" if built else "reused from the cache"
+        self.emit(f"dataset {verb} for {install.server_id}: {datasets} ({tree})")
+        in_use = {Path(t).parent.name for t in self._templates.values()} | {ckey}
+        for gone in cache.evict(
+            self.dataset_cache, cache.DATASETS_DIR, cache.dataset_cache_limit(), in_use
+        ):
+            self.emit(f"dataset cache: evicted {gone} (least recently used)")
+        return tree / "datadir"
+
+    def _build_template(
+        self, install: Install, options: dict[str, str | None], grp: list[plan.Cell], dest: Path
+    ) -> None:
+        """Start a server, load the group's datasets, stop it cleanly, move its datadir to
+        `dest`."""
         srv = Server(install, options, workroot=self.workroot, keep_dir=True)
         try:
             srv.__enter__()
             self._load(srv, grp)
             srv.stop()  # a clean shutdown: the datadir is consistent on disk
-            dest = self._template_root / f"t{len(self._templates)}"
             shutil.move(srv.datadir, dest)
         finally:
             srv.stop()
             if getattr(srv, "dir", None) is not None:
                 shutil.rmtree(srv.dir, ignore_errors=True)
-        self._templates[key] = dest
-        self.emit(f"dataset prepared once for {install.server_id}: {', '.join(datasets)}")
-        return dest
 
     def _target(self, srv: Server, cell: plan.Cell) -> sysbench.Target:
         return sysbench.Target(

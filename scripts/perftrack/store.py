@@ -45,9 +45,10 @@ LOCK_POLL_S = 0.05
 LOCK_SUFFIX = ".lock"
 
 # --- file format -----------------------------------------------------------------------
-# Storage format of a newly created file: "v1.1.0" is what the package's dependency floor
-# (duckdb>=1.1 in pyproject.toml) reads, so a file written by a newer DuckDB in CI still
-# opens on an older laptop (DuckDB 2.0's default format does not). DuckDB keeps an existing
+# Storage format of a newly created file: "v1.1.0", which every DuckDB since 1.1 reads (the
+# package's floor is duckdb>=1.2, the first with ROW_GROUP_SIZE below), so a file written
+# by a newer DuckDB in CI still opens on an older laptop (DuckDB 2.0's default format
+# does not). DuckDB keeps an existing
 # file's format. Block size stays DuckDB's default (256 KiB): measured on 20,000 synthetic
 # results, 16 KiB blocks turned off ALP compression in this format and made the file 60%
 # larger.
@@ -58,6 +59,14 @@ CREATE_CONFIG: dict[str, str] = {"storage_compatibility_version": STORAGE_VERSIO
 # a file that size takes ~0.3 s. So a write-mode close rewrites the file when at least
 # this share of it, and at least this many bytes, is free.
 COMPACT_FREE_FRACTION = 0.25
+# Rows per row group when writing (DuckDB's default is 122,880). A checkpoint rewrites the
+# table's last, open row group: at the default that is up to ~4 months of nightly results
+# re-encoded every night, bytes git cannot delta against the previous commit. Small row
+# groups confine each night's rewrite to the rows it added (docs/schema.md, "Size by
+# design"; measured with benchmarks/repo_cost.py). DuckDB merges small row groups back
+# at a checkpoint made without the option, so every write connection attaches with it.
+ROW_GROUP_SIZE: int | None = 2048
+DB_ALIAS = "perftrack_db"
 COMPACT_MIN_FREE_BYTES = 1024 * 1024
 
 # --- content keys ----------------------------------------------------------------------
@@ -349,7 +358,14 @@ def _open_error(path: Path, exc: duckdb.Error) -> DatabaseError:
 
 def _connect(path: Path, *, read_only: bool) -> tuple[duckdb.DuckDBPyConnection, int | None]:
     try:
-        con = duckdb.connect(str(path), read_only=read_only)
+        if read_only or ROW_GROUP_SIZE is None:
+            con = duckdb.connect(str(path), read_only=read_only)
+        else:  # the row group size is an ATTACH option, in force while attached
+            con = duckdb.connect(":memory:")
+            con.execute(
+                f"ATTACH {_sql_string(str(path))} AS {DB_ALIAS} (ROW_GROUP_SIZE {ROW_GROUP_SIZE})"
+            )
+            con.execute(f"USE {DB_ALIAS}")
     except duckdb.Error as exc:
         raise _open_error(path, exc) from None
     try:
@@ -412,8 +428,10 @@ def _rewrite(path: Path, block_size: int | None = None) -> None:
     """
     tmp = _temp_path(path, "compacting")
     wal = tmp.with_name(tmp.name + ".wal")
-    # The storage format comes from the connection setting: DuckDB 1.1 has no ATTACH option.
-    options = "" if block_size is None else f" (BLOCK_SIZE {int(block_size)})"
+    # The storage format comes from the connection's setting (CREATE_CONFIG).
+    opts = [] if block_size is None else [f"BLOCK_SIZE {int(block_size)}"]
+    opts += [] if ROW_GROUP_SIZE is None else [f"ROW_GROUP_SIZE {ROW_GROUP_SIZE}"]
+    options = f" ({', '.join(opts)})" if opts else ""
     try:
         for leftover in (tmp, wal):
             leftover.unlink(missing_ok=True)

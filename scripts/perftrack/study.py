@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from . import matrix, yamlfile
+from . import matrix, stats, yamlfile
 from .catalog import Catalog
 from .errors import ConfigError
 
@@ -59,6 +59,9 @@ MATCH = (
     "phase",
 )
 UNITS = {"tps": True, "qps": True, "seconds": False}  # unit -> higher is better
+# Fewest repeats per side at which a two-sided Mann-Whitney test can reach p < 0.05 (4 vs
+# 4: p = 0.029; 3 vs 3: 0.1), so the fewest with which a ratio can be outside the noise.
+MIN_SURE_REPEATS = 4
 LABEL_WIDTH = 78  # the longest cell label of the two article studies
 
 
@@ -329,10 +332,16 @@ def _ratio(a: float | None, b: float | None) -> float | None:
     return a / b if a is not None and b else None
 
 
-def _spread(*sides: list[float] | None) -> float | None:
-    """Largest max/min among the sides' repeats: a ratio inside it is within the noise."""
-    spreads = [max(v) / min(v) for v in sides if v and min(v) > 0]
-    return max(spreads) if spreads else None
+def _interval(num: list[float] | None, den: list[float] | None) -> stats.Comparison | None:
+    """num/den as the verdicts compare (stats.compare): the ratio of medians, its bootstrap
+    95% interval and the rank test; None with fewer than two repeats on a side."""
+    return stats.compare(den or [], num or []) if num and den else None
+
+
+def outside_noise(c: stats.Comparison | None) -> bool:
+    """The ratio differs from 1 beyond the noise: its 95% interval excludes 1 and the
+    Mann-Whitney test agrees (p < 0.05). Anything else could be the machine's noise."""
+    return c is not None and c.p_value < stats.ALPHA and (c.ci_low > 1 or c.ci_high < 1)
 
 
 @dataclass(frozen=True)
@@ -342,7 +351,12 @@ class Row:
     ours: float | None
     n: tuple[int, int]
     article: float | None
-    spread: float | None = None  # largest max/min of the repeats on either side
+    interval: stats.Comparison | None = None  # our ratio's 95% interval and rank test
+
+    @property
+    def sure(self) -> bool:
+        """Our ratio is outside the noise (see outside_noise)."""
+        return outside_noise(self.interval)
 
     def agrees(self) -> bool | None:
         if self.ours is None or self.article is None:
@@ -363,7 +377,7 @@ def rows(st: Study, side: Side) -> list[Row]:
                     _ratio(_median(new), _median(base)),
                     (len(new or []), len(base or [])),
                     _ratio(_article(side, "new", k), _article(side, "base", k)),
-                    _spread(new, base),
+                    _interval(new, base),
                 )
             )
     for comparison in (c for c in st.comparisons if c in AXIS_OF):
@@ -395,7 +409,7 @@ def _axis_rows(st: Study, side: Side, keys: list[Key], comparison: str) -> list[
                     _ratio(_median(num), _median(den)),
                     (len(num or []), len(den or [])),
                     article,
-                    _spread(num, den),
+                    _interval(num, den),
                 )
             )
     return out
@@ -422,9 +436,16 @@ def render(st: Study, scale: str, run_dir: Path, emit: Callable[[str], None]) ->
     if scale != "full" and st.stand_in:
         emit(f"  STAND-INS: {st.stand_in}")
     emit(
-        "ratios: > 1 means the numerator is faster (ours: median qps over repeats; spread: "
-        "largest max/min of one side's repeats - a ratio inside it is noise)"
+        "ratios: > 1 means the numerator is faster (ours: median qps over repeats, with the "
+        "bootstrap 95% interval; * = outside the noise: interval excludes 1 and Mann-Whitney "
+        "p < 0.05; a ratio without * may be this machine's noise)"
     )
+    few = min((min(r.n) for r in table if r.ours is not None), default=MIN_SURE_REPEATS)
+    if few < MIN_SURE_REPEATS:
+        emit(
+            f"  NOTE: {few} repeats on a side: below {MIN_SURE_REPEATS} the rank test cannot "
+            "reach p < 0.05, so no ratio can be marked * (run more repeats)"
+        )
     current = None
     for r in table:
         if r.comparison != current:
@@ -432,16 +453,20 @@ def render(st: Study, scale: str, run_dir: Path, emit: Callable[[str], None]) ->
             head = "new / base" if r.comparison == "version" else "baseline / other value"
             emit(f"[{r.comparison}] {head}")
             emit(
-                f"  {'cells':<{LABEL_WIDTH}} {'ours':>7} {'n':>5} {'spread':>7} "
+                f"  {'cells':<{LABEL_WIDTH}} {'ours':>7}  {'95% interval':<15} {'n':>5} "
                 f"{'article':>8}  direction"
             )
         agree = {True: "same", False: "OPPOSITE", None: "—"}[r.agrees()]
+        if r.agrees() is not None and not r.sure:
+            agree += " (within noise)"
+        ci = r.interval
+        span = f"[{ci.ci_low:.3f}, {ci.ci_high:.3f}]" if ci else "—"
         emit(
-            f"  {r.label:<{LABEL_WIDTH}} {_fmt(r.ours):>7} {r.n[0]}/{r.n[1]:<3} "
-            f"{_fmt(r.spread):>7} {_fmt(r.article):>8}  {agree}"
+            f"  {r.label:<{LABEL_WIDTH}} {_fmt(r.ours):>7}{'*' if r.sure else ' '} {span:<15} "
+            f"{r.n[0]}/{r.n[1]:<3} {_fmt(r.article):>8}  {agree}"
         )
     if "charset" in st.comparisons:
-        for line in charset_findings(st, table):
+        for line in charset_findings(st, table, side):
             emit(line)
     if skipped:
         emit(f"not measured ({len(skipped)}):")
@@ -450,30 +475,38 @@ def render(st: Study, scale: str, run_dir: Path, emit: Callable[[str], None]) ->
     return table
 
 
-def charset_findings(st: Study, table: list[Row]) -> list[str]:
-    """Article 000's two directional claims, checked on our rows."""
+def charset_findings(st: Study, table: list[Row], side: Side) -> list[str]:
+    """Article 000's two directional claims, checked on our rows, each with how many of
+    our comparisons are outside the noise."""
     out = []
+    ci = MATCH.index("collation")
     for role in ROLES:
         mine = [r for r in table if r.comparison.startswith(f"charset {role}") and r.ours]
         if not mine:
             continue
         faster = sum(1 for r in mine if r.ours and r.ours > 1)
+        sure_faster = sum(1 for r in mine if r.sure and r.ours and r.ours > 1)
+        sure_slower = sum(1 for r in mine if r.sure and r.ours and r.ours < 1)
         out.append(
             f"finding ({role}): {st.baseline_collation} faster than the utf8mb4 collation in "
-            f"{faster} of {len(mine)} comparisons"
+            f"{faster} of {len(mine)} comparisons; outside the noise: {sure_faster} faster, "
+            f"{sure_slower} slower"
         )
-        by = {r.label: r.ours for r in mine}
-        for label, uni in by.items():
-            if "utf8mb4_unicode_ci" not in label or uni is None:
+        for (r, k), uni in sorted(side.ours.items(), key=lambda kv: str(kv[0])):
+            if r != role or k[ci] != "utf8mb4_unicode_ci":
                 continue
-            gen = by.get(label.replace("utf8mb4_unicode_ci", "utf8mb4_general_ci"))
-            if gen is None:
+            gen = side.ours.get((role, (*k[:ci], "utf8mb4_general_ci", *k[ci + 1 :])))
+            if not gen:
                 continue
-            # baseline/unicode > baseline/general  <=>  unicode_ci slower than general_ci
-            holds = "holds" if uni > gen else "does NOT hold"
+            c = _interval(gen, uni)  # general_ci speed / unicode_ci speed
+            if c is None:
+                continue
+            holds = "holds" if c.ratio > 1 else "does NOT hold"
+            sure = "outside the noise" if outside_noise(c) else "within the noise"
+            where = _label(tuple(None if i == ci else v for i, v in enumerate(k)))
             out.append(
-                f"finding ({role}): unicode_ci slower than general_ci {holds} "
-                f"({label.split('/ ')[1].replace('collation=utf8mb4_unicode_ci', '').strip()}: "
-                f"general_ci/unicode_ci = {uni / gen:.3f})"
+                f"finding ({role}): unicode_ci slower than general_ci {holds} ({where}: "
+                f"general_ci/unicode_ci = {c.ratio:.3f} [{c.ci_low:.3f}, {c.ci_high:.3f}], "
+                f"{sure})"
             )
     return out
