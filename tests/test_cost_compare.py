@@ -12,50 +12,12 @@ from typing import Any
 import pytest
 from typer.testing import CliRunner
 
-from fixtures.records.synthetic import make_record
+from fixtures.records.synthetic import make_record, with_cost
 from perftrack import compare, record, store
 from perftrack.cli import app
 
 BASE, NEW = "synthetic-mysql-8.0.36", "synthetic-mysql-8.4.0"
 REPEATS = 6
-
-
-def with_cost(
-    rec: dict[str, Any], cpu_us: float, *, noisy: bool = False, repeat_of: int | None = None
-) -> dict[str, Any]:
-    rec["result"].update(
-        cpu_us_per_txn=cpu_us,
-        cpu_user_us_per_txn=cpu_us * 0.8,
-        cpu_sys_us_per_txn=cpu_us * 0.2,
-        cpu_us_per_query=cpu_us / 20,
-        ctx_vol_per_txn=2.0,
-        ctx_invol_per_txn=0.1,
-        read_bytes_per_txn=0.0,
-        write_bytes_per_txn=4096.0,
-        peak_rss_bytes=2e8,
-        instructions_per_txn=None,
-        cycles_per_txn=None,
-        ipc=None,
-    )
-    rec["cost"] = {
-        "source": "proc",
-        "pid": 4242,
-        "window_s": 30.0,
-        "transactions": rec["result"]["events"],
-        "queries": rec["result"]["events"] * 20,
-        "totals": {"cpu_user_us": 1.0},
-        "unavailable": {f: "not supported" for f in ("instructions_per_txn", "ipc")},
-    }
-    rec["host"] = {
-        "steal_pct": 0.5,
-        "iowait_pct": 0.1,
-        "foreign_cpu_pct": 40.0 if noisy else 1.0,
-        "cpu_mhz": 2600.0,
-        "noisy": noisy,
-        "noisy_reason": "foreign CPU 40.0% > 25%" if noisy else None,
-        "repeat_of": repeat_of,
-    }
-    return record.validate(rec)
 
 
 def series(cpu_new: float, tps_new: float) -> list[dict[str, Any]]:

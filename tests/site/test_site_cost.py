@@ -7,39 +7,18 @@ columns: two versions, the newer spending 20% more CPU per transaction.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 import pytest
 from site_helpers import Tab
 
-from fixtures.records.synthetic import make_record
-from perftrack import record, store
+from fixtures.records.synthetic import make_record, with_cost
+from perftrack import store
 from perftrack.site import build, export
 
 VERSIONS = (
     ("synthetic-mysql-8.0.36", "8.0.36", 1000.0, 900.0),
     ("synthetic-mysql-8.4.0", "8.4.0", 950.0, 1080.0),
 )
-
-
-def with_cost(rec: dict[str, Any], cpu_us: float, noisy: bool) -> dict[str, Any]:
-    rec["result"].update(
-        cpu_us_per_txn=cpu_us,
-        cpu_user_us_per_txn=cpu_us * 0.7,
-        cpu_sys_us_per_txn=cpu_us * 0.3,
-        cpu_us_per_query=cpu_us / 20,
-        ctx_vol_per_txn=11.0,
-        ctx_invol_per_txn=3.0,
-        read_bytes_per_txn=0.0,
-        write_bytes_per_txn=5200.0,
-        peak_rss_bytes=1.2e8,
-        instructions_per_txn=None,
-        cycles_per_txn=None,
-        ipc=None,
-    )
-    rec["cost"] = {"source": "proc", "window_s": 30.0, "unavailable": {"ipc": "not supported"}}
-    rec["host"] = {"steal_pct": 0.1, "foreign_cpu_pct": 30.0 if noisy else 1.0, "noisy": noisy}
-    return record.validate(rec)
 
 
 @pytest.fixture(scope="module")
@@ -65,8 +44,8 @@ def test_cost_rows_hold_medians_per_version_and_part(cost_site: Path) -> None:
         rows = export.export(st.con, []).cost
     got = {(r["server"], r["part"]): r["value"] for r in rows}
     assert got[("synthetic-mysql-8.0.36", "throughput")] == 1000.0
-    assert got[("synthetic-mysql-8.4.0", "CPU user")] == pytest.approx(1081 * 0.7)
-    assert got[("synthetic-mysql-8.4.0", "written")] == 5200.0
+    assert got[("synthetic-mysql-8.4.0", "CPU user")] == pytest.approx(1081 * 0.8)
+    assert got[("synthetic-mysql-8.4.0", "written")] == 4096.0
     assert {r["noisy"] for r in rows} == {1}
     assert {r["panel"] for r in rows} == {
         "throughput (transactions/s)",
