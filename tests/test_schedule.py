@@ -467,3 +467,16 @@ def test_a_real_shard_runs_its_cells_resumes_and_feeds_the_next_estimate(
     ran = {c["server_id"] for c in shard["cells"]}
     new = [c for sh in again["shards"] for c in sh["cells"] if c["server_id"] not in ran]
     assert again["cells_by_priority"].get("new tag", 0) == len(new)
+
+
+def test_estimates_from_history_add_each_server_start_once():
+    """Records time the cells only; a server start per group and round is spread over the
+    cells that share it, so the plan's total is cells x history + starts x overhead."""
+    m = nightly(servers=list(PAIR))
+    cells = schedule._cells(m, info, None)[0]
+    h = schedule.History(exact={schedule._exact_key(c): 10.0 for c in cells}, source="test")
+    p = make(m, history=h, shards=1)
+    starts = len({(c.group_key(), c.repeat) for c in cells})
+    assert starts < len(cells)
+    want = 10.0 * len(cells) + schedule.START_OVERHEAD_ESTIMATE_S * starts
+    assert p.to_dict()["estimate_all_s"] == pytest.approx(want, abs=1)
