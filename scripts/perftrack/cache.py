@@ -178,18 +178,11 @@ def evict(root: Path, kind: str, max_bytes: int, keep: set[str]) -> list[str]:
             break
         if tree.name in keep:
             continue
-        lock_dir = root / LOCKS_DIR
-        lock_dir.mkdir(parents=True, exist_ok=True)
-        with open(lock_dir / f"{tree.name}.lock", "a+b") as handle:
-            try:
-                fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            except BlockingIOError:
+        with entry_lock(root, tree.name, wait=False) as held:
+            if not held:
                 continue  # in use by another run
-            try:
-                (tree / COMPLETE_MARKER).unlink(missing_ok=True)  # unmarked first: never half
-                shutil.rmtree(tree, ignore_errors=True)
-            finally:
-                fcntl.flock(handle, fcntl.LOCK_UN)
+            (tree / COMPLETE_MARKER).unlink(missing_ok=True)  # unmarked first: never half
+            shutil.rmtree(tree, ignore_errors=True)
         total -= sizes[tree.name]
         removed.append(tree.name)
     return removed
@@ -205,18 +198,24 @@ def mark_complete(tree: Path) -> None:
 
 
 @contextlib.contextmanager
-def entry_lock(root: Path, key: str, progress: Progress = no_progress) -> Iterator[None]:
-    """Hold an exclusive flock for ``key`` (waits for another process holding it)."""
+def entry_lock(
+    root: Path, key: str, progress: Progress = no_progress, *, wait: bool = True
+) -> Iterator[bool]:
+    """Hold an exclusive flock for ``key``, waiting for another process holding it; with
+    ``wait=False`` yield False at once instead of waiting (nothing is held then)."""
     lock_dir = root / LOCKS_DIR
     lock_dir.mkdir(parents=True, exist_ok=True)
     with open(lock_dir / f"{key}.lock", "a+b") as handle:
         try:
             fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
+            if not wait:
+                yield False
+                return
             progress(f"waiting for another perftrack process preparing {key}")
             fcntl.flock(handle, fcntl.LOCK_EX)
         try:
-            yield
+            yield True
         finally:
             fcntl.flock(handle, fcntl.LOCK_UN)
 
