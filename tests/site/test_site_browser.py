@@ -147,6 +147,7 @@ def test_history_marks_change_points_and_annotations(
         """INSERT INTO change_points
            SELECT 'synthetic-series', ru.hw_key, ru.runner_class, r.workload, r.threads,
                   r."collation", r.profile, r.tables, r.table_size, r.duration_s, r.connection,
+                  r.engine, r.isolation, r.durability, r.handshake, r.dataset_size, r.phase,
                   'tps', s.server_id, r.run_id, min(r.started_at), 2500.0, 2250.0, -0.1,
                   0.0001, false, false, NULL, now()
            FROM results r JOIN runs ru USING (run_id) JOIN servers s USING (server_key)
