@@ -92,6 +92,7 @@ def measure(base: int, nights: int, work: Path) -> dict[str, float]:
         "pack_kb_per_night": (end - start) / nights / 1e3,
         "loop_s": loop_s,
         "row_group_size": store.ROW_GROUP_SIZE,
+        "compact_free_fraction": store.COMPACT_FREE_FRACTION,
     }
 
 
@@ -105,8 +106,15 @@ def main() -> None:
         default=store.ROW_GROUP_SIZE or 0,
         help="rows per row group when writing (0: DuckDB's default, 122,880)",
     )
+    ap.add_argument(
+        "--compact-fraction",
+        type=float,
+        default=store.COMPACT_FREE_FRACTION,
+        help="rewrite the file at close when this share of it is free (above 1: never)",
+    )
     a = ap.parse_args()
     store.ROW_GROUP_SIZE = a.row_group_size or None
+    store.COMPACT_FREE_FRACTION = a.compact_fraction
     with tempfile.TemporaryDirectory(prefix="perftrack-repo-cost-") as tmp:
         print(json.dumps(measure(a.base, a.nights, Path(tmp))))
 

@@ -583,3 +583,31 @@ def test_compact_keeps_every_row_and_key(filled_db: Path) -> None:
 )
 def test_worth_compacting(free: int, total: int, expected: bool) -> None:
     assert store.worth_compacting(free, total, 262144) is expected
+
+
+def test_a_row_group_size_holds_for_every_write_and_compaction(
+    db: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """store.ROW_GROUP_SIZE (off by default; benchmarks/repo_cost.py --row-group-size):
+    write connections attach with it and compaction copies with it, so a later checkpoint
+    never merges the results back into one 122,880-row group."""
+    monkeypatch.setattr(store, "ROW_GROUP_SIZE", 2048)
+
+    def night(n: int) -> list[store.PreparedRecord]:
+        recs = [make_record(run_id=f"synthetic-rg-{n}", cell=i) for i in range(2500)]
+        return [store.prepare(r, r["record_id"]) for r in recs]
+
+    def largest_group() -> tuple[int, int]:
+        with store.open_db(db, write=False) as st:
+            return st.con.execute(
+                "SELECT count(DISTINCT row_group_id), max(count) "
+                "FROM pragma_storage_info('results') WHERE column_name = 'record_id'"
+            ).fetchone()
+
+    for n in range(2):
+        with store.open_db(db, write=True) as st:
+            assert st.ingest_prepared(night(n)).added == 2500
+    groups, rows = largest_group()
+    assert groups >= 3 and rows <= 2048
+    store.compact(db)
+    assert largest_group()[1] <= 2048

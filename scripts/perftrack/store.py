@@ -59,13 +59,14 @@ CREATE_CONFIG: dict[str, str] = {"storage_compatibility_version": STORAGE_VERSIO
 # a file that size takes ~0.3 s. So a write-mode close rewrites the file when at least
 # this share of it, and at least this many bytes, is free.
 COMPACT_FREE_FRACTION = 0.25
-# Rows per row group when writing (DuckDB's default is 122,880). A checkpoint rewrites the
-# table's last, open row group: at the default that is up to ~4 months of nightly results
-# re-encoded every night, bytes git cannot delta against the previous commit. Small row
-# groups confine each night's rewrite to the rows it added (docs/schema.md, "Size by
-# design"; measured with benchmarks/repo_cost.py). DuckDB merges small row groups back
-# at a checkpoint made without the option, so every write connection attaches with it.
-ROW_GROUP_SIZE: int | None = 2048
+# Rows per row group when writing; None: DuckDB's default, 122,880. A checkpoint rewrites a
+# table's last, open row group, so smaller groups confine each night's rewrite, but they
+# compress worse. Measured at a year of synthetic history (benchmarks/repo_cost.py,
+# docs/schema.md "Size by design"): 2,048 rows gave 210 KB a night but a 57 MB file,
+# 16,384 rows 406 KB and 51 MB, the default 265 KB and 40 MB; only the default keeps the
+# file under the 50 MB target, so it stays. DuckDB merges small row groups back at a
+# checkpoint made without the option, so a size here applies to every write connection.
+ROW_GROUP_SIZE: int | None = None
 DB_ALIAS = "perftrack_db"
 COMPACT_MIN_FREE_BYTES = 1024 * 1024
 
