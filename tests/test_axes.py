@@ -211,8 +211,8 @@ def test_dataset_size_mismatch_and_buffer_pool_sources() -> None:
 
 
 def test_new_cell_fields_validate_and_their_read_back_reaches_the_db(tmp_path: Path) -> None:
-    """Synthetic record (fixtures): the new axes are cell fields; the DB keeps them in the
-    `effective` JSON column (docs/schema.md), so no schema migration is needed."""
+    """Synthetic record (fixtures): the new axes are cell fields; the DB keeps them as
+    columns (schema v5) and their read-back values in the `effective` JSON (docs/schema.md)."""
     new = make_record(cell=2)
     new["cell"].update(handshake="skip", dataset_size="large", phase="post")
     new["effective"].update(
@@ -227,9 +227,9 @@ def test_new_cell_fields_validate_and_their_read_back_reaches_the_db(tmp_path: P
         st.ingest([new])
         row = st.con.execute(
             "SELECT effective->>'phase', effective->>'dataset_size', "
-            "effective->>'character_set_client' FROM results"
+            "effective->>'character_set_client', phase, dataset_size, handshake FROM results"
         ).fetchone()
-    assert row == ("post", "large", "latin1")
+    assert row == ("post", "large", "latin1", "post", "large", "skip")
 
 
 @pytest.mark.integration
