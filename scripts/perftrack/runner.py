@@ -491,7 +491,7 @@ class Runner:
         if key in self._templates:
             return self._templates[key]
         if self.dataset_cache is not None:
-            dest = self._cached_template(install, options, grp, key)
+            dest = self._cached_template(install, options, grp, key, datasets)
         else:
             if self._template_root is None:
                 root = self.workroot or Path(tempfile.gettempdir())
@@ -503,7 +503,12 @@ class Runner:
         return dest
 
     def _cached_template(
-        self, install: Install, options: dict[str, str | None], grp: list[plan.Cell], key: str
+        self,
+        install: Install,
+        options: dict[str, str | None],
+        grp: list[plan.Cell],
+        key: str,
+        datasets: list[str],
     ) -> Path:
         """The template from the dataset cache, built there when missing; the least
         recently used others are evicted beyond the cache's bound."""
@@ -519,7 +524,6 @@ class Runner:
         ]
         digest = hashlib.sha256(json.dumps(content, default=str).encode()).hexdigest()[:16]
         ckey = f"{install.server_id}-{digest}"
-        datasets = ", ".join(sorted({workloads.get(c.workload).dataset for c in sb}))
 
         def build(tree: Path, _scratch: Path) -> None:
             self._build_template(install, options, grp, tree / "datadir")
@@ -529,7 +533,7 @@ class Runner:
         )
         os.utime(tree / cache.COMPLETE_MARKER)  # most recently used: evicted last
         verb = "prepared once (kept in the cache)" if built else "reused from the cache"
-        self.emit(f"dataset {verb} for {install.server_id}: {datasets} ({tree})")
+        self.emit(f"dataset {verb} for {install.server_id}: {', '.join(datasets)} ({tree})")
         in_use = {Path(t).parent.name for t in self._templates.values()} | {ckey}
         for gone in cache.evict(
             self.dataset_cache, cache.DATASETS_DIR, cache.dataset_cache_limit(), in_use

@@ -682,15 +682,9 @@ RESULT_COLUMNS: tuple[tuple[str, str], ...] = (
     ("engine", "VARCHAR"),
     ("isolation", "VARCHAR"),
     ("durability", "VARCHAR"),
-    # schema v4: cost per operation and host signals (null in records older than them)
-    *((f, "DOUBLE") for f in record.COST_FIELDS),
-    ("cost_unavailable", "VARCHAR"),  # JSON column: {metric: reason}
-    ("host_steal_pct", "DOUBLE"),
-    ("host_iowait_pct", "DOUBLE"),
-    ("host_foreign_cpu_pct", "DOUBLE"),
-    ("cpu_mhz", "DOUBLE"),
-    ("noisy", "BOOLEAN"),
-    ("noisy_reason", "VARCHAR"),
+    # schema v4: cost per operation and host signals (null in records older than them), as
+    # the migration made them; a JSON column (cost_unavailable) travels as text
+    *((name, "VARCHAR" if t == "JSON" else t) for name, t in migrations.V4_COST_COLUMNS),
     # schema v5: the other three axes (null when not set)
     ("handshake", "VARCHAR"),
     ("dataset_size", "VARCHAR"),
