@@ -101,3 +101,28 @@ def test_db_that_is_not_duckdb_is_refused(tmp_path: Path):
 def test_resume_with_a_hostile_run_id_is_refused(bad: str, tmp_path: Path):
     res = perftrack("run", "--resume", bad, "--out", str(tmp_path))
     assert_one_line_error(res, 2)
+
+
+@pytest.mark.integration
+def test_demo_runs_the_main_job_end_to_end_on_the_tiny_matrix(tmp_path: Path, workroot) -> None:
+    """`make demo`'s command on the test matrix, real servers: fetch, run, ingest, detect
+    and compare, then the site is built from the DB it wrote."""
+    db, site = tmp_path / "r.duckdb", tmp_path / "site"
+    res = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            "import sys; from perftrack.cli import main; sys.exit(main())",
+            *("demo", "--matrix", "tiny", "--db", str(db), "--out", str(tmp_path / "runs")),
+            *("--site", str(site)),
+        ],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "TMPDIR": str(workroot)},
+        timeout=600,
+    )
+    assert res.returncode == 0, res.stdout + res.stderr
+    steps = [ln for ln in res.stdout.splitlines() if ln.startswith("== ")]
+    assert [s[:6] for s in steps] == ["== 1/5", "== 2/5", "== 3/5", "== 4/5", "== 5/5"]
+    assert "16 record(s) added" in res.stdout
+    assert (site / "index.html").is_file() and (site / "history.html").is_file()

@@ -639,14 +639,18 @@ def demo(
     matrix_file: Annotated[str, typer.Option("--matrix")] = "smoke",
     db: DbOpt = paths.DEFAULT_DB,
     out_dir: RunsOpt = paths.DEFAULT_RUNS,
+    site: Annotated[Path, typer.Option("--site", help="where the site is built")] = Path(
+        "build/site"
+    ),
 ) -> None:
-    """The main job on the embedded default: fetch, benchmark, store, compare."""
+    """The main job on the embedded default: fetch, benchmark, store, compare, build the
+    site."""
     from . import store
 
     m = matrix.load(paths.matrix_path(matrix_file))
     sysbench.binary()
     cat = catalog.load()
-    emit(f"== 1/4 fetch {len(m.servers)} servers: {', '.join(m.servers)}")
+    emit(f"== 1/5 fetch {len(m.servers)} servers: {', '.join(m.servers)}")
     unbuildable = []
     for sid in m.servers:
         try:
@@ -658,17 +662,21 @@ def demo(
             unbuildable.append(sid)
     if unbuildable:
         m = dataclasses.replace(m, servers=tuple(s for s in m.servers if s not in unbuildable))
-    emit(f"== 2/4 run matrix '{m.name}'")
+    emit(f"== 2/5 run matrix '{m.name}'")
     rd = runner.create(m, cat, out_dir, _runner_class(None))
     emit(f"run {rd.run_id}: {len(rd.cells())} cells planned in {rd.path}")
     s = _execute(rd, False, runner.DEFAULT_RETRIES)
-    emit(f"== 3/4 ingest into {db}")
+    emit(f"== 3/5 ingest into {db}")
     res = store.ingest_paths(db, [rd.path])
     emit(f"{db}: {res.added} record(s) added")
-    emit("== 4/4 detect and compare (ratio = this version's median / the previous one's)")
+    emit("== 4/5 detect and compare (ratio = this version's median / the previous one's)")
     _detect(db)
     with store.open_db(db, write=False) as st:
         print_tables(compare.tables(st.con, run_id=rd.run_id), "tps")
+    emit(f"== 5/5 build the site into {site}")
+    from .site.commands import build_cmd
+
+    build_cmd(db, site)
     if s.failed:
         raise typer.Exit(EXIT_FAILED_CELLS)
 
