@@ -219,24 +219,31 @@ class Server:
     # lifecycle ---------------------------------------------------------------------
     def __enter__(self) -> Server:
         root = self.workroot or Path(tempfile.gettempdir())
+        # Ctrl-C / SIGTERM are held from before the directory exists until inside the try
+        # that removes it on any exception: no gap in which an interruption leaks it.
+        held = signal.pthread_sigmask(signal.SIG_BLOCK, DEFERRED_SIGNALS)
         try:
-            root.mkdir(parents=True, exist_ok=True)
-            self.dir = Path(tempfile.mkdtemp(prefix="pt-", dir=root))
-            if len(str(self.socket_path)) > SOCKET_PATH_MAX:
-                shutil.rmtree(self.dir, ignore_errors=True)
-                self.dir = Path(tempfile.mkdtemp(prefix="pt-"))
-        except OSError as exc:
-            problem = self._os_problem(f"cannot create a directory in {root}", exc, root)
-            raise ServerError(problem) from None
-        try:
-            self._start()
-        except OSError as exc:  # e.g. my.cnf or a log cannot be written: disk full
-            self.stop()
-            problem = self._os_problem("cannot prepare the server", exc, self.dir)
-            raise ServerError(problem) from None
-        except BaseException:
-            self.stop()
-            raise
+            try:
+                root.mkdir(parents=True, exist_ok=True)
+                self.dir = Path(tempfile.mkdtemp(prefix="pt-", dir=root))
+                if len(str(self.socket_path)) > SOCKET_PATH_MAX:
+                    shutil.rmtree(self.dir, ignore_errors=True)
+                    self.dir = Path(tempfile.mkdtemp(prefix="pt-"))
+            except OSError as exc:
+                problem = self._os_problem(f"cannot create a directory in {root}", exc, root)
+                raise ServerError(problem) from None
+            try:
+                signal.pthread_sigmask(signal.SIG_SETMASK, held)  # a held signal lands here
+                self._start()
+            except OSError as exc:  # e.g. my.cnf or a log cannot be written: disk full
+                self.stop()
+                problem = self._os_problem("cannot prepare the server", exc, self.dir)
+                raise ServerError(problem) from None
+            except BaseException:
+                self.stop()
+                raise
+        finally:
+            signal.pthread_sigmask(signal.SIG_SETMASK, held)
         return self
 
     def _os_problem(self, what: str, exc: OSError, where: Path) -> str:
