@@ -322,6 +322,12 @@ ORDER BY s.server_id, r.status;`,
     state.examples.forEach((e, i) => ui.example.append(el("option", { value: String(i), text: e.title })));
   }
 
+  // DuckDB-WASM repeats the error's "LINE 1: ... ^" context: show each paragraph once.
+  function errorText(err) {
+    const paras = String(err && err.message ? err.message : err).split(/\n\s*\n/);
+    return paras.filter((p, i) => p.trim() && p !== paras[i - 1]).join("\n\n");
+  }
+
   async function run() {
     if (!conn) return;
     const sql = ui.input.value;
@@ -345,7 +351,7 @@ ORDER BY s.server_id, r.status;`,
       ui.result.replaceChildren();
       ui.csv.disabled = true;
       ui.info.textContent = "";
-      ui.error.textContent = err && err.message ? err.message : String(err);
+      ui.error.textContent = errorText(err);
       ui.error.hidden = false;
     } finally {
       ui.run.disabled = false;

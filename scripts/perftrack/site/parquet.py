@@ -55,7 +55,9 @@ def export(con: Any, site: Path) -> dict[str, Any]:
     for name, order in TABLES.items():
         path = out / f"{name}.parquet"
         try:
-            con.execute(f"COPY (SELECT * FROM {name} ORDER BY {order}) TO ? ({COPY_OPTIONS})", [str(path)])
+            con.execute(
+                f"COPY (SELECT * FROM {name} ORDER BY {order}) TO ? ({COPY_OPTIONS})", [str(path)]
+            )
             (rows,) = con.execute(f"SELECT count(*) FROM {name}").fetchone()
         except Exception as exc:  # duckdb.Error: a DB this perftrack cannot read
             raise DatabaseError(f"cannot export table {name} to Parquet ({exc})") from None
