@@ -37,21 +37,17 @@ from urllib.parse import urlparse
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "tests"))
 
+from site_scale import (  # noqa: E402  (the site benchmark's browser and gzip settings)
+    CHROMIUM,
+    CHROMIUM_ARGS,
+    GZIP_LEVEL,
+    READY_TIMEOUT_MS,
+    VIEWPORT,
+    print_table,
+)
+
 from fixtures.records.synthetic_history import build_db  # noqa: E402
 from perftrack.site import build, parquet, serve, source  # noqa: E402
-
-CHROMIUM = "/usr/bin/chromium"
-CHROMIUM_ARGS = [
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--no-first-run",
-]
-VIEWPORT = {"width": 1280, "height": 900}
-GZIP_LEVEL = 6  # what typical static hosts use
-READY_TIMEOUT_MS = 120_000
 
 
 def tree_bytes(root: Path) -> int:
@@ -158,10 +154,7 @@ def main() -> None:
         ("cold_ms", "{:.0f}"),
         ("warm_ms", "{:.0f}"),
     ]
-    print("| " + " | ".join(c for c, _ in cols) + " |")
-    print("|" + "---|" * len(cols))
-    for r in rows:
-        print("| " + " | ".join(f.format(r[c]) for c, f in cols) + " |")
+    print_table(rows, cols)
     print("files loaded until the first result:", ", ".join(rows[-1]["files"]))
 
 
