@@ -1,11 +1,12 @@
 /* perftrack site: the SQL page (sql.html). DuckDB-WASM runs the reader's SQL over the
  * published tables: data/sql/manifest.json lists each table's Parquet files, and each
- * table becomes a view of the same name over them, so a query typed here is one that
- * works in `duckdb data/results.duckdb`.
+ * table is loaded under its own name (when a query first names it), so a query typed
+ * here is one that works in `duckdb data/results.duckdb`. parquet-wasm decodes the
+ * files: the npm DuckDB-WASM has no Parquet reader built in (docs/site.md).
  *
- * DuckDB-WASM is loaded by this page only (vendor/duckdb-browser.mjs, its worker and
- * .wasm). Browsers refuse workers and fetch() for a page opened from file://: there the
- * page says to serve the site, and loads nothing.
+ * DuckDB-WASM and parquet-wasm are loaded by this page only (vendor/). Browsers refuse
+ * workers and fetch() for a page opened from file://: there the page says to serve the
+ * site, and loads nothing.
  *
  * Safety: query results are put in the page with textContent only.
  */

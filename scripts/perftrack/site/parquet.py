@@ -1,14 +1,14 @@
 """The published tables as Parquet files for the SQL page (`sql.html`, DuckDB-WASM).
 
 `site build` writes every table a reader queries into `data/sql/` as ZSTD Parquet, plus
-`manifest.json` listing each table's files. The page creates one view per table over its
-files with the DB's own table names, so SQL typed on the page is the SQL a user types in
-`duckdb data/results.duckdb`.
+`manifest.json` listing each table's files. The page (site/assets/sql.js) loads each
+table from its files under the DB's own table name, so SQL typed on the page is the SQL
+a user types in `duckdb data/results.duckdb`.
 
 Manifest shape: `tables.NAME.files` is a list of paths relative to the manifest. Today
 each table is one file exported here; once results are stored as immutable per-night
 Parquet files (issue 19), the build lists those files under `results` as they are (the
-page reads a table's files with `union_by_name`, so nights written before a column was
+page combines a table's files by column name, so nights written before a column was
 added still read), and only the small, recomputed tables are exported each night.
 """
 
