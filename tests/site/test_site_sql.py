@@ -222,7 +222,8 @@ def test_a_typed_query_gives_what_duckdb_in_python_gives_and_the_csv_holds_it(
     sites: dict[str, Path], history_db: Path, served: Callable[[Path], str], tab: Tab
 ) -> None:
     site = sites["history"]
-    open_sql(tab, served(site))
+    base = served(site)
+    open_sql(tab, base)
     run_typed(tab, TYPED_QUERY)
     tab.shot("sql-typed-query")
     assert tab.page.is_hidden("#sql-error")
@@ -239,6 +240,9 @@ def test_a_typed_query_gives_what_duckdb_in_python_gives_and_the_csv_holds_it(
     assert parsed[0] == want_head
     assert_same([[c if c != "" else None for c in r] for r in parsed[1:]], want)
     assert tab.problems() == []
+    # everything came from the site itself, the .wasm files included
+    assert any(r.endswith("/vendor/duckdb-eh.wasm") for r in tab.requests), tab.requests
+    assert all(r.startswith((base, "blob:", "data:")) for r in tab.requests), tab.requests
 
 
 def test_every_example_runs_and_agrees_with_duckdb_in_python(
