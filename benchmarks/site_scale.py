@@ -29,6 +29,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "tests"))
@@ -126,6 +127,14 @@ def measure(nights: int, loads: int, builds: int) -> dict[str, float]:
         }
 
 
+def print_table(rows: list[dict[str, Any]], cols: list[tuple[str, str]]) -> None:
+    """rows as a Markdown table: cols are (key, format) pairs."""
+    print("| " + " | ".join(c for c, _ in cols) + " |")
+    print("|" + "---|" * len(cols))
+    for r in rows:
+        print("| " + " | ".join(f.format(r[c]) for c, f in cols) + " |")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--nights", type=int, nargs="+", default=[30, 365])
@@ -148,10 +157,7 @@ def main() -> None:
         ("history_gz_kb", "{:.0f}"),
         ("history_first_chart_ms", "{:.0f}"),
     ]
-    print("| " + " | ".join(c for c, _ in cols) + " |")
-    print("|" + "---|" * len(cols))
-    for r in rows:
-        print("| " + " | ".join(f.format(r[c]) for c, f in cols) + " |")
+    print_table(rows, cols)
     gen = ", ".join(f"{r['generate_s']:.0f} s" for r in rows)
     print(f"(synthetic generation + ingest: {gen})")
 

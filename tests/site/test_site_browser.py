@@ -182,6 +182,8 @@ def test_every_chart_has_a_table_view_and_a_csv_download(sites: dict[str, Path],
     n = len(chart_rows(tab, "scaling"))
     card = tab.page.locator("[data-chart='scaling']")
     card.locator("details.table-view summary").click()
+    # the table is filled on the details' "toggle" event, a task after the click
+    card.locator("details.table-view tbody tr").first.wait_for(timeout=READY_TIMEOUT_MS)
     assert card.locator("details.table-view tbody tr").count() == n
     with tab.page.expect_download() as dl:
         card.locator("button.csv").click()

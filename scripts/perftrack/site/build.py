@@ -80,7 +80,7 @@ def _scripts(page: source.Page, study: str | None) -> str:
         srcs += [f"vendor/{v}" for v in source.VENDOR_FILES]
         srcs += [f"specs/{s}.js" for s in page.specs]
     srcs += [f"data/{d}.js" for d in page.data]
-    srcs.append("assets/app.js")
+    srcs.append(page.script)
     return "\n  ".join(f'<script src="{s}"></script>' for s in srcs)
 
 
@@ -89,6 +89,7 @@ def _render(root: Path, page: source.Page, study: str | None = None) -> str:
     body = (root / "templates" / f"{page.name}.html").read_text(encoding="utf-8")
     return layout.substitute(
         title=page.title,
+        csp=page.csp,
         page=page.name,
         study=study or "",
         nav=_nav("studies" if study else page.name),
@@ -129,16 +130,18 @@ def build(
     _check_out(out, root)
     notes = ann.load(annotations_path) if annotations_path else []
     studies = study_files.load_all(studies_dir)
-    with store.open_db(db, write=False) as st:
-        data = export.export(st.con, notes)
-    say(
-        f"exported {len(data.verdicts)} verdicts, {len(data.summary)} summary rows, "
-        f"{len(data.history)} history points, {len(data.runs)} runs"
-    )
-    out.parent.mkdir(parents=True, exist_ok=True)
+    from . import parquet  # the SQL page's tables (sql.html)
+
     tmp = out.parent / f".{out.name}.building-{os.getpid()}"
     shutil.rmtree(tmp, ignore_errors=True)
     try:
+        with store.open_db(db, write=False) as st:  # one snapshot for the charts and the SQL
+            data = export.export(st.con, notes)
+            parquet.export(st.con, tmp)
+        say(
+            f"exported {len(data.verdicts)} verdicts, {len(data.summary)} summary rows, "
+            f"{len(data.history)} history points, {len(data.runs)} runs"
+        )
         result = _write(tmp, root, data, studies)
         old = out.parent / f".{out.name}.old-{os.getpid()}"
         if out.exists():
@@ -158,7 +161,7 @@ def _write(
     res = BuildResult(out=tmp, empty=bool(data.meta.get("empty")))
     shutil.copytree(root / "assets", tmp / "assets")
     (tmp / "vendor").mkdir()
-    for name in (*source.VENDOR_FILES, "SHA256SUMS", "VERSIONS"):
+    for name in (*source.VENDOR_FILES, *source.SQL_VENDOR_FILES, "SHA256SUMS", "VERSIONS"):
         shutil.copy2(root / "vendor" / name, tmp / "vendor" / name)
     for lic in (root / "vendor").glob("LICENSE-*"):
         shutil.copy2(lic, tmp / "vendor" / lic.name)

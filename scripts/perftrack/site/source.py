@@ -14,6 +14,27 @@ from ..errors import ConfigError, EnvironmentProblem
 
 ENV_SITE_DIR = "PERFTRACK_SITE_DIR"
 VENDOR_FILES = ("vega.min.js", "vega-lite.min.js", "vega-embed.min.js")
+# The SQL page's only (site/vendor.sh): DuckDB-WASM (the browser API bundled with
+# apache-arrow, the "eh" worker and its .wasm) and parquet-wasm (module and .wasm), which
+# decodes the Parquet files: the npm DuckDB-WASM has no Parquet reader built in.
+SQL_VENDOR_FILES = (
+    "duckdb-browser.mjs",
+    "duckdb-browser-eh.worker.js",
+    "duckdb-eh.wasm",
+    "parquet_wasm.js",
+    "parquet_wasm_bg.wasm",
+)
+# Every page's Content-Security-Policy: nothing from another origin, no inline script or
+# style, no eval, no network requests (data files are <script>s). docs/site.md, "Safety".
+CSP = (
+    "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data: blob:; "
+    "font-src 'self'; connect-src 'none'; base-uri 'none'; form-action 'none'"
+)
+# The SQL page's: it fetches the site's own Parquet files and .wasm, compiles WebAssembly
+# ('wasm-unsafe-eval' allows that, never JavaScript eval) and starts DuckDB's worker.
+SQL_CSP = CSP.replace("script-src 'self'", "script-src 'self' 'wasm-unsafe-eval'").replace(
+    "connect-src 'none'", "connect-src 'self'; worker-src 'self'"
+)
 SPEC_SUFFIX = ".vl.json"
 
 
@@ -24,6 +45,8 @@ class Page:
     data: tuple[str, ...]  # data sets the page loads (data/NAME.js)
     specs: tuple[str, ...] = ()  # charts the page draws (specs/NAME.js)
     nav: bool = True
+    script: str = "assets/app.js"  # the page's own logic
+    csp: str = CSP
 
 
 PAGES: tuple[Page, ...] = (
@@ -41,6 +64,7 @@ PAGES: tuple[Page, ...] = (
     ),
     Page("runs", "Runs", ("meta", "runs")),
     Page("studies", "Studies", ("meta", "studies")),
+    Page("sql", "SQL", ("meta",), script="assets/sql.js", csp=SQL_CSP),
 )
 STUDY_PAGE = Page("study", "Study", ("meta", "summary", "studies"), nav=False)
 
@@ -95,7 +119,7 @@ def verify_vendor(root: Path) -> dict[str, str]:
         raise EnvironmentProblem(
             f"{vendor}/SHA256SUMS is missing: run site/vendor.sh to vendor the JS libraries"
         ) from None
-    for name in VENDOR_FILES:
+    for name in (*VENDOR_FILES, *SQL_VENDOR_FILES):
         path = vendor / name
         try:
             actual = hashlib.sha256(path.read_bytes()).hexdigest()
@@ -108,4 +132,4 @@ def verify_vendor(root: Path) -> dict[str, str]:
                 f"{path} does not match site/vendor/SHA256SUMS: restore it from git or re-run "
                 "site/vendor.sh"
             )
-    return {n: sums[n] for n in VENDOR_FILES}
+    return {n: sums[n] for n in (*VENDOR_FILES, *SQL_VENDOR_FILES)}
