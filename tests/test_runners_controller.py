@@ -22,6 +22,7 @@ import secrets
 import shutil
 import subprocess
 import sys
+import tempfile
 import threading
 from datetime import UTC, datetime
 from pathlib import Path
@@ -151,7 +152,9 @@ class GitHubReplay:
             sig = base64.urlsafe_b64decode(signature + "=" * (-len(signature) % 4))
         except ValueError:
             return False
-        with open(os.devnull, "wb") as devnull, _tmpfile(sig) as sig_file:
+        with tempfile.TemporaryDirectory() as tmp:
+            sig_file = Path(tmp) / "sig"
+            sig_file.write_bytes(sig)
             ok = (
                 subprocess.run(
                     [
@@ -164,8 +167,7 @@ class GitHubReplay:
                         sig_file,
                     ],
                     input=f"{header}.{payload}".encode(),
-                    stdout=devnull,
-                    stderr=devnull,
+                    capture_output=True,
                     check=False,
                 ).returncode
                 == 0
@@ -242,21 +244,6 @@ class GitHubReplay:
                 pass
 
         return Handler
-
-
-class _tmpfile:
-    def __init__(self, data: bytes) -> None:
-        import tempfile
-
-        self.handle = tempfile.NamedTemporaryFile(delete=False)
-        self.handle.write(data)
-        self.handle.close()
-
-    def __enter__(self) -> str:
-        return self.handle.name
-
-    def __exit__(self, *exc: object) -> None:
-        os.unlink(self.handle.name)
 
 
 @pytest.fixture
