@@ -4,7 +4,8 @@ PY        := $(VENV)/bin/python
 PERFTRACK := $(VENV)/bin/perftrack
 STAMP     := $(VENV)/.installed
 SHELL_SCRIPTS := scripts/setup-system.sh .ci/run site/vendor.sh scripts/ci-setup.sh scripts/new-tags-pr.sh \
-	runners/provision runners/jit-config runners/run-ephemeral runners/tune runners/preflight runners/_perftrack.sh
+	runners/provision runners/wait-jit runners/accept-jit runners/run-ephemeral runners/job-started.sh \
+	runners/docker runners/tune runners/preflight runners/_perftrack.sh
 # Workflow linters: actionlint from the Go module proxy (its PyPI wrapper downloads from
 # GitHub, which fails here), zizmor from PyPI (a dev dependency).
 TOOLS     := $(VENV)/tools

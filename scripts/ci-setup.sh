@@ -2,7 +2,9 @@
 # Makes `perftrack` available to the later steps of a GitHub Actions job (via $GITHUB_PATH).
 #
 #   scripts/ci-setup.sh          the Python package only, in .venv/ (plan and publish jobs on
-#                                GitHub-hosted runners: no servers, no sysbench needed)
+#                                GitHub-hosted runners: no servers, no sysbench needed), every
+#                                dependency hash-locked (requirements/ci.lock, otava.lock:
+#                                pip --require-hashes): these jobs hold write tokens
 #   scripts/ci-setup.sh --full   `make setup`: the Debian packages too (benchmark runners)
 #
 # PERFTRACK_VENV=DIR reuses an existing virtualenv that already has perftrack installed
@@ -28,11 +30,13 @@ elif [ "$mode" = --full ]; then
   make setup
   venv=$PWD/.venv
 else
-  # The Python half of `make setup` (keep the two in step): no apt, no root needed.
+  # The Python half of `make setup`, hash-locked: no apt, no root, no unpinned download.
   python3 -m venv .venv
-  .venv/bin/pip install -q --upgrade pip
-  .venv/bin/pip install -q -e .
-  .venv/bin/pip install -q --no-deps 'apache-otava==0.8.0'
+  .venv/bin/pip install -q --require-hashes --only-binary :all: -r requirements/ci.lock
+  .venv/bin/pip install -q --require-hashes --no-deps -r requirements/otava.lock
+  # perftrack itself from this checkout, built with the locked setuptools (no isolation:
+  # build isolation would download an unhashed setuptools).
+  .venv/bin/pip install -q --no-deps --no-build-isolation -e .
   venv=$PWD/.venv
 fi
 

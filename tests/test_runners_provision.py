@@ -4,21 +4,17 @@ the sha256 check of a runner tarball, and shellcheck over every script in runner
 The real install needs github.com (the runner release) and a booted systemd, neither of
 which this machine has: only --dry-run runs here; the checksum check runs for real on a
 local tarball (`--runner-tarball`), which --dry-run verifies because verifying only reads.
-`jit-config` runs for real against a local HTTPS server replaying GitHub's documented
-generate-jitconfig answer (GitHub itself is unreachable from here).
+Registration (controller, accept-jit, wait-jit) is tested against a replayed GitHub API in
+tests/test_runners_controller.py, the docker helper in tests/test_runners_docker_helper.py.
 """
 
 from __future__ import annotations
 
 import hashlib
-import http.server
 import io
-import json
 import shutil
-import ssl
 import subprocess
 import tarfile
-import threading
 from pathlib import Path
 
 import pytest
@@ -26,14 +22,25 @@ import pytest
 REPO = Path(__file__).resolve().parents[1]
 RUNNERS = REPO / "runners"
 PROVISION = RUNNERS / "provision"
-SCRIPTS = ["provision", "jit-config", "run-ephemeral", "tune", "preflight", "_perftrack.sh"]
+SCRIPTS = [
+    "provision",
+    "wait-jit",
+    "accept-jit",
+    "run-ephemeral",
+    "job-started.sh",
+    "docker",
+    "tune",
+    "preflight",
+    "_perftrack.sh",
+]
+KEY_LINE = "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIFakeKeyOnlyForTests perftrack-controller"
 
 
 @pytest.fixture
 def token(tmp_path: Path) -> Path:
-    path = tmp_path / "token"
-    path.write_text("not-a-real-token\n")
-    path.chmod(0o600)
+    """The controller's ssh public key (the name is kept for the tests' signatures)."""
+    path = tmp_path / "controller.pub"
+    path.write_text(KEY_LINE + "\n")
     return path
 
 
@@ -44,7 +51,7 @@ def provision(*args: str) -> subprocess.CompletedProcess[str]:
 
 
 def base_args(token: Path) -> list[str]:
-    return ["--repo", "acme/perftrack", "--class", "bench-epyc", "--token-file", str(token)]
+    return ["--repo", "acme/perftrack", "--class", "bench-epyc", "--controller-key", str(token)]
 
 
 def test_shellcheck_is_clean_on_every_runner_script() -> None:
@@ -74,12 +81,22 @@ def test_dry_run_prints_every_action_and_changes_nothing(token: Path) -> None:
     assert "LABELS=self-hosted,linux,x64,mysql-bench,bench-epyc" in out
     assert "https://github.com/actions/runner/releases/download/v2.329.0/" in out
     assert "then verify sha256 194f1e1e" in out
-    assert "ExecStartPre=+/usr/local/lib/perftrack-runner/jit-config" in out
+    assert "ExecStartPre=+/usr/local/lib/perftrack-runner/wait-jit" in out
+    hook = "ACTIONS_RUNNER_HOOK_JOB_STARTED=/usr/local/lib/perftrack-runner/job-started.sh"
+    assert f"Environment={hook}" in out
+    assert "Environment=PATH=/usr/local/lib/perftrack-runner/bin:" in out
     assert "would run: systemctl enable --now perftrack-runner.service" in out
-    assert "would run: install -m 0600 -o root -g root" in out  # the token: root only
-    assert "sysbench" in out and "docker" in out
+    assert "sudo" in out  # the docker helper runs through sudo
+    # No GitHub credential on the host, the runner user not in the docker group, its only
+    # root command the docker helper, the controller's key limited to accept-jit.
+    assert "token" not in out.replace("/etc/perftrack-runner/token", "")
+    assert "usermod -aG docker" not in out
+    assert "ghrunner ALL=(root) NOPASSWD: /usr/local/lib/perftrack-runner/docker-helper" in out
+    assert 'restrict,command="env PERFTRACK_JIT_SPOOL=' in out and KEY_LINE in out
+    assert "TRUSTED_WORKFLOWS=.github/workflows/nightly.yml,.github/workflows/pr-bench.yml" in out
+    assert "rm -f /usr/local/lib/perftrack-runner/jit-config /etc/perftrack-runner/token" in out
     lines = [line for line in out.splitlines() if line and not line.startswith("    |")]
-    prefixes = ("dry run", "runner ", "unchanged:", "would ", "verified:", "done:")
+    prefixes = ("dry run", "runner ", "unchanged:", "would ", "verified:", "done:", "    ")
     assert all(line.startswith(prefixes) for line in lines), lines
     after = {p: p.exists() for p in before}
     assert after == before
@@ -152,8 +169,10 @@ def test_local_tarball_with_the_right_sha256_is_accepted(token: Path, tmp_path: 
         (["--runner-version", "2.x", "--runner-sha256", "a" * 64], "is not X.Y.Z"),
         (["--runner-version", "2.1.0", "--runner-sha256", "A" * 64], "64 lowercase hex"),
         (["--runner-tarball", "/nonexistent.tar.gz"], "does not exist"),
-        (["--runner-group-id", "0"], "not a positive number"),
-        (["--api-url", "http://api.github.com"], "must be an https URL"),
+        (["--token-file", "/root/runner-token"], "--token-file is gone"),
+        (["--controller-key", "/nonexistent.pub"], "does not exist"),
+        (["--workflows", ".github/workflows/ci.yml,../x.yml"], "is not a .github/workflows"),
+        (["--default-branch", "a..b"], "is not a branch name"),
         (["--bogus"], "unknown argument '--bogus'"),
     ],
 )
@@ -165,130 +184,22 @@ def test_bad_arguments_are_one_line_errors(token: Path, change, complaint) -> No
     assert done.stdout == ""
 
 
-def test_required_arguments_and_token_mode(token: Path) -> None:
-    done = provision("--class", "c", "--token-file", str(token), "--dry-run")
+def test_required_arguments_and_controller_key(token: Path, tmp_path: Path) -> None:
+    done = provision("--class", "c", "--dry-run")
     assert done.returncode == 2 and "--repo OWNER/REPO is required" in done.stderr
-    done = provision("--repo", "a/b", "--token-file", str(token), "--dry-run")
+    done = provision("--repo", "a/b", "--dry-run")
     assert done.returncode == 2 and "--class CLASS is required" in done.stderr
-    done = provision("--repo", "a/b", "--class", "c", "--dry-run")
-    assert done.returncode == 2 and "--token-file FILE is required" in done.stderr
-    token.chmod(0o644)
-    done = provision(*base_args(token), "--dry-run")
-    assert done.returncode == 2 and "readable by others (mode 644): chmod 600" in done.stderr
+    bad = tmp_path / "bad.pub"
+    bad.write_text('ssh-ed25519 AAAA" command="sh\n')
+    done = provision("--repo", "a/b", "--class", "c", "--controller-key", str(bad), "--dry-run")
+    assert done.returncode == 2 and "is not one ssh public key line" in done.stderr
+    local = provision("--repo", "a/b", "--class", "c", "--dry-run")  # controller on this host
+    assert local.returncode == 0, local.stderr
+    assert "perftrack-jit" not in local.stdout
+    assert "deliver = env PERFTRACK_JIT_SPOOL=/var/lib/perftrack-runner/spool" in local.stdout
 
 
 def test_help() -> None:
     done = provision("--help")
     assert done.returncode == 0
     assert done.stdout.startswith("usage: runners/provision")
-
-
-# --- jit-config against a replayed GitHub API -------------------------------------------------
-
-JIT_RESPONSE = {
-    "runner": {"id": 23, "name": "r1", "os": "unknown", "status": "offline", "busy": False},
-    "encoded_jit_config": "eyJyZXBsYXllZCI6dHJ1ZX0=",  # the documented response's shape
-}
-
-
-@pytest.fixture
-def replayed_github_api(tmp_path: Path):
-    """A local HTTPS server on 127.0.0.1 (self-signed cert, trusted via CURL_CA_BUNDLE)
-    replaying the documented 201 answer of POST .../actions/runners/generate-jitconfig."""
-    if shutil.which("openssl") is None or shutil.which("curl") is None:
-        pytest.skip("needs openssl and curl")
-    cert, key = tmp_path / "cert.pem", tmp_path / "key.pem"
-    subprocess.run(
-        [
-            *("openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1"),
-            *("-subj", "/CN=127.0.0.1", "-addext", "subjectAltName=IP:127.0.0.1"),
-            *("-keyout", str(key), "-out", str(cert)),
-        ],
-        check=True,
-        capture_output=True,
-    )
-    seen: list[dict] = []
-
-    class Handler(http.server.BaseHTTPRequestHandler):
-        def do_POST(self) -> None:
-            length = int(self.headers.get("Content-Length", "0"))
-            seen.append(
-                {
-                    "path": self.path,
-                    "auth": self.headers.get("Authorization"),
-                    "body": json.loads(self.rfile.read(length)),
-                }
-            )
-            data = json.dumps(JIT_RESPONSE).encode()
-            self.send_response(201)
-            self.send_header("Content-Type", "application/json")
-            self.send_header("Content-Length", str(len(data)))
-            self.end_headers()
-            self.wfile.write(data)
-
-        def log_message(self, *args: object) -> None:
-            pass
-
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
-    context.load_cert_chain(cert, key)
-    server.socket = context.wrap_socket(server.socket, server_side=True)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield f"https://127.0.0.1:{server.server_address[1]}", cert, seen
-    finally:
-        server.shutdown()
-        server.server_close()
-        thread.join()
-
-
-def test_replayed_jit_config_request_and_single_use_config_file(
-    replayed_github_api, token: Path, tmp_path: Path
-) -> None:
-    url, cert, seen = replayed_github_api
-    runtime = tmp_path / "run"
-    runtime.mkdir(mode=0o700)
-    env = {
-        "PATH": "/usr/bin:/bin",
-        "CURL_CA_BUNDLE": str(cert),
-        "RUNTIME_DIRECTORY": str(runtime),
-        "REPO": "acme/perftrack",
-        "RUNNER_NAME": "r1",
-        "LABELS": "self-hosted,linux,x64,mysql-bench,bench-epyc",
-        "RUNNER_DIR": "/opt/actions-runner",
-        "RUNNER_USER": "root",
-        "API_URL": url,
-        "GROUP_ID": "1",
-        "TOKEN_FILE": str(token),
-    }
-    done = subprocess.run(
-        [str(RUNNERS / "jit-config")], env=env, capture_output=True, text=True, check=False
-    )
-    assert done.returncode == 0, done.stderr
-    (request,) = seen
-    assert request["path"] == "/repos/acme/perftrack/actions/runners/generate-jitconfig"
-    assert request["auth"] == "Bearer not-a-real-token"
-    body = request["body"]
-    assert body["labels"] == ["self-hosted", "linux", "x64", "mysql-bench", "bench-epyc"]
-    assert body["runner_group_id"] == 1
-    assert body["work_folder"] == "/opt/actions-runner/_work"
-    assert body["name"].startswith("r1-")
-    config = runtime / "jitconfig"
-    assert config.read_text() == JIT_RESPONSE["encoded_jit_config"]
-    assert config.stat().st_mode & 0o777 == 0o400
-    assert sorted(p.name for p in runtime.iterdir()) == ["jitconfig"], "response removed"
-    assert "not-a-real-token" not in done.stdout + done.stderr
-
-
-def test_jit_config_without_its_environment_fails_before_any_request(tmp_path: Path) -> None:
-    done = subprocess.run(
-        [str(RUNNERS / "jit-config")],
-        env={"PATH": "/usr/bin:/bin", "RUNTIME_DIRECTORY": str(tmp_path)},
-        capture_output=True,
-        text=True,
-        check=False,
-    )
-    assert done.returncode != 0
-    assert "REPO" in done.stderr
-    assert list(tmp_path.iterdir()) == []

@@ -1,14 +1,25 @@
-"""Security rules over every .github/workflows/*.yml (issue #11 item 7), and negative
+"""Security rules over every .github/workflows/*.yml (issues #11 item 7, #23), and negative
 tests: a small synthetic workflow breaking each rule must be caught, so these checks can
 fail.
 
+These are lint for the files on the default branch. They are not what keeps a fork's
+code off the benchmark runners — a pull request can edit or delete any of these files for
+its own run — that is the runners' job-started hook and the runner controller, which
+accept only the trusted workflow files on the default branch (runners/trust.py,
+tests/test_runners_controller.py, tests/workflows/test_runner_gate_act.py).
+
 Rules:
 - no ``pull_request_target`` trigger (it runs with a write token next to PR code);
-- in a workflow triggered by ``pull_request``, a job whose ``runs-on`` is self-hosted or an
-  expression (which may name self-hosted labels, e.g. ``fromJSON(matrix…)``) has an
-  ``if:`` where every ``||`` branch requires a same-repository PR
-  (``github.event.pull_request.head.repo.full_name == github.repository``) or another
-  event than ``pull_request``: fork code never reaches a self-hosted runner;
+- a job whose ``runs-on`` is self-hosted or an expression (which may name self-hosted
+  labels, e.g. ``fromJSON(matrix…)``) is in a workflow file the runners trust
+  (``DEFAULT_WORKFLOWS`` of runners/provision) whose triggers are only ``schedule``,
+  ``workflow_dispatch`` and ``workflow_run``; no ``if:`` guard makes one acceptable in a
+  workflow a pull request triggers (the PR's own copy of the file is what runs);
+- a job that reads a secret (other than the workflow token) names its GitHub
+  environment (``ENVIRONMENT_OF``; the environments allow the default branch only);
+- a job with a write scope installs Python packages hash-locked only (``pip install``
+  with ``--require-hashes``, or ``scripts/ci-setup.sh`` without ``--full``);
+- a job that deploys Pages has a concurrency group that is never cancelled;
 - every ``uses:`` is a local path or pinned to a full 40-hex commit SHA (docker: a digest);
 - top-level ``permissions`` is ``{}`` or read-only; a job may hold a write scope only when
   ALLOWED_WRITE lists it for that workflow and job; never ``write-all``;
@@ -21,6 +32,7 @@ from __future__ import annotations
 
 import re
 import textwrap
+import tomllib
 from pathlib import Path
 from typing import Any
 
@@ -34,21 +46,24 @@ WORKFLOWS = sorted((REPO / ".github" / "workflows").glob("*.y*ml"))
 ALLOWED_WRITE: dict[tuple[str, str], set[str]] = {
     ("nightly.yml", "publish"): {"contents"},  # commits data/results.duckdb back
     ("nightly.yml", "deploy"): {"pages", "id-token"},  # actions/deploy-pages
-    ("pr-check.yml", "verdict"): {"pull-requests"},  # the one PR comment
+    # the one PR comment and the perftrack/pr-check commit status
+    ("pr-bench.yml", "conclude"): {"pull-requests", "statuses"},
     # commits the catalog to a branch, opens the PR, dispatches pr-check on it
     ("new-tags.yml", "check"): {"contents", "pull-requests", "actions"},
 }
-SAME_REPO_RE = re.compile(
-    r"github\.event\.pull_request\.head\.repo\.full_name\s*==\s*github\.repository\b"
-)
-OTHER_EVENT_RE = re.compile(r"^github\.event_name\s*==\s*'([a-z_]+)'$")
-NOT_PR_RE = re.compile(r"^github\.event_name\s*!=\s*'pull_request'$")
-PR_EVENTS = {
-    "pull_request",
-    "pull_request_target",
-    "pull_request_review",
-    "pull_request_review_comment",
+# (workflow file, job) -> the GitHub environment holding the secrets it reads. Each is
+# limited to the default branch (deployment branch rule; docs/workflows.md).
+ENVIRONMENT_OF: dict[tuple[str, str], str] = {
+    ("nightly.yml", "publish"): "results",  # PERFTRACK_PUSH_TOKEN
+    ("new-tags.yml", "check"): "new-tags",  # PERFTRACK_PR_TOKEN
 }
+# Events whose workflow file is a branch's of this repository (never a PR's copy).
+BENCH_TRIGGERS = {"schedule", "workflow_dispatch", "workflow_run"}
+PROVISION = REPO / "runners" / "provision"
+TRUSTED_RE = re.compile(r'^DEFAULT_WORKFLOWS="([^"]+)"$', re.M)
+SECRET_RE = re.compile(r"\bsecrets\.(?!GITHUB_TOKEN\b)[A-Za-z_][A-Za-z0-9_]*")
+PIP_INSTALL_RE = re.compile(r"\bpip3?\s+install\b")
+CI_SETUP = REPO / "scripts" / "ci-setup.sh"
 SHA_PIN_RE = re.compile(r"^[A-Za-z0-9_.-]+/[A-Za-z0-9_./-]+@[0-9a-f]{40}$")
 DOCKER_PIN_RE = re.compile(r"^docker://[^@\s]+@sha256:[0-9a-f]{64}$")
 SECRET_VALUE_RE = re.compile(r"\$\{\{[^}]*\b(secrets\.|github\.token)")
@@ -82,21 +97,11 @@ def _strip_expr(text: str) -> str:
     return " ".join(text.split())
 
 
-def if_keeps_forks_out(condition: Any) -> bool:
-    """True when every ``||`` branch needs a same-repository PR or another event."""
-    if not isinstance(condition, str) or not condition.strip():
-        return False
-    for branch in _strip_expr(condition).split("||"):
-        conjuncts = [c.strip().strip("()").strip() for c in branch.split("&&")]
-        safe = any(
-            SAME_REPO_RE.search(c)
-            or NOT_PR_RE.match(c)
-            or ((m := OTHER_EVENT_RE.match(c)) and m.group(1) not in PR_EVENTS)
-            for c in conjuncts
-        )
-        if not safe:
-            return False
-    return True
+def trusted_workflows() -> set[str]:
+    """The workflow files the runners accept (runners/provision's default)."""
+    m = TRUSTED_RE.search(PROVISION.read_text())
+    assert m, "DEFAULT_WORKFLOWS not found in runners/provision"
+    return {w.rsplit("/", 1)[-1] for w in m.group(1).split(",")}
 
 
 def may_be_self_hosted(runs_on: Any) -> bool:
@@ -108,6 +113,11 @@ def may_be_self_hosted(runs_on: Any) -> bool:
 
 def _steps(job: dict[str, Any]) -> list[dict[str, Any]]:
     return [s for s in job.get("steps") or [] if isinstance(s, dict)]
+
+
+def _env_name(job: dict[str, Any]) -> str | None:
+    env = job.get("environment")
+    return env.get("name") if isinstance(env, dict) else env
 
 
 def _write_scopes(permissions: Any) -> set[str] | None:
@@ -135,9 +145,36 @@ def problems(name: str, text: str) -> list[str]:
         found.append(f"top-level permissions grant write: {top!r}")
     for job_id, job in (wf.get("jobs") or {}).items():
         where = f"job {job_id}"
-        guarded = if_keeps_forks_out(job.get("if"))
-        if "pull_request" in on and may_be_self_hosted(job.get("runs-on")) and not guarded:
-            found.append(f"{where}: self-hosted/expression runs-on reachable by fork PRs")
+        if may_be_self_hosted(job.get("runs-on")):
+            if on - BENCH_TRIGGERS:
+                found.append(
+                    f"{where}: self-hosted/expression runs-on in a workflow triggered by "
+                    f"{sorted(on - BENCH_TRIGGERS)} (reachable by pull requests; an if: "
+                    "guard in a file a PR can edit protects nothing)"
+                )
+            if name not in trusted_workflows():
+                found.append(f"{where}: self-hosted runs-on in {name}, not a trusted workflow")
+        job_text = yaml.safe_dump(job)
+        if SECRET_RE.search(job_text) and ENVIRONMENT_OF.get((name, job_id)) != _env_name(job):
+            found.append(f"{where}: reads a secret outside its environment (ENVIRONMENT_OF)")
+        if (_write_scopes(job.get("permissions")) or set()) or job.get(
+            "permissions"
+        ) == "write-all":
+            for step in _steps(job):
+                run = str(step.get("run") or "")
+                for line in run.splitlines():
+                    if PIP_INSTALL_RE.search(line) and "--require-hashes" not in line:
+                        found.append(
+                            f"{where}: pip install without --require-hashes: {line.strip()}"
+                        )
+                    if "ci-setup.sh" in line and "--full" in line:
+                        found.append(
+                            f"{where}: ci-setup.sh --full (not hash-locked) with write scopes"
+                        )
+        if any("deploy-pages" in str(u) for u in [s.get("uses") for s in _steps(job)]):
+            group = job.get("concurrency") or {}
+            if not isinstance(group, dict) or group.get("cancel-in-progress") is not False:
+                found.append(f"{where}: deploys Pages without a never-cancelled concurrency group")
         scopes = _write_scopes(job.get("permissions"))
         allowed = ALLOWED_WRITE.get((name, job_id), set())
         if scopes is None:
@@ -198,39 +235,55 @@ def test_allowed_write_scopes_name_real_jobs() -> None:
 
 # --- negative tests: each rule can fail ------------------------------------------------------
 
-IF_LINE = (
-    "    if: github.event_name == 'workflow_dispatch' || "
-    "github.event.pull_request.head.repo.full_name == github.repository\n"
-)
-GOOD = (
-    """
+GOOD = """
 name: t
 on:
-  pull_request:
+  schedule:
+    - cron: "17 2 * * *"
   workflow_dispatch:
 permissions: {}
 jobs:
   bench:
-"""
-    + IF_LINE
-    + """    runs-on: [self-hosted, linux, x64, mysql-bench]
+    runs-on: [self-hosted, linux, x64, mysql-bench]
     permissions:
       contents: read
     steps:
       - uses: actions/checkout@11bd71901bbe5b1630ceea73d27597364c9af683
       - uses: ./.github/actions/local
+      - run: scripts/ci-setup.sh --full
       - name: run
         env:
           INPUT: ${{ inputs.x }}
-          GH_TOKEN: ${{ secrets.TOKEN }}
+          GH_TOKEN: ${{ github.token }}
         run: |
           echo "input: $INPUT"
           gh api /user
+  publish:
+    runs-on: ubuntu-latest
+    permissions:
+      contents: write
+    environment: results
+    steps:
+      - run: scripts/ci-setup.sh
+      - run: pip install --require-hashes -r requirements/ci.lock
+      - env:
+          GITHUB_TOKEN: ${{ secrets.PERFTRACK_PUSH_TOKEN || github.token }}
+        run: perftrack publish incoming
+  deploy:
+    runs-on: ubuntu-latest
+    permissions:
+      pages: write
+      id-token: write
+    concurrency:
+      group: pages
+      cancel-in-progress: false
+    steps:
+      - uses: actions/deploy-pages@d6db90164ac5ed86f2b6aed7e0febac5b3c0c03e
 """
-)
+GUARD = "github.event.pull_request.head.repo.full_name == github.repository"
 
 
-def check(text: str, name: str = "t.yml") -> list[str]:
+def check(text: str, name: str = "nightly.yml") -> list[str]:
     return problems(name, textwrap.dedent(text))
 
 
@@ -238,35 +291,39 @@ def test_the_good_synthetic_workflow_passes() -> None:
     assert check(GOOD) == []
 
 
+def _pr_triggered(guard: str | None) -> str:
+    text = GOOD.replace("  workflow_dispatch:\n", "  workflow_dispatch:\n  pull_request:\n", 1)
+    if guard is not None:
+        text = text.replace("  bench:\n", f"  bench:\n    if: {guard}\n", 1)
+    return text
+
+
+@pytest.mark.parametrize(
+    "guard",
+    [
+        None,
+        GUARD,  # the old pr-check.yml guard: a PR's copy of the file can drop it
+        f"${{{{ !({GUARD}) }}}}",  # an inversion: true exactly for forks
+        f"github.event_name == 'workflow_dispatch' || !({GUARD})",
+        "${{ !(github.event.pull_request.head.repo.full_name != github.repository) }}",
+        "always()",
+    ],
+)
+def test_no_self_hosted_job_in_a_workflow_a_pull_request_triggers(guard: str | None) -> None:
+    found = check(_pr_triggered(guard))
+    assert any("triggered by ['pull_request']" in p for p in found), found
+
+
 @pytest.mark.parametrize(
     ("old", "new", "complaint"),
     [
-        ("  pull_request:\n", "  pull_request_target:\n", "pull_request_target"),
+        ("  schedule:\n", "  pull_request_target:\n", "pull_request_target"),
+        ("  schedule:\n", "  push:\n", "triggered by ['push']"),
+        ("  schedule:\n", "  issue_comment:\n", "triggered by ['issue_comment']"),
         (
-            "    if: github.event_name == 'workflow_dispatch' || github.event.pull_request"
-            ".head.repo.full_name == github.repository\n",
-            "",
-            "reachable by fork PRs",
-        ),
-        (
-            "github.event_name == 'workflow_dispatch' ||",
-            "always() ||",
-            "reachable by fork PRs",
-        ),
-        (
-            "github.event_name == 'workflow_dispatch' ||",
-            "github.event_name == 'pull_request' ||",
-            "reachable by fork PRs",
-        ),
-        (
-            "full_name == github.repository",
-            "full_name != github.repository",
-            "reachable by fork PRs",
-        ),
-        (
-            "    runs-on: [self-hosted, linux, x64, mysql-bench]\n    permissions",
-            "    runs-on: ${{ fromJSON(matrix.runs_on) }}\n    if: true\n    permissions",
-            "reachable by fork PRs",
+            "    runs-on: [self-hosted, linux, x64, mysql-bench]\n",
+            "    runs-on: ${{ fromJSON(inputs.runs_on) }}\n",
+            "",  # an expression counts as self-hosted: fine here (trusted file, triggers)
         ),
         (
             "actions/checkout@11bd71901bbe5b1630ceea73d27597364c9af683",
@@ -286,39 +343,73 @@ def test_the_good_synthetic_workflow_passes() -> None:
         ("gh api /user", "printf '%s' ${GH_TOKEN}", "prints a secret"),
         ("gh api /user", "set -x; gh api /user", "set -x with a secret"),
         ("gh api /user", 'echo "$MY_TOKEN" > f', "token-like variable"),
+        ("    environment: results\n", "", "reads a secret outside its environment"),
+        ("    environment: results\n", "    environment: other\n", "outside its environment"),
+        ("pip install --require-hashes -r", "pip install -r", "without --require-hashes"),
+        (
+            "      - run: scripts/ci-setup.sh\n",
+            "      - run: scripts/ci-setup.sh --full\n",
+            "--full",
+        ),
+        ("      cancel-in-progress: false\n", "      cancel-in-progress: true\n", "deploys Pages"),
+        (
+            "    concurrency:\n      group: pages\n      cancel-in-progress: false\n",
+            "",
+            "deploys Pages",
+        ),
     ],
 )
 def test_each_rule_catches_its_violation(old: str, new: str, complaint: str) -> None:
     assert old in GOOD, old
     found = check(GOOD.replace(old, new, 1))
-    assert any(complaint in p for p in found), found
+    if complaint:
+        assert any(complaint in p for p in found), found
+    else:
+        assert found == [], found
+
+
+def test_self_hosted_only_in_the_workflows_the_runners_trust() -> None:
+    assert trusted_workflows() == {"nightly.yml", "pr-bench.yml"}
+    assert any("not a trusted workflow" in p for p in check(GOOD, name="ci.yml"))
+    assert not any("not a trusted workflow" in p for p in check(GOOD, name="pr-bench.yml"))
 
 
 def test_job_permissions_write_all_and_allowed_list() -> None:
     text = GOOD.replace("    permissions:\n      contents: read\n", "    permissions: write-all\n")
     assert any("write-all" in p for p in check(text))
-    allowed = GOOD.replace("      contents: read\n", "      contents: write\n")
-    assert any("write scopes" in p for p in check(allowed, name="nightly.yml"))  # job bench
-    # the same write in the one job allowed to have it passes
-    publish = allowed.replace("  bench:\n", "  publish:\n")
-    assert not any("write scopes" in p for p in check(publish, name="nightly.yml"))
+    # the same write in a job not listed for it is refused
+    assert any("write scopes" in p for p in check(GOOD, name="pr-bench.yml"))
 
 
 def test_on_as_a_list_or_string_is_read() -> None:
-    text = GOOD.replace("on:\n  pull_request:\n  workflow_dispatch:\n", "on: [pull_request]\n")
-    text = text.replace(
-        "    if: github.event_name == 'workflow_dispatch' || github.event.pull_request"
-        ".head.repo.full_name == github.repository\n",
-        "",
-    )
-    assert any("fork PRs" in p for p in check(text))
-    text = text.replace("on: [pull_request]\n", "on: pull_request\n")
-    assert any("fork PRs" in p for p in check(text))
-    text = text.replace("on: pull_request\n", "on: [schedule]\n")
-    assert not any("fork PRs" in p for p in check(text)), "no PR trigger: nothing to guard"
+    for on in ("on: [pull_request]\n", "on: pull_request\n"):
+        text = re.sub(r"on:\n(  .*\n|    .*\n)+", on, GOOD, count=1)
+        assert any("triggered by ['pull_request']" in p for p in check(text)), on
+    text = re.sub(r"on:\n(  .*\n|    .*\n)+", "on: [schedule]\n", GOOD, count=1)
+    assert check(text) == []
 
 
-def test_unreachable_on_pull_request_is_accepted() -> None:
-    for guard in ("github.event_name != 'pull_request'", "github.event_name == 'schedule'"):
-        text = re.sub(r"    if: .*\n", f"    if: {guard}\n", GOOD, count=1)
-        assert check(text) == [], guard
+def test_ci_setup_installs_hash_locked() -> None:
+    """scripts/ci-setup.sh's default (the write jobs') installs with --require-hashes."""
+    text = CI_SETUP.read_text()
+    default = text.split("else\n  # The Python half", 1)[1]
+    installs = [ln for ln in default.splitlines() if PIP_INSTALL_RE.search(ln)]
+    assert installs and all(
+        "--require-hashes" in ln or "--no-deps --no-build-isolation -e ." in ln for ln in installs
+    ), installs
+    for lock in ("requirements/ci.lock", "requirements/otava.lock"):
+        body = (REPO / lock).read_text()
+        pins = re.findall(r"^([A-Za-z0-9_.-]+)==\S+ \\$", body, re.M)
+        assert pins, lock
+        for pin in pins:
+            block = body.split(f"\n{pin}==", 1)[1].split("\n\n", 1)[0]
+            assert "--hash=sha256:" in block, (lock, pin)
+    deps = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]["dependencies"]
+    names = {re.split(r"[<>=!~ ;\[]", d, maxsplit=1)[0].lower() for d in deps}
+    locked = {
+        p.lower()
+        for p in re.findall(
+            r"^([A-Za-z0-9_.-]+)==", (REPO / "requirements/ci.lock").read_text(), re.M
+        )
+    }
+    assert names <= locked, names - locked
