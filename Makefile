@@ -44,6 +44,7 @@ act: $(ACT)
 lint: setup $(ACTIONLINT)
 	$(VENV)/bin/ruff check scripts tests benchmarks
 	$(VENV)/bin/ruff format --check scripts tests benchmarks
+	$(VENV)/bin/lint-imports
 	shellcheck $(SHELL_SCRIPTS)
 	$(ACTIONLINT)
 	$(VENV)/bin/zizmor --offline --min-severity=medium .github/workflows

@@ -15,7 +15,8 @@ import statistics
 from collections import defaultdict
 from pathlib import Path
 
-from perftrack import stats, store
+from perftrack.analysis import stats
+from perftrack.store import store
 
 MIN_REPEATS = 5
 

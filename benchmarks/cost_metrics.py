@@ -37,9 +37,13 @@ from typing import Any
 import numpy as np
 from scipy import stats as sps
 
-from perftrack import catalog, matrix, paths, providers, runner, sampler, stats, workloads
+from perftrack.analysis import stats
+from perftrack.core import paths
 from perftrack.drivers import sysbench
-from perftrack.server import BENCH_DB, BENCH_USER, Server
+from perftrack.planning import matrix, workloads
+from perftrack.run import runner, sampler
+from perftrack.run.server import BENCH_DB, BENCH_USER, Server
+from perftrack.servers import catalog, providers
 
 METRICS = ("tps", "cpu_us_per_txn")
 EFFECT = 0.05  # the shift each metric should catch (issue #9: -5% at 95% power)

@@ -16,7 +16,10 @@ import tempfile
 import time
 from pathlib import Path
 
-from perftrack import catalog, matrix, paths, runner
+from perftrack.core import paths
+from perftrack.planning import matrix
+from perftrack.run import runner
+from perftrack.servers import catalog
 
 
 def one_run(m: matrix.Matrix, reuse: bool, out: Path) -> float:

@@ -19,9 +19,9 @@ import subprocess
 import tempfile
 from pathlib import Path
 
-from perftrack import catalog, providers
 from perftrack.drivers import sysbench
-from perftrack.server import BENCH_DB, BENCH_USER, Server
+from perftrack.run.server import BENCH_DB, BENCH_USER, Server
+from perftrack.servers import catalog, providers
 
 SUMMARY_TPS = re.compile(r"transactions:\s+\d+\s+\(([\d.]+) per sec")
 

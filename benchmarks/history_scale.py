@@ -27,8 +27,9 @@ sys.path.insert(0, str(REPO / "benchmarks"))
 
 import synthetic_history as synth  # noqa: E402
 
-from perftrack import cli, store  # noqa: E402
-from perftrack.site import build  # noqa: E402
+from perftrack.cli import main as cli  # noqa: E402
+from perftrack.publish.site import build  # noqa: E402
+from perftrack.store import store  # noqa: E402
 
 STEPS_AT = 365  # where the synthetic step changes fall (a year's history)
 

@@ -15,9 +15,10 @@ from __future__ import annotations
 
 import argparse
 
-from perftrack import catalog, providers, stats
+from perftrack.analysis import stats
 from perftrack.drivers import sysbench
-from perftrack.server import BENCH_DB, BENCH_USER, Server
+from perftrack.run.server import BENCH_DB, BENCH_USER, Server
+from perftrack.servers import catalog, providers
 
 ARMS: dict[str, dict[str, str | None]] = {
     "base": {},

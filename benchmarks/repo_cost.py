@@ -31,7 +31,8 @@ sys.path.insert(0, str(REPO / "benchmarks"))
 
 import synthetic_history as synth  # noqa: E402
 
-from perftrack import cli, store  # noqa: E402
+from perftrack.cli import main as cli  # noqa: E402
+from perftrack.store import store  # noqa: E402
 
 
 def git(repo: Path, *args: str) -> str:

@@ -35,8 +35,8 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "tests"))
 
 from fixtures.records.synthetic_history import build_db  # noqa: E402
-from perftrack import cli  # noqa: E402
-from perftrack.site import build  # noqa: E402
+from perftrack.cli import main as cli  # noqa: E402
+from perftrack.publish.site import build  # noqa: E402
 
 CHROMIUM = "/usr/bin/chromium"
 CHROMIUM_ARGS = [

@@ -35,9 +35,14 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from perftrack import catalog, hardware, matrix, plan, record, runner, store
+from perftrack.core import hardware, record
 from perftrack.drivers import sysbench
-from perftrack.server import Server
+from perftrack.planning import cells as plan
+from perftrack.planning import matrix
+from perftrack.run import runner
+from perftrack.run.server import Server
+from perftrack.servers import catalog
+from perftrack.store import store
 
 REPO = Path(__file__).resolve().parents[1]
 SERVERS = ["mariadb-10.11.18", "mariadb-10.11.19"]

@@ -47,7 +47,7 @@ from site_scale import (  # noqa: E402  (the site benchmark's browser and gzip s
 )
 
 from fixtures.records.synthetic_history import build_db  # noqa: E402
-from perftrack.site import build, parquet, serve, source  # noqa: E402
+from perftrack.publish.site import build, parquet, serve, source  # noqa: E402
 
 
 def tree_bytes(root: Path) -> int:

@@ -22,7 +22,8 @@ from pathlib import Path
 
 import numpy as np
 
-from perftrack import stats, store
+from perftrack.analysis import stats
+from perftrack.store import store
 
 SHIFTS = (0.0, 0.03, 0.05, 0.10, 0.20)
 SEED = 11

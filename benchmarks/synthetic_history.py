@@ -36,7 +36,9 @@ from typing import Any
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "scripts"))
 
-from perftrack import matrix, record, store  # noqa: E402
+from perftrack.core import record  # noqa: E402
+from perftrack.planning import matrix  # noqa: E402
+from perftrack.store import store  # noqa: E402
 
 START = datetime(2025, 1, 1, 1, 0, tzinfo=UTC)
 CV = {"oltp_point_select": 0.113, "oltp_read_only": 0.106, "oltp_read_write": 0.199}

@@ -4,8 +4,9 @@ Two parts:
 
 simulate  SEMI-SYNTHETIC: real repeated measurements from a DB (the A/A runs of
           benchmarks/matrices/aa.yaml) are resampled with replacement into A and B; B is
-          multiplied by (1 - shift). The sequential procedure of perftrack.conclude (looks
-          at n = 4, 6, 9, …, Bonferroni z per look, stop at the first settled look or at
+          multiplied by (1 - shift). The sequential procedure of
+          perftrack.experiments.conclude (looks at n = 4, 6, 9, …, Bonferroni z per look, stop
+          at the first settled look or at
           the budget) is replayed on them, and compared with fixed 5 repeats per side
           (replayed) and with the n per side stats.repeats_needed gives for -5% at 95%
           power (computed, not replayed: resampling 30 values thousands of times says
@@ -34,7 +35,9 @@ from pathlib import Path
 import duckdb
 import numpy as np
 
-from perftrack import catalog, conclude, providers, stats
+from perftrack.analysis import stats
+from perftrack.experiments import conclude
+from perftrack.servers import catalog, providers
 
 REPO = Path(__file__).resolve().parents[1]
 

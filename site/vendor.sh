@@ -15,7 +15,7 @@
 #   page decodes the Parquet files to Arrow with parquet-wasm. docs/site.md.
 #
 # To update: edit the versions in package.json, run `npm install --package-lock-only`
-# in site/, then this script; rebuild the site and run tests/site/.
+# in site/, then this script; rebuild the site and run tests/publish/site/.
 set -euo pipefail
 cd "$(dirname "$0")"
 

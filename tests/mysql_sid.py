@@ -12,10 +12,10 @@ from pathlib import Path
 
 import pytest
 
-from perftrack import catalog, providers
-from perftrack.catalog import Entry
-from perftrack.errors import PerftrackError
-from perftrack.install import Install
+from perftrack.core.errors import PerftrackError
+from perftrack.servers import catalog, providers
+from perftrack.servers.catalog import Entry
+from perftrack.servers.install import Install
 
 REPO = Path(__file__).resolve().parents[1]
 SERVER_ID = "mysql-sid"

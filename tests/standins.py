@@ -12,7 +12,7 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
-from perftrack import catalog, providers
+from perftrack.servers import catalog, providers
 
 FAST = ["innodb_flush_log_at_trx_commit=0"]
 SLOW = ["innodb_flush_log_at_trx_commit=1", "log-bin=binlog", "sync_binlog=1"]

@@ -33,10 +33,15 @@ from hypothesis import HealthCheck, assume, example, given, settings
 from hypothesis import strategies as st
 
 from fixtures.records.synthetic import make_record
-from perftrack import cache, catalog, cli, matrix, profiles, record, rules, runner, store
-from perftrack.errors import PerftrackError
-from perftrack.install import Install
-from perftrack.server import Server
+from perftrack import cli
+from perftrack.core import record
+from perftrack.core.errors import PerftrackError
+from perftrack.planning import matrix
+from perftrack.run import runner
+from perftrack.run.server import Server
+from perftrack.servers import cache, catalog, profiles, rules
+from perftrack.servers.install import Install
+from perftrack.store import store
 
 REPO = Path(__file__).resolve().parents[1]
 # A file a shell would create if any value reached one: it must never exist.
@@ -682,7 +687,7 @@ annotation_entry = st.fixed_dictionaries(
 @example(entries=[{"reason": "two\rlines", "match": {"server": "a"}}])
 @example(entries=[{"reason": "r", "match": {"server": "a\n"}, "link": "https://x\n"}])
 def test_annotations_are_valid_one_line_text_or_one_line_error(entries) -> None:
-    annotations = pytest.importorskip("perftrack.annotations")
+    annotations = pytest.importorskip("perftrack.analysis.annotations")
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / "annotations.yaml"
         path.write_text(json.dumps({"annotations": entries}, allow_nan=True))

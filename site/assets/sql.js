@@ -14,7 +14,7 @@
 (function () {
   const MAX_SHOWN = 1000; // rows drawn in the result table; the CSV download has them all
   const MANIFEST = "data/sql/manifest.json";
-  const MANIFEST_FORMAT = 1; // scripts/perftrack/site/parquet.py MANIFEST_FORMAT
+  const MANIFEST_FORMAT = 1; // scripts/perftrack/publish/site/parquet.py MANIFEST_FORMAT
   const VENDOR = {
     duckdb: "vendor/duckdb-browser.mjs",
     worker: "vendor/duckdb-browser-eh.worker.js",

@@ -7,10 +7,12 @@ from pathlib import Path
 
 import pytest
 
-from perftrack import catalog, matrix, runner
+from perftrack.core.errors import ParseError
 from perftrack.drivers import slap
 from perftrack.drivers.sysbench import Target
-from perftrack.errors import ParseError
+from perftrack.planning import matrix
+from perftrack.run import runner
+from perftrack.servers import catalog
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "slap"
 

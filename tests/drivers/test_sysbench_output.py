@@ -10,8 +10,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from perftrack.core.errors import ParseError
 from perftrack.drivers.sysbench_output import NO_SUMMARY_REASON, parse_output
-from perftrack.errors import ParseError
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "sysbench"
 HEADER = "sysbench 1.0.20 (using system LuaJIT 2.1.0-beta3)"

@@ -149,7 +149,7 @@ def run_act(work: Path, tmp: Path, workflow: str, event: str, inputs: dict[str, 
     for k, v in inputs.items():
         cmd += ["--input", f"{k}={v}"]
     # The bench jobs' preflight prints the runner class key but skips the noise probe: this
-    # shared 2-core VM is always "noisy" by the bare-metal limits (tests/test_preflight.py
+    # shared 2-core VM is always "noisy" by the bare-metal limits (tests/host/test_preflight.py
     # covers the probe's decisions).
     cmd += ["--var", "PERFTRACK_PREFLIGHT=key-only"]
     for m in mapped_actions(work / workflow):

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 from act_run import ACT, GIT_ID, ActRun, git, mapped_actions, work_repo
 
-from perftrack import catalog
+from perftrack.servers import catalog
 from replay import Replay
 
 WORKFLOW = ".github/workflows/new-tags.yml"

@@ -17,7 +17,7 @@ import pytest
 from act_run import add_matrix, add_server, commit, git, run_act, work_repo
 
 from leaks import processes_mentioning
-from perftrack import catalog, providers
+from perftrack.servers import catalog, providers
 
 pytestmark = pytest.mark.integration
 

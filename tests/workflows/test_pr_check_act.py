@@ -27,7 +27,8 @@ import yaml
 from act_run import ACT, GIT_ID, STANDINS, ActRun, git, mapped_actions, work_repo
 
 from leaks import processes_mentioning
-from perftrack import catalog, prcomment, providers
+from perftrack.publish import prcomment
+from perftrack.servers import catalog, providers
 from replay import Replay
 from standins import FAST, SLOW, WORKLOAD
 

@@ -12,8 +12,8 @@ from __future__ import annotations
 import tempfile
 from pathlib import Path
 
-from ..errors import ServerError
-from . import sysbench
+from perftrack.core.errors import ServerError
+from perftrack.drivers import sysbench
 
 MARK = "perftrack-connection"
 VARIABLES = (

@@ -17,8 +17,8 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-from ..errors import EnvironmentProblem, ParseError
-from .sysbench import Target, execute
+from perftrack.core.errors import EnvironmentProblem, ParseError
+from perftrack.drivers.sysbench import Target, execute
 
 # mariadb-slap is the MariaDB client's name; mysqlslap the MySQL one (same options/output).
 BINARIES = ("mariadb-slap", "mysqlslap")

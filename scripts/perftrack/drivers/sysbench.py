@@ -13,8 +13,8 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-from ..errors import EnvironmentProblem, ParseError
-from .sysbench_output import parse_output
+from perftrack.core.errors import EnvironmentProblem, ParseError
+from perftrack.drivers.sysbench_output import parse_output
 
 # Every measured run reports each second: the per-interval series is what the stats use.
 REPORT_INTERVAL_S = 1

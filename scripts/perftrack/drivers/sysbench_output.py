@@ -11,7 +11,7 @@ import math
 import re
 from typing import Any
 
-from perftrack.errors import ParseError
+from perftrack.core.errors import ParseError
 
 SUPPORTED_MAJOR_MINOR = "1.0"
 HEADER_SEARCH_LINES = 20  # "WARNING: --max-time is deprecated" lines may precede the header

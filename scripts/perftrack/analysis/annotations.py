@@ -1,0 +1,106 @@
+"""Acknowledgements: configs/annotations.yaml marks known, expected changes."""
+
+from __future__ import annotations
+
+import datetime as dt
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from perftrack.core import yamlfile
+from perftrack.core.errors import ConfigError
+
+MATCH_KEYS = ("servers", "server", "workload", "collation", "threads", "profile", "runner_class")
+ENTRY_KEYS = ("match", "reason", "link", "date")
+MAX_REASON = 500
+ID_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.+-]{0,99}\Z")  # \Z: no final newline
+LINK_RE = re.compile(r"^https://[^\s\"'<>]{1,500}\Z")
+
+
+@dataclass(frozen=True)
+class Annotation:
+    reason: str
+    match: dict[str, Any] = field(default_factory=dict)
+    link: str | None = None
+    date: str | None = None
+
+    def matches(self, subject: dict[str, Any]) -> bool:
+        """True when every key of `match` equals the subject's value for it."""
+        for key, want in self.match.items():
+            if key == "servers":
+                if [subject.get("base_server"), subject.get("new_server")] != list(want):
+                    return False
+            elif key == "server":
+                if subject.get("server_id", subject.get("new_server")) != want:
+                    return False
+            elif subject.get(key) != want:
+                return False
+        return True
+
+
+def _entry(raw: Any, where: str) -> Annotation:
+    if not isinstance(raw, dict):
+        raise ConfigError(f"{where}: an annotation must be a mapping")
+    unknown = sorted(set(map(str, raw)) - set(ENTRY_KEYS))
+    if unknown:
+        raise ConfigError(f"{where}: unknown key {unknown[0]!r}; known: {', '.join(ENTRY_KEYS)}")
+    reason = raw.get("reason")
+    if not isinstance(reason, str) or not reason.strip() or len(reason) > MAX_REASON:
+        raise ConfigError(f"{where}: 'reason' must be one line of 1 to {MAX_REASON} characters")
+    if len(reason.strip().splitlines()) != 1:  # \r, \u2028 … break lines too
+        raise ConfigError(f"{where}: 'reason' must be one line")
+    match = raw.get("match")
+    if not isinstance(match, dict) or not match:
+        raise ConfigError(f"{where}: 'match' must name at least one of {', '.join(MATCH_KEYS)}")
+    for key, value in match.items():
+        if key not in MATCH_KEYS:
+            raise ConfigError(f"{where}: unknown match key {key!r}; known: {', '.join(MATCH_KEYS)}")
+        if key == "servers":
+            ok = (
+                isinstance(value, list)
+                and len(value) == 2
+                and all(isinstance(v, str) and ID_RE.match(v) for v in value)
+            )
+        elif key == "threads":
+            ok = isinstance(value, int) and not isinstance(value, bool) and 0 < value <= 4096
+        else:
+            ok = isinstance(value, str) and bool(ID_RE.match(value))
+        if not ok:
+            raise ConfigError(f"{where}: match {key!r} has an invalid value")
+    link = raw.get("link")
+    if link is not None and (not isinstance(link, str) or not LINK_RE.match(link)):
+        raise ConfigError(f"{where}: 'link' must be an https:// URL")
+    date = raw.get("date")
+    if date is not None:
+        if isinstance(date, dt.date):
+            date = date.isoformat()
+        try:
+            dt.date.fromisoformat(str(date))
+        except ValueError:
+            raise ConfigError(f"{where}: 'date' must be YYYY-MM-DD") from None
+    return Annotation(reason.strip(), dict(match), link, None if date is None else str(date))
+
+
+def load(path: Path) -> list[Annotation]:
+    if not path.is_file():
+        return []
+    data = yamlfile.load(path)
+    if data is None:
+        return []
+    if not isinstance(data, dict) or set(data) - {"annotations"}:
+        raise ConfigError(f"{path}: expected one key, 'annotations', holding a list")
+    items = data.get("annotations")
+    if items is None:
+        return []
+    if not isinstance(items, list):
+        raise ConfigError(f"{path}: 'annotations' must be a list")
+    return [_entry(raw, f"{path}: annotation {i + 1}") for i, raw in enumerate(items)]
+
+
+def acknowledged(notes: list[Annotation], subject: dict[str, Any]) -> str | None:
+    """The reason of the first annotation that matches the subject, if any."""
+    for note in notes:
+        if note.matches(subject):
+            return note.reason
+    return None

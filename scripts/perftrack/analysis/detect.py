@@ -1,0 +1,290 @@
+"""`perftrack detect`: derived statistics written back to the DB.
+
+Three tables, each recomputed from `results` and replaced whole (so they never disagree
+with the measurements):
+  noise          A/A spread per runner class × hardware × workload: the CV of a cell's
+                 metric across its repeats within one run, pooled (median, p90)
+  verdicts       every version vs its predecessor per series, with the noise-calibrated
+                 threshold, acknowledgement and the diff of effective server variables
+  change_points  Apache Otava (E-divisive, Hunter's split/merge) over each nightly series:
+                 one value per run (the median over its repeats); series never cross
+                 hardware keys; change points coinciding with one of the control server's
+                 are marked `environment`
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections import defaultdict
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any
+
+import numpy as np
+
+from perftrack.analysis import compare, stats
+from perftrack.analysis.annotations import Annotation, acknowledged
+
+MIN_REPEATS_FOR_NOISE = 3  # a CV from fewer repeats says little
+NOISE_P90 = 90
+# Change points need some history on each side; Otava's own default window is 50 points.
+MIN_POINTS_FOR_CHANGE = 8
+OTAVA_WINDOW = 30
+OTAVA_MAX_PVALUE = 0.001  # Otava's default significance
+SERIES_COLS = compare.GROUP_COLS  # one definition of a series, shared with compare
+MAX_DIFF_VARIABLES = 200  # a verdict carries at most this many changed variables
+# Scale (docs/scaling.md): a verdict pools each server's newest values per series (200 =
+# 40 nights of 5 repeats; a tag-vs-tag run has far fewer), and the noise estimate pools the
+# newest runs of each runner class, so `detect` costs the same after a year as after two
+# months instead of bootstrapping ever longer samples.
+VERDICT_RECENT_VALUES = 200
+NOISE_RECENT_RUNS = 60
+
+
+@dataclass
+class DetectCounts:
+    noise: int = 0
+    verdicts: int = 0
+    regressions: int = 0
+    acknowledged: int = 0
+    change_points: int = 0
+    series: int = 0
+
+
+def _now() -> datetime:
+    return datetime.now(UTC).replace(tzinfo=None)
+
+
+def _series_select() -> str:
+    return ", ".join(
+        ("ru." if c in ("hw_key", "runner_class") else "r.")
+        + ('"collation"' if c == "collation" else c)
+        for c in SERIES_COLS
+    )
+
+
+def compute_noise(con: Any, metric: str = "tps") -> list[tuple[Any, ...]]:
+    col = compare.METRICS[metric][0]
+    rows = con.execute(f"""
+        SELECT ru.runner_class, ru.hw_key, r.workload, list(r.{col})
+        FROM results r JOIN runs ru USING (run_id)
+        WHERE r.status = 'ok' AND r.{col} IS NOT NULL AND {compare.LATEST_ATTEMPT}
+          AND r.run_id IN (SELECT run_id FROM runs QUALIFY row_number() OVER (
+              PARTITION BY runner_class, hw_key ORDER BY last_finished_at DESC
+          ) <= {NOISE_RECENT_RUNS})
+        GROUP BY ru.runner_class, ru.hw_key, r.run_id, r.server_key, {_series_select()}
+    """).fetchall()
+    pooled: dict[tuple[str, str, str], list[tuple[float, int]]] = defaultdict(list)
+    for rc, hw, wl, values in rows:
+        if len(values) >= MIN_REPEATS_FOR_NOISE and (c := stats.cv(values)) is not None:
+            pooled[(rc, hw, wl)].append((c, len(values)))
+    now = _now()
+    return [
+        (
+            rc,
+            hw,
+            wl,
+            metric,
+            len(items),
+            sum(n for _, n in items),
+            float(np.median([c for c, _ in items])),
+            float(np.percentile([c for c, _ in items], NOISE_P90)),
+            now,
+        )
+        for (rc, hw, wl), items in sorted(pooled.items())
+    ]
+
+
+def _varsets(con: Any) -> dict[tuple[Any, ...], str]:
+    """The most common variable set of each server within each series."""
+    rows = con.execute(f"""
+        SELECT {_series_select()}, s.server_id, r.varset_hash, count(*) AS n
+        FROM results r JOIN runs ru USING (run_id) JOIN servers s USING (server_key)
+        WHERE r.status = 'ok' AND r.varset_hash IS NOT NULL
+        GROUP BY ALL ORDER BY n DESC
+    """).fetchall()
+    out: dict[tuple[Any, ...], str] = {}
+    for row in rows:
+        out.setdefault(tuple(row[: len(SERIES_COLS) + 1]), row[len(SERIES_COLS) + 1])
+    return out
+
+
+def variables_diff(con: Any, base: str | None, new: str | None) -> dict[str, list[Any]]:
+    """{name: [base value, new value]} for every variable that differs (or exists on one
+    side only) between two stored variable sets."""
+    if not base or not new or base == new:
+        return {}
+    rows = con.execute(
+        """
+        SELECT coalesce(a.name, b.name), a.value, b.value
+        FROM (SELECT name, value FROM server_variables WHERE varset_hash = ?) a
+        FULL OUTER JOIN (SELECT name, value FROM server_variables WHERE varset_hash = ?) b
+          ON a.name = b.name
+        WHERE a.value IS DISTINCT FROM b.value
+        ORDER BY 1 LIMIT ?
+    """,
+        [base, new, MAX_DIFF_VARIABLES],
+    ).fetchall()
+    return {name: [a, b] for name, a, b in rows}
+
+
+def compute_verdicts(
+    con: Any, notes: list[Annotation], metric: str = "tps"
+) -> list[tuple[Any, ...]]:
+    noise = {(r[0], r[1], r[2], r[3]): r[6] for r in compute_noise(con, metric)}
+    varsets = _varsets(con)
+    last = dict(
+        con.execute("""
+        SELECT s.server_id, max(r.finished_at) FROM results r JOIN servers s USING (server_key)
+        GROUP BY 1""").fetchall()
+    )
+    now = _now()
+    out = []
+    for t in compare.tables(con, metric=metric, noise=noise, recent=VERDICT_RECENT_VALUES):
+        key = tuple(t.key[c] for c in SERIES_COLS)
+        for prev, row in zip(t.rows, t.rows[1:], strict=False):
+            c = row.vs_previous
+            if c is None:
+                continue
+            subject = {**t.key, "base_server": prev.server_id, "new_server": row.server_id}
+            ack = acknowledged(notes, subject)
+            diff = variables_diff(
+                con, varsets.get((*key, prev.server_id)), varsets.get((*key, row.server_id))
+            )
+            vid = hashlib.sha256(
+                json.dumps([*map(str, key), metric, prev.server_id, row.server_id]).encode()
+            ).hexdigest()[:16]
+            out.append(
+                (
+                    vid,
+                    *key,
+                    metric,
+                    prev.server_id,
+                    row.server_id,
+                    prev.version_string,
+                    row.version_string,
+                    c.n_a,
+                    c.n_b,
+                    c.median_a,
+                    c.median_b,
+                    c.ratio,
+                    c.ci_low,
+                    c.ci_high,
+                    c.p_value,
+                    c.threshold,
+                    c.verdict,
+                    ack,
+                    json.dumps(diff),
+                    last.get(row.server_id),
+                    now,
+                )
+            )
+    return out
+
+
+def _nightly_series(con: Any, metric: str) -> dict[tuple[Any, ...], list[tuple[Any, ...]]]:
+    col = compare.METRICS[metric][0]
+    rows = con.execute(f"""
+        SELECT {_series_select()}, s.server_id, r.run_id, min(r.started_at) AS first_at,
+               median(r.{col}) AS value
+        FROM results r JOIN runs ru USING (run_id) JOIN servers s USING (server_key)
+        WHERE r.status = 'ok' AND r.{col} IS NOT NULL AND {compare.LATEST_ATTEMPT}
+        GROUP BY ALL ORDER BY first_at
+    """).fetchall()
+    series: dict[tuple[Any, ...], list[tuple[Any, ...]]] = defaultdict(list)
+    for row in rows:
+        series[tuple(row[: len(SERIES_COLS) + 1])].append(row[len(SERIES_COLS) + 1 :])
+    return series
+
+
+def compute_change_points(
+    con: Any, notes: list[Annotation], control_server: str | None, metric: str = "tps"
+) -> tuple[list[tuple[Any, ...]], int]:
+    from otava.analysis import compute_change_points as otava_cps
+
+    found: list[dict[str, Any]] = []
+    series = _nightly_series(con, metric)
+    for key, points in series.items():
+        if len(points) < MIN_POINTS_FOR_CHANGE:
+            continue
+        values = [float(p[2]) for p in points]
+        cps, _ = otava_cps(
+            values,
+            window_len=OTAVA_WINDOW,
+            max_pvalue=OTAVA_MAX_PVALUE,
+            min_magnitude=stats.MIN_EFFECT,
+        )
+        for cp in cps:
+            run_id, at, _v = points[cp.index]
+            found.append(
+                {
+                    "key": key,
+                    "run_id": run_id,
+                    "at": at,
+                    "index": cp.index,
+                    "before": float(cp.stats.mean_1),
+                    "after": float(cp.stats.mean_2),
+                    "rel": float(cp.stats.forward_rel_change()),
+                    "p": float(cp.stats.pvalue),
+                }
+            )
+    control_runs: dict[tuple[Any, ...], set[str]] = defaultdict(set)
+    for f in found:
+        if f["key"][-1] == control_server:
+            control_runs[f["key"][:2]].add(f["run_id"])
+    now = _now()
+    out = []
+    for f in found:
+        key = f["key"]
+        sk = hashlib.sha256(json.dumps([*map(str, key), metric]).encode()).hexdigest()[:16]
+        subject = dict(zip((*SERIES_COLS, "server_id"), key, strict=True))
+        is_control = key[-1] == control_server
+        env = not is_control and f["run_id"] in control_runs.get(key[:2], set())
+        out.append(
+            (
+                sk,
+                *key[:-1],
+                metric,
+                key[-1],
+                f["run_id"],
+                f["at"],
+                f["before"],
+                f["after"],
+                f["rel"],
+                f["p"],
+                is_control,
+                env,
+                acknowledged(notes, subject),
+                now,
+            )
+        )
+    return out, len(series)
+
+
+def run(
+    con: Any, notes: list[Annotation], control_server: str | None, metric: str = "tps"
+) -> DetectCounts:
+    """Recompute and replace the three tables in one transaction."""
+    noise = compute_noise(con, metric)
+    verdicts = compute_verdicts(con, notes, metric)
+    cps, n_series = compute_change_points(con, notes, control_server, metric)
+    con.execute("BEGIN TRANSACTION")
+    try:
+        for table, rows in (("noise", noise), ("verdicts", verdicts), ("change_points", cps)):
+            con.execute(f"DELETE FROM {table} WHERE metric = ?", [metric])
+            if rows:
+                marks = ", ".join("?" for _ in rows[0])
+                con.executemany(f"INSERT INTO {table} VALUES ({marks})", rows)
+        con.execute("COMMIT")
+    except BaseException:
+        con.execute("ROLLBACK")
+        raise
+    return DetectCounts(
+        noise=len(noise),
+        verdicts=len(verdicts),
+        regressions=sum(1 for v in verdicts if v[-5] == "regression" and v[-4] is None),
+        acknowledged=sum(1 for v in verdicts if v[-4] is not None),
+        change_points=len(cps),
+        series=n_series,
+    )

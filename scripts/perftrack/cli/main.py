@@ -1,0 +1,45 @@
+"""The `perftrack` entry point: runs the CLI and turns every user error into one line."""
+
+from __future__ import annotations
+
+import signal
+import sys
+from typing import Any
+
+import click
+
+from perftrack.cli.app import app
+from perftrack.core.errors import EXIT_INTERRUPTED, Interrupted, PerftrackError
+
+
+def _interrupt(signum: int, frame: object) -> None:
+    raise Interrupted(f"interrupted by signal {signal.Signals(signum).name}")
+
+
+def main(argv: list[str] | None = None) -> int:
+    # SIGTERM/SIGHUP end perftrack like Ctrl-C does: cleanup code runs, no traceback.
+    for sig in (signal.SIGTERM, signal.SIGHUP):
+        signal.signal(sig, _interrupt)
+    try:
+        rc = app(args=argv, standalone_mode=False)
+    except PerftrackError as exc:
+        msg = " ".join(str(exc).split())
+        print(f"error: {msg}", file=sys.stderr)
+        return exc.exit_code
+    except click.exceptions.Exit as exc:
+        return exc.exit_code
+    except click.exceptions.Abort:
+        print("error: aborted", file=sys.stderr)
+        return EXIT_INTERRUPTED
+    except click.ClickException as exc:  # a bad option value: one line, like ours
+        msg = " ".join(exc.format_message().split())
+        print(f"error: {msg} (see --help)", file=sys.stderr)
+        return exc.exit_code
+    except KeyboardInterrupt:
+        print("error: interrupted", file=sys.stderr)
+        return EXIT_INTERRUPTED
+    return rc if isinstance(rc, int) else 0
+
+
+def _entry() -> Any:  # pragma: no cover
+    sys.exit(main())

@@ -1,0 +1,42 @@
+"""`perftrack publish`: the nightly publish job."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from perftrack.cli.app import DbOpt, emit
+from perftrack.core import paths
+
+
+def publish_cmd(
+    sources: Annotated[list[Path], typer.Argument(help="record files or directories (all shards)")],
+    db: DbOpt = paths.DEFAULT_DB,
+    remote: Annotated[str, typer.Option(help="git remote to push to")] = "origin",
+    branch: Annotated[str | None, typer.Option(help="branch (default: the current one)")] = None,
+    attempts: Annotated[int, typer.Option(help="push attempts (lost races retried)")] = 5,
+    push: Annotated[bool, typer.Option("--push/--no-push", help="push the commit")] = True,
+    plan_file: Annotated[Path | None, typer.Option("--plan", help="the night plan")] = None,
+    summary_file: Annotated[Path | None, typer.Option("--summary", help="append markdown")] = None,
+    chart: Annotated[str | None, typer.Option(help="chart URL/path for the summary")] = None,
+) -> None:
+    """Ingest a night's records, detect, commit the DB and push it (retrying push races)."""
+    from perftrack.publish import job_summary as summary
+    from perftrack.publish import publish
+
+    plan = summary.load_plan(plan_file) if plan_file else None
+    res = publish.publish(
+        sources, db=db, remote=remote, branch=branch, attempts=attempts, push=push, say=emit
+    )
+    state = f"pushed as `{res.commit[:12]}`" if res.pushed and res.commit else "no new commit"
+    head = (
+        f"{res.records} record(s) from {len(res.run_ids)} run(s), {res.added} new; "
+        f"{state} after {res.attempts} attempt(s)."
+    )
+    emit(head)
+    if summary_file:
+        summary.append(
+            summary_file, summary.markdown(db, res.run_ids, headline=head, plan=plan, chart=chart)
+        )

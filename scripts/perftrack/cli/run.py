@@ -1,0 +1,222 @@
+"""`perftrack run`, `perftrack plan` and `perftrack parse`: plan and run benchmarks."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from perftrack.cli.app import DbOpt, RunsOpt, emit, runner_class_of
+from perftrack.core import paths
+from perftrack.core.errors import EXIT_FAILED_CELLS, ConfigError, PerftrackError
+from perftrack.drivers import sysbench
+from perftrack.drivers.sysbench_output import parse_output
+from perftrack.planning import matrix
+from perftrack.run import runner
+from perftrack.servers import catalog
+from perftrack.servers.cache import cache_dir
+
+
+def _inline_matrix(
+    servers: list[str],
+    workload: list[str],
+    charset: list[str],
+    threads: list[int],
+    repeats: int,
+    duration: int,
+    warmup: int,
+    tables_n: int,
+    table_size: int,
+    profile: str,
+) -> matrix.Matrix:
+    return matrix.from_dict(
+        {
+            "name": "inline",
+            "servers": servers,
+            "workloads": workload or ["oltp_point_select"],
+            "charsets": charset or ["latin1"],
+            "threads": threads or [1],
+            "repeats": repeats,
+            "duration_s": duration,
+            "warmup_s": warmup,
+            "tables": tables_n,
+            "table_size": table_size,
+            "profile": profile,
+        },
+        where="command line",
+    )
+
+
+def execute(
+    rd: runner.RunDir, resume: bool, retries: int, reuse_datasets: bool = False
+) -> runner.RunOutcome:
+    r = runner.Runner(
+        rd,
+        catalog.load(),
+        paths.config_dir(),
+        emit,
+        retries=retries,
+        reuse_datasets=reuse_datasets,
+        # templates kept for later runs and nights (cache.DATASETS_DIR, bounded, LRU)
+        dataset_cache=cache_dir() if reuse_datasets else None,
+    )
+    s = r.run(resume=resume)
+    emit(
+        f"run {s.run_id}: {s.ok} ok, {s.failed} failed, {s.skipped} skipped, "
+        f"{s.retried} retried; records in {rd.records}"
+    )
+    for line in s.final_failed:
+        emit(f"  failed: {line}")
+    return s
+
+
+def run(
+    matrix_file: Annotated[
+        str | None,
+        typer.Argument(help="matrix file or name in configs/matrices/ (or use --server …)"),
+    ] = None,
+    server: Annotated[list[str] | None, typer.Option("--server", help="inline: server id")] = None,
+    workload: Annotated[list[str] | None, typer.Option(help="inline: workload")] = None,
+    charset: Annotated[list[str] | None, typer.Option(help="inline: charset or collation")] = None,
+    threads: Annotated[list[int] | None, typer.Option(help="inline: thread count")] = None,
+    repeats: Annotated[int, typer.Option(help="inline: repeats")] = 3,
+    duration: Annotated[int, typer.Option(help="inline: seconds measured")] = 10,
+    warmup: Annotated[int, typer.Option(help="inline: seconds of warm-up")] = 2,
+    tables: Annotated[int, typer.Option(help="inline: sysbench tables")] = 2,
+    table_size: Annotated[int, typer.Option(help="inline: rows per table")] = 10_000,
+    profile: Annotated[str, typer.Option(help="inline: profile")] = "default",
+    resume: Annotated[str | None, typer.Option(help="resume the run with this id")] = None,
+    retries: Annotated[int, typer.Option(min=0, max=5, help="retries of failed cells")] = 1,
+    runner_class: Annotated[str | None, typer.Option(help="runner class label")] = None,
+    out_dir: RunsOpt = paths.DEFAULT_RUNS,
+    night_plan: Annotated[
+        Path | None, typer.Option("--night-plan", help="night plan file (perftrack plan)")
+    ] = None,
+    shard: Annotated[
+        int | None, typer.Option(min=0, help="with --night-plan: the shard to run")
+    ] = None,
+) -> None:
+    """Benchmark a matrix (or inline options); write one run record per cell."""
+    if (night_plan is None) != (shard is None):
+        raise ConfigError("--night-plan and --shard go together: give both")
+    if resume:
+        if matrix_file or server or night_plan:
+            raise ConfigError("--resume takes no matrix or --server: the run has its plan")
+        rd = runner.open_run(out_dir, resume)
+        s = execute(rd, True, retries, bool(rd.plan().get("reuse_datasets")))
+    elif night_plan is not None and shard is not None:
+        if matrix_file or server:
+            raise ConfigError("--night-plan takes no matrix or --server: the plan has the cells")
+        s = _run_shard(night_plan, shard, runner_class, out_dir, retries)
+    else:
+        if matrix_file and server:
+            raise ConfigError("give a matrix file or --server options, not both")
+        if matrix_file:
+            m = matrix.load(paths.matrix_path(matrix_file))
+        elif server:
+            m = _inline_matrix(
+                server,
+                workload,
+                charset,
+                threads,
+                repeats,
+                duration,
+                warmup,
+                tables,
+                table_size,
+                profile,
+            )
+        else:
+            raise ConfigError("nothing to run: give a matrix file or --server ID")
+        sysbench.binary()
+        rd = runner.create(m, catalog.load(), out_dir, runner_class_of(runner_class))
+        emit(f"run {rd.run_id}: {len(rd.cells())} cells planned in {rd.path}")
+        s = execute(rd, False, retries)
+    if s.failed:
+        raise typer.Exit(EXIT_FAILED_CELLS)
+
+
+def _run_shard(
+    plan_file: Path, shard: int, runner_class: str | None, out_dir: Path, retries: int
+) -> runner.RunOutcome:
+    """One shard of a night plan as one run directory, datasets prepared once per group."""
+    from perftrack.planning import nightplan
+
+    work = nightplan.load_shard(plan_file, shard, catalog.load())
+    if runner_class and runner_class != work.runner_class:
+        raise ConfigError(
+            f"shard {shard} is planned for runner class {work.runner_class}, not {runner_class}"
+        )
+    sysbench.binary()
+    rd = runner.create_from_cells(
+        work.cells,
+        work.matrix_spec,
+        out_dir,
+        work.runner_class,
+        night_plan=work.source,
+        reuse_datasets=True,
+    )
+    emit(f"run {rd.run_id}: shard {shard} of {plan_file}, {len(work.cells)} cells in {rd.path}")
+    return execute(rd, False, retries, True)
+
+
+def plan_cmd(
+    matrix_file: Annotated[
+        str | None, typer.Argument(help="matrix name or file (default: nightly)")
+    ] = None,
+    budget_minutes: Annotated[
+        int | None,
+        typer.Option(min=1, max=10080, help="wall-clock minutes each shard may take"),
+    ] = None,
+    shards: Annotated[int, typer.Option(min=1, max=256, help="parallel jobs")] = 1,
+    db: DbOpt = paths.DEFAULT_DB,
+    out_file: Annotated[Path, typer.Option("--out", help="night plan file")] = Path(
+        "runs/night-plan.json"
+    ),
+    github_output: Annotated[
+        bool, typer.Option("--github-output", help="append matrix= and shards= to $GITHUB_OUTPUT")
+    ] = False,
+    use_dispatch: Annotated[
+        bool, typer.Option("--dispatch", help="read the PT_* workflow inputs from the env")
+    ] = False,
+    night: Annotated[str | None, typer.Option(help="YYYY-MM-DD (default: today, UTC)")] = None,
+    rotation_nights: Annotated[
+        int | None, typer.Option(min=1, max=366, help="nights a full rotation takes")
+    ] = None,
+) -> None:
+    """Plan tonight: estimate, fit the budget by priority, split into shards."""
+    from perftrack.planning import dispatch, nightplan
+
+    try:
+        if github_output and not os.environ.get("GITHUB_OUTPUT"):
+            raise ConfigError("--github-output needs $GITHUB_OUTPUT (set inside GitHub Actions)")
+        p = nightplan.make(
+            matrix_file,
+            budget_minutes=budget_minutes,
+            shards=shards,
+            db=db,
+            night=nightplan.parse_night(night),
+            use_dispatch=use_dispatch,
+            rotation_nights=rotation_nights,
+        )
+        nightplan.render(p, emit)
+        nightplan.write(p, out_file)
+        emit(f"night plan written to {out_file}")
+        if github_output:
+            dispatch.write_outputs(p.job_matrix())
+        dispatch.summary(nightplan.summary_markdown(p))
+    except PerftrackError as exc:
+        dispatch.error_summary(exc)
+        raise
+
+
+def parse(file: Annotated[Path, typer.Argument(help="saved sysbench output")]) -> None:
+    """Parse saved sysbench 1.0.x output and print it as JSON."""
+    try:
+        text = file.read_text(errors="replace")
+    except OSError as exc:
+        raise ConfigError(f"{file}: cannot read ({exc.strerror})") from None
+    print(json.dumps(parse_output(text, source=str(file)), indent=1))

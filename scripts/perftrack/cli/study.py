@@ -1,0 +1,71 @@
+"""`perftrack study`: the source articles as studies (configs/studies/)."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import typer
+
+from perftrack.cli.app import RunsOpt, emit, runner_class_of
+from perftrack.cli.run import execute
+from perftrack.core import paths
+from perftrack.core.errors import EXIT_FAILED_CELLS
+from perftrack.planning import study
+from perftrack.publish import study_report as report
+from perftrack.run import runner, tools
+from perftrack.servers import catalog
+
+study_app = typer.Typer(
+    help="Studies: the source articles (configs/studies/).", no_args_is_help=True
+)
+ScaleOpt = Annotated[str, typer.Option("--scale", help="full (the article's matrix) or local")]
+
+
+@study_app.command("list")
+def study_list() -> None:
+    """List the studies."""
+    for name in study.known(paths.config_dir()):
+        emit(f"{name}: {study.load(name, paths.config_dir()).title}")
+
+
+@study_app.command("run")
+def study_run(
+    name: Annotated[str, typer.Argument(help="study name (configs/studies/NAME.yaml)")],
+    scale: ScaleOpt = "full",
+    retries: Annotated[int, typer.Option(min=0, max=5, help="retries of failed cells")] = 1,
+    runner_class: Annotated[str | None, typer.Option(help="runner class label")] = None,
+    reuse_datasets: Annotated[
+        bool,
+        typer.Option(
+            "--reuse-datasets/--prepare-each-group",
+            help="prepare each dataset once and copy it (default) or prepare in every group",
+        ),
+    ] = True,
+    out_dir: RunsOpt = paths.DEFAULT_RUNS,
+) -> None:
+    """Run a study's matrix at a scale; `perftrack study report NAME` reads the run."""
+    st = study.load(name, paths.config_dir())
+    m = st.matrix(scale)
+    cat = catalog.load()
+    study.check_servers(st, scale, cat)
+    tools.check_tools(m)
+    rd = runner.create(m, cat, out_dir, runner_class_of(runner_class))
+    emit(f"study {name} (scale {scale}): run {rd.run_id}, {len(rd.cells())} cells in {rd.path}")
+    if scale != "full" and st.stand_in:
+        emit(f"stand-ins: {st.stand_in}")
+    s = execute(rd, False, retries, reuse_datasets)
+    if s.failed:
+        raise typer.Exit(EXIT_FAILED_CELLS)
+
+
+@study_app.command("report")
+def study_report(
+    name: Annotated[str, typer.Argument(help="study name (configs/studies/NAME.yaml)")],
+    scale: ScaleOpt = "local",
+    run_id: Annotated[str | None, typer.Option("--run", help="run id (default: newest)")] = None,
+    out_dir: RunsOpt = paths.DEFAULT_RUNS,
+) -> None:
+    """Print our ratios next to the article's, from the study's newest run (or --run)."""
+    st = study.load(name, paths.config_dir())
+    st.matrix(scale)
+    report.render(st, scale, report.find_run(st, scale, out_dir, run_id), emit)

@@ -1,0 +1,221 @@
+"""Expand a matrix into cells, grouped and interleaved.
+
+A *cell* is one measurement: server × workload × threads × collation × profile × dataset ×
+repeat. Cells sharing a server, collation, profile and dataset within one round form a
+*group*: one server start, one `prepare`, then the group's cells (read-only workloads
+first). Within each round the servers are interleaved (A B C, then B C A, …) so drift on
+the machine hits every version alike. A cell a server cannot run is kept, *skipped* with
+the reason, never dropped.
+
+With `prepost: true` a group that writes sysbench's oltp tables also gets an
+`oltp_read_only` pass right before its writers (phase `pre`) and one right after them
+(phase `post`): the same reads on the fresh and on the written dataset. With
+`dataset_sizes`, each value sizes table_size against the buffer pool (axes.dataset_rows).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import itertools
+import json
+from collections.abc import Callable
+from dataclasses import asdict, dataclass
+from typing import Any
+
+from perftrack.core import paths
+from perftrack.planning import axes, workloads
+from perftrack.planning.matrix import Matrix
+from perftrack.servers import profiles, rules
+
+CELL_ID_LEN = 16
+IDENTITY = (
+    "server_id",
+    "workload",
+    "threads",
+    "collation",
+    "profile",
+    "tables",
+    "table_size",
+    "duration_s",
+    "warmup_s",
+    "repeat",
+    "connection",
+)
+# Axes added after v1: part of a cell's identity only when set, so cells without them
+# keep the ids they always had.
+OPTIONAL_IDENTITY = ("engine", "isolation", "durability", "handshake", "dataset_size", "phase")
+# Before any cell has finished, a run's ETA (and a night plan without history) assumes this
+# much fixed cost per cell on top of warm-up + duration (server start and prepare, shared
+# by a group; measured ~3 s here).
+CELL_OVERHEAD_ESTIMATE_S = 3.0
+MAX_TABLE_SIZE = 1_000_000_000  # the run record's bound on table_size
+
+
+@dataclass(frozen=True)
+class Cell:
+    cell_id: str
+    server_id: str
+    workload: str
+    threads: int
+    charset_axis: str
+    charset: str
+    collation: str
+    profile: str
+    tables: int
+    table_size: int
+    duration_s: int
+    warmup_s: int
+    repeat: int
+    round: int
+    connection: str
+    group: int
+    skip: str | None = None
+    engine: str | None = None  # configs/axes.yaml values; None = the server's default
+    isolation: str | None = None
+    durability: str | None = None
+    handshake: str | None = None  # charset-axis modifier (skip / client)
+    dataset_size: str | None = None  # small / large: table_size sized to the buffer pool
+    phase: str | None = None  # pre / post: the read-only pass around a group's writes
+
+    def group_key(self) -> tuple[Any, ...]:
+        return (
+            self.server_id,
+            self.collation,
+            self.profile,
+            self.tables,
+            self.table_size,
+            self.connection,
+            self.engine,
+            self.isolation,
+            self.durability,
+            self.handshake,
+            self.dataset_size,
+        )
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> Cell:
+        return cls(**d)
+
+
+def cell_id(fields: dict[str, Any]) -> str:
+    ident_fields = {k: fields[k] for k in IDENTITY}
+    ident_fields.update({k: fields[k] for k in OPTIONAL_IDENTITY if fields.get(k) is not None})
+    ident = json.dumps(ident_fields, sort_keys=True)
+    return hashlib.sha256(ident.encode()).hexdigest()[:CELL_ID_LEN]
+
+
+ServerInfo = Callable[[str], tuple[str, str]]  # server id -> (product, version)
+
+
+def expand(m: Matrix, server_info: ServerInfo) -> list[Cell]:
+    """All cells of the matrix in execution order."""
+    cells: list[Cell] = []
+    group = 0
+    order = _ordered(m)
+    known = axes.load(paths.config_dir()) if m.handshakes or m.dataset_sizes else None
+    for rnd in range(1, m.repeats + 1):
+        shift = (rnd - 1) % len(m.servers)
+        servers = list(m.servers[shift:]) + list(m.servers[:shift])
+        for axis, (profile, engine, isolation, durability, handshake, size) in itertools.product(
+            m.charsets, _config_axes(m)
+        ):
+            for sid in servers:
+                product, version = server_info(sid)
+                rule = rules.rules_for(product, version)
+                resolved = rules.resolve_collation(rule, axis)
+                skip = resolved if isinstance(resolved, str) else None
+                skip_handshake = bool(known and handshake and known.handshakes[handshake])
+                skip = skip or axes.skip_reason(rule, engine, skip_handshake)
+                table_size = m.table_size
+                if size is not None and known is not None:
+                    table_size = _sized_rows(m, rule, profile, known.dataset_sizes[size])
+                charset, collation = (
+                    (rules.charset_of(axis) if "_" in axis else axis, axis)
+                    if isinstance(resolved, str)
+                    else resolved
+                )
+                group += 1
+                for wl, phase in order:
+                    for threads in m.threads:
+                        f: dict[str, Any] = dict(
+                            server_id=sid,
+                            workload=wl,
+                            threads=threads,
+                            charset_axis=axis,
+                            charset=charset,
+                            collation=collation,
+                            profile=profile,
+                            tables=m.tables,
+                            table_size=table_size,
+                            duration_s=m.duration_s,
+                            warmup_s=m.warmup_s,
+                            repeat=rnd,
+                            round=rnd,
+                            connection=m.connection,
+                            group=group,
+                            skip=skip,
+                            engine=engine,
+                            isolation=isolation,
+                            durability=durability,
+                            handshake=handshake,
+                            dataset_size=size,
+                            phase=phase,
+                        )
+                        cells.append(Cell(cell_id=cell_id(f), **f))
+    return cells
+
+
+def _ordered(m: Matrix) -> list[tuple[str, str | None]]:
+    """(workload, phase) in group order: reads, [pre pass], writers, [post pass]."""
+    order = workloads.run_order(list(m.workloads))
+    if not m.prepost:
+        return [(w, None) for w in order]
+    reads = [(w, None) for w in order if not workloads.get(w).writes]
+    writes = [(w, None) for w in order if workloads.get(w).writes]
+    return [
+        *reads,
+        (workloads.PREPOST_WORKLOAD, "pre"),
+        *writes,
+        (workloads.PREPOST_WORKLOAD, "post"),
+    ]
+
+
+def _sized_rows(m: Matrix, rule: rules.Rule, profile: str, factor: float) -> int:
+    """table_size for a dataset_size value: factor x the buffer pool this cell will have."""
+    pool = axes.buffer_pool_bytes(rule, profiles.load(profile, paths.config_dir()))
+    datasets = {workloads.get(w).dataset for w in m.workloads if workloads.get(w).tool != "slap"}
+    dataset = next(iter(datasets)) if len(datasets) == 1 else workloads.DEFAULT_DATASET
+    return min(axes.dataset_rows(factor, pool, m.tables, dataset), MAX_TABLE_SIZE)
+
+
+AxisCombo = tuple[str, str | None, str | None, str | None, str | None, str | None]
+
+
+def _config_axes(m: Matrix) -> list[AxisCombo]:
+    """(profile, engine, isolation, durability, handshake, dataset size) combinations;
+    None = axis not set."""
+    unset: tuple[None] = (None,)
+    return list(
+        itertools.product(
+            m.profiles or (m.profile,),
+            m.engines or unset,
+            m.isolations or unset,
+            m.durabilities or unset,
+            m.handshakes or unset,
+            m.dataset_sizes or unset,
+        )
+    )
+
+
+def groups(cells: list[Cell]) -> list[list[Cell]]:
+    """Consecutive runs of cells that share one server start."""
+    out: list[list[Cell]] = []
+    for c in cells:
+        if out and out[-1][0].group == c.group:
+            out[-1].append(c)
+        else:
+            out.append([c])
+    return out

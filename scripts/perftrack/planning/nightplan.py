@@ -1,0 +1,211 @@
+"""The night plan file (`runs/night-plan.json`): made by `perftrack plan`, read by
+`perftrack run --night-plan FILE --shard K` on each runner.
+
+The file holds the matrix, the night, the budget and estimate, one entry per shard (its
+runner class, the runner labels it runs on, its cells exactly as plan.py expands them, and
+its estimated seconds), and the slices the budget cut.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Callable
+from dataclasses import dataclass, fields
+from datetime import UTC, date, datetime
+from pathlib import Path
+from typing import Any
+
+from perftrack.core import paths
+from perftrack.core.errors import ConfigError
+from perftrack.planning import cells as plan
+from perftrack.planning import dispatch, fleet, matrix, schedule
+from perftrack.servers import catalog as catalog_mod
+
+DEFAULT_OUT = Path("runs/night-plan.json")
+MAX_PLAN_BYTES = 64 * 1024 * 1024
+CELL_KEYS = {f.name for f in fields(plan.Cell)}
+
+
+def parse_night(value: str | None) -> date:
+    if value is None:
+        return datetime.now(UTC).date()
+    try:
+        if len(value) != 10:
+            raise ValueError
+        return date.fromisoformat(value)
+    except ValueError:
+        msg = f"--night {dispatch.shown(value)} is not a date: use YYYY-MM-DD"
+        raise ConfigError(msg) from None
+
+
+def make(
+    matrix_arg: str | None,
+    *,
+    budget_minutes: int | None,
+    shards: int,
+    db: Path,
+    night: date,
+    use_dispatch: bool,
+    rotation_nights: int | None = None,
+    env: dict[str, str] | None = None,
+) -> schedule.NightPlan:
+    """Read the matrix (or the dispatch inputs), the fleet and the DB; plan the night."""
+    cfg = paths.config_dir()
+    cat = catalog_mod.load()
+    if use_dispatch:
+        inputs = dispatch.from_env(dict(os.environ) if env is None else env, cat, cfg, matrix_arg)
+        m = inputs.matrix
+        budget_minutes = inputs.budget_minutes or budget_minutes
+        shards = inputs.shards or shards
+    else:
+        m = matrix.load(paths.matrix_path(matrix_arg or dispatch.DEFAULT_MATRIX))
+    fl = fleet.load(cfg)
+    for sid in (*m.servers, *([fl.control_server] if fl.control_server else [])):
+        cat.get(sid)
+
+    def info(sid: str) -> tuple[str, str]:
+        e = cat.get(sid)
+        return e.product, e.version
+
+    history = schedule.read_history(db)
+    return schedule.make(
+        m,
+        info,
+        fl,
+        history,
+        night=night,
+        budget_minutes=budget_minutes,
+        shards=shards,
+        rotation_nights=rotation_nights,
+    )
+
+
+def write(p: schedule.NightPlan, out: Path) -> None:
+    out.parent.mkdir(parents=True, exist_ok=True)
+    tmp = out.with_name(f".tmp-{out.name}")
+    tmp.write_text(json.dumps(p.to_dict(), indent=1, sort_keys=True) + "\n")
+    os.replace(tmp, out)
+
+
+def _mins(secs: float) -> str:
+    return f"{secs / 60:.1f} min"
+
+
+def render(p: schedule.NightPlan, emit: Callable[[str], None]) -> None:
+    """The plan in words: totals first (before anything runs), then shards and cuts."""
+    d = p.to_dict()
+    n_cells = sum(len(sh["cells"]) for sh in d["shards"])
+    all_cells = sum(len(s.cells) for s in p.chosen) + sum(len(s.cells) for s in p.cut)
+    budget = (
+        f"budget {p.budget_minutes} min per shard" if p.budget_minutes else "no budget (all runs)"
+    )
+    emit(
+        f"night {d['night']} · matrix {p.matrix.name} · {budget} · {len(p.shards)} shard(s) · "
+        f"history: {p.history_source}"
+    )
+    emit(
+        f"estimate: whole matrix {_mins(p.estimate_all_s)} machine time; tonight "
+        f"{n_cells} cells, {_mins(p.estimate_s)} "
+        f"(estimates: {', '.join(f'{n} {k}' for k, n in sorted(p.sources.items()))})"
+    )
+    emit(
+        f"rotation: {p.rotation_nights} night(s) cover the matrix; tonight is part "
+        f"{p.rotation_part}; {p.deferred_cells} cells of later parts deferred"
+    )
+    by_prio = ", ".join(f"{n} {k}" for k, n in d["cells_by_priority"].items())
+    emit(f"tonight by priority: {by_prio or 'nothing'}")
+    for sh in d["shards"]:
+        emit(
+            f"  shard {sh['shard']}: {sh['runner_class']} [{', '.join(sh['runs_on'])}] "
+            f"{len(sh['cells'])} cells, {_mins(sh['estimate_s'])}"
+        )
+    if p.cut:
+        cut_cells = sum(len(s.cells) for s in p.cut)
+        emit(f"cut by the budget: {cut_cells} of {all_cells} wanted cells ({len(p.cut)} slices):")
+        for s in p.cut:
+            x = s.describe()
+            emit(
+                f"  {x['server_id']} {x['workload']} t={x['threads']} {x['collation']} "
+                f"{x['profile']}: {x['cells']} cells, {_mins(x['estimate_s'])} ({x['reason']})"
+            )
+    for note in p.notes:
+        emit(f"note: {note}")
+
+
+def summary_markdown(p: schedule.NightPlan) -> str:
+    d = p.to_dict()
+    lines = [
+        f"### Night plan {d['night']}: {dispatch.markdown_text(p.matrix.name)}",
+        "",
+        f"Estimate tonight {_mins(p.estimate_s)} over {len(p.shards)} shard(s); whole "
+        f"matrix {_mins(p.estimate_all_s)}; rotation part {p.rotation_part} of "
+        f"{p.rotation_nights}; {len(p.cut)} slice(s) cut by the budget.",
+        "",
+        "| shard | runner class | cells | estimate |",
+        "|---|---|---|---|",
+        *(
+            f"| {sh['shard']} | {sh['runner_class']} | {len(sh['cells'])} | "
+            f"{_mins(sh['estimate_s'])} |"
+            for sh in d["shards"]
+        ),
+        "",
+    ]
+    return "\n".join(lines)
+
+
+# --- reading a shard back ---------------------------------------------------------------
+@dataclass(frozen=True)
+class ShardWork:
+    cells: list[plan.Cell]
+    runner_class: str
+    matrix_spec: dict[str, Any]
+    source: dict[str, Any]  # night, shard, file: recorded in the run's plan.json
+
+
+def _bad(path: Path, what: str) -> ConfigError:
+    return ConfigError(f"{path}: {what}; make it again with `perftrack plan`")
+
+
+def load_shard(path: Path, shard: int, cat: catalog_mod.Catalog) -> ShardWork:
+    try:
+        if path.stat().st_size > MAX_PLAN_BYTES:
+            raise _bad(path, "too large for a night plan")
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise ConfigError(f"{path}: no such night plan; run `perftrack plan` first") from None
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise _bad(path, f"not a night plan ({exc})") from None
+    if not isinstance(data, dict) or data.get("schema") != schedule.SCHEMA:
+        raise _bad(path, f"not a night plan (schema is not {schedule.SCHEMA})")
+    shards = data.get("shards")
+    if not isinstance(shards, list):
+        raise _bad(path, "has no shard list")
+    ids = [s.get("shard") for s in shards if isinstance(s, dict)]
+    if shard not in ids:
+        raise ConfigError(
+            f"{path}: no shard {shard}; the plan has shards {', '.join(map(str, ids)) or 'none'}"
+        )
+    entry = shards[ids.index(shard)]
+    rc = entry.get("runner_class")
+    if not isinstance(rc, str) or not matrix.NAME_RE.match(rc):
+        raise _bad(path, f"shard {shard} has no valid runner_class")
+    raw_cells = entry.get("cells")
+    if not isinstance(raw_cells, list) or not raw_cells:
+        raise _bad(path, f"shard {shard} has no cells")
+    cells = []
+    for i, raw in enumerate(raw_cells):
+        if not isinstance(raw, dict) or set(raw) != CELL_KEYS:
+            raise _bad(path, f"shard {shard} cell #{i + 1} does not have the cell fields")
+        c = plan.Cell.from_dict(raw)
+        if plan.cell_id(raw) != c.cell_id:
+            raise _bad(path, f"shard {shard} cell #{i + 1}: cell_id does not match its fields")
+        cat.get(c.server_id)
+        cells.append(c)
+    spec = data.get("matrix_spec") if isinstance(data.get("matrix_spec"), dict) else {}
+    return ShardWork(
+        cells=cells,
+        runner_class=rc,
+        matrix_spec=spec,
+        source={"file": str(path), "night": data.get("night"), "shard": shard},
+    )

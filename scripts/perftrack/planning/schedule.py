@@ -1,0 +1,583 @@
+"""`perftrack plan`: fit a night's benchmarking into a time budget and split it into shards.
+
+The unit of choice is a *slice*: one server's cells of one series (workload × threads ×
+charset × profile × dataset × axes), all repeats. Each slice gets an estimated wall time
+(the median of its past cells' finished_at - started_at in the DB; else the median of the
+same workload/duration/dataset on any server; else warm-up + duration +
+CELL_OVERHEAD_ESTIMATE_S) and a priority:
+
+  0 control     the control server's first series on each runner class, every night
+  1 new tag     a server with no results in the DB yet
+  2 regression  a series with an open (unacknowledged) regression verdict
+  3 rotation    tonight's part of the rotation: the other series split into R parts,
+                part (days since 1970-01-01) mod R tonight, so R nights cover everything
+  4 ahead       the following parts, filling what budget is left
+
+Slices are taken in that order while they fit their runner class's capacity (its shards ×
+the budget); the control slices always. The chosen slices are then packed into shards,
+largest server group first onto the least-loaded shard of their class (a server group,
+one server × charset × profile × dataset, stays on one shard when it fits, so its dataset
+is prepared once); whatever fits no shard is cut. Cut slices are listed in the plan.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import json
+import math
+from collections import Counter, defaultdict
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import date
+from pathlib import Path
+from typing import Any
+
+from perftrack.analysis.compare import GROUP_COLS
+from perftrack.planning import cells as plan_mod
+from perftrack.planning.cells import Cell
+from perftrack.planning.fleet import Fleet
+from perftrack.planning.matrix import Matrix
+
+SCHEMA = "perftrack.night-plan/1"
+PRIORITIES = ("control", "new tag", "regression", "rotation", "ahead")
+CONTROL, NEW_TAG, REGRESSION, ROTATION, AHEAD = range(5)
+MAX_ROTATION_NIGHTS = 366  # a rotation longer than a year is a budget mistake
+EPOCH = date(1970, 1, 1)
+# A server start per group and round (the dataset template copied in) comes on top of the
+# cells' own wall time, which is all the records measure; each cell of the start carries
+# its share. Measured 2 s here (study 000 local: 2 x 10k rows); bigger templates copy for
+# longer (docs/benchmarks.md: 1-3 s), so the estimate allows 5 s.
+START_OVERHEAD_ESTIMATE_S = 5.0
+MIN_SCHEMA = 2  # results, servers and verdicts: all planning reads
+# A verdict's series fields that a cell has too (runner class and hardware aside).
+VERDICT_SERIES = tuple(c for c in GROUP_COLS if c not in ("hw_key", "runner_class"))
+
+
+def slice_key(c: Cell) -> tuple[Any, ...]:
+    """A server's cells of one series: the cell identity without the repeat."""
+    return (c.server_id, *series_key(c))
+
+
+def series_key(c: Cell) -> tuple[Any, ...]:
+    return (
+        c.workload,
+        c.threads,
+        c.charset_axis,
+        c.collation,
+        c.profile,
+        c.tables,
+        c.table_size,
+        c.duration_s,
+        c.warmup_s,
+        c.connection,
+        c.engine,
+        c.isolation,
+        c.durability,
+        c.handshake,
+        c.dataset_size,
+        c.phase,
+    )
+
+
+# --- history from the DB ------------------------------------------------------------------
+@dataclass
+class History:
+    """What the DB says about past runs (empty when there is no DB yet)."""
+
+    exact: dict[tuple[Any, ...], float] = field(default_factory=dict)
+    similar: dict[tuple[Any, ...], float] = field(default_factory=dict)
+    servers_with_results: set[str] = field(default_factory=set)
+    # (base server, new server, {series field: value}) of open regressions
+    regressions: list[tuple[str, str, dict[str, Any]]] = field(default_factory=list)
+    source: str = "no DB"
+
+
+def _exact_key(c: Cell) -> tuple[Any, ...]:
+    return (
+        c.server_id,
+        c.workload,
+        c.threads,
+        c.collation,
+        c.profile,
+        c.tables,
+        c.table_size,
+        c.duration_s,
+        c.warmup_s,
+    )
+
+
+def _similar_key(c: Cell) -> tuple[Any, ...]:
+    return (c.workload, c.duration_s, c.warmup_s, c.tables, c.table_size)
+
+
+def load_history(con: Any, source: str) -> History:
+    h = History(source=source)
+    rows = con.execute("""
+        SELECT s.server_id, r.workload, r.threads, r."collation", r.profile, r.tables,
+               r.table_size, r.duration_s, r.warmup_s,
+               median(epoch(r.finished_at) - epoch(r.started_at))
+        FROM results r JOIN servers s USING (server_key)
+        WHERE r.status = 'ok'
+        GROUP BY ALL
+    """).fetchall()
+    for *key, secs in rows:
+        h.exact[tuple(key)] = float(secs)
+    for wl, dur, warm, tables, size, secs in con.execute("""
+        SELECT r.workload, r.duration_s, r.warmup_s, r.tables, r.table_size,
+               median(epoch(r.finished_at) - epoch(r.started_at))
+        FROM results r WHERE r.status = 'ok' GROUP BY ALL
+    """).fetchall():
+        h.similar[(wl, dur, warm, tables, size)] = float(secs)
+    h.servers_with_results = {
+        sid
+        for (sid,) in con.execute(
+            "SELECT DISTINCT s.server_id FROM results r JOIN servers s USING (server_key) "
+            "WHERE r.status = 'ok'"
+        ).fetchall()
+    }
+    # a DB one migration behind has no axis columns in verdicts yet: match on the rest
+    have = {name for (name, *_) in con.execute("DESCRIBE verdicts").fetchall()}
+    fields = [c for c in VERDICT_SERIES if c in have]
+    cols = ", ".join(f'"{c}"' for c in fields)
+    for base, new, *vals in con.execute(
+        f"SELECT base_server, new_server, {cols} FROM verdicts "
+        "WHERE verdict = 'regression' AND acknowledged IS NULL"
+    ).fetchall():
+        h.regressions.append((base, new, dict(zip(fields, vals, strict=True))))
+    return h
+
+
+def read_history(db: Path) -> History:
+    """History from the results DB; an empty History when the file does not exist."""
+    if not db.exists():
+        return History(source=f"no DB at {db}: default estimates")
+    import duckdb
+
+    from perftrack.core.errors import DatabaseError
+    from perftrack.store import migrations
+
+    # Read-only and schema-tolerant: planning needs only tables every schema since v2 has,
+    # so a DB one migration behind (migrated later by the publish job) still plans.
+    try:
+        con = duckdb.connect(str(db), read_only=True)
+    except duckdb.Error as exc:
+        msg = " ".join(str(exc).split())[:200]
+        raise DatabaseError(f"{db}: cannot open for planning ({msg})") from None
+    try:
+        version = migrations.schema_version(con)
+        if not version or version < MIN_SCHEMA:
+            raise DatabaseError(
+                f"{db} has schema v{version}: run `perftrack db migrate` before planning"
+            )
+        return load_history(con, f"{db} (schema v{version})")
+    except duckdb.Error as exc:
+        msg = " ".join(str(exc).split())[:200]
+        raise DatabaseError(f"{db}: cannot read for planning ({msg})") from None
+    finally:
+        con.close()
+
+
+def estimate(c: Cell, h: History) -> tuple[float, str]:
+    """(seconds, where the figure comes from) for one cell."""
+    if c.skip:
+        return 0.0, "skipped"
+    if (secs := h.exact.get(_exact_key(c))) is not None:
+        return secs, "history"
+    if (secs := h.similar.get(_similar_key(c))) is not None:
+        return secs, "similar"
+    return c.warmup_s + c.duration_s + plan_mod.CELL_OVERHEAD_ESTIMATE_S, "default"
+
+
+# --- slices ---------------------------------------------------------------------------------
+@dataclass
+class Slice:
+    key: tuple[Any, ...]
+    runner_class: str
+    cells: list[tuple[int, Cell]]  # (order in the night, cell)
+    estimate_s: float = 0.0
+    priority: int = ROTATION
+    reason: str = ""
+
+    @property
+    def server_id(self) -> str:
+        return self.key[0]
+
+    @property
+    def pack(self) -> tuple[Any, ...]:
+        return (self.runner_class, *self.cells[0][1].group_key())
+
+    def describe(self) -> dict[str, Any]:
+        c = self.cells[0][1]
+        return {
+            "server_id": c.server_id,
+            "workload": c.workload,
+            "threads": c.threads,
+            "collation": c.collation,
+            "profile": c.profile,
+            "runner_class": self.runner_class,
+            "cells": len(self.cells),
+            "estimate_s": round(self.estimate_s, 1),
+            "priority": PRIORITIES[self.priority],
+            "reason": self.reason,
+        }
+
+
+@dataclass
+class Shard:
+    index: int
+    runner_class: str
+    slices: list[Slice] = field(default_factory=list)
+    load_s: float = 0.0
+
+
+@dataclass
+class NightPlan:
+    matrix: Matrix
+    night: date
+    budget_minutes: int | None
+    shards: list[Shard]
+    cut: list[Slice]
+    chosen: list[Slice]
+    rotation_nights: int
+    rotation_part: int
+    estimate_all_s: float
+    sources: dict[str, int]
+    history_source: str
+    notes: list[str]
+    fleet: Fleet
+    deferred_cells: int = 0  # later rotation parts not run tonight (by design, not cut)
+
+    @property
+    def estimate_s(self) -> float:
+        return sum(s.load_s for s in self.shards)
+
+    def shard_cells(self, shard: Shard) -> list[Cell]:
+        return [c for _, c in sorted(ic for s in shard.slices for ic in s.cells)]
+
+    def to_dict(self) -> dict[str, Any]:
+        counts = defaultdict(int)
+        for s in self.chosen:
+            counts[PRIORITIES[s.priority]] += len(s.cells)
+        return {
+            "schema": SCHEMA,
+            "matrix": self.matrix.name,
+            "matrix_spec": self.matrix.to_dict(),
+            "night": self.night.isoformat(),
+            "budget_minutes": self.budget_minutes,
+            "estimate_s": round(self.estimate_s, 1),
+            "estimate_all_s": round(self.estimate_all_s, 1),
+            "rotation": {"nights": self.rotation_nights, "part": self.rotation_part},
+            "control_server": self.fleet.control_server,
+            "estimate_sources": dict(self.sources),
+            "history": self.history_source,
+            "cells_by_priority": dict(counts),
+            "deferred_cells": self.deferred_cells,
+            "notes": self.notes,
+            "shards": [
+                {
+                    "shard": sh.index,
+                    "runner_class": sh.runner_class,
+                    "runs_on": self.fleet.labels(sh.runner_class),
+                    "estimate_s": round(sh.load_s, 1),
+                    "cells": [c.to_dict() for c in self.shard_cells(sh)],
+                }
+                for sh in self.shards
+            ],
+            "cut": [s.describe() for s in self.cut],
+        }
+
+    def job_matrix(self) -> dict[str, Any]:
+        """The GitHub Actions job matrix: one job per shard."""
+        return {
+            "include": [
+                {
+                    "shard": sh.index,
+                    "runner_class": sh.runner_class,
+                    "runs_on": self.fleet.labels(sh.runner_class),
+                }
+                for sh in self.shards
+            ]
+        }
+
+
+ServerInfo = Callable[[str], tuple[str, str]]
+
+
+def _cells(m: Matrix, info: ServerInfo, control: str | None) -> tuple[list[Cell], list[str]]:
+    """The matrix's cells, plus the control server's when the matrix lacks it."""
+    cells = plan_mod.expand(m, info)
+    notes: list[str] = []
+    if control and control not in m.servers:
+        extra = plan_mod.expand(dataclasses.replace(m, servers=(control,)), info)
+        offset = max((c.group for c in cells), default=0)
+        cells += [dataclasses.replace(c, group=c.group + offset) for c in extra]
+        notes.append(f"control server {control} is not in the matrix: its control cells added")
+    # interleave by round, keeping the matrix's order within a round
+    order = sorted(range(len(cells)), key=lambda i: (cells[i].round, i))
+    return [cells[i] for i in order], notes
+
+
+def _stable(key: tuple[Any, ...]) -> str:
+    return hashlib.sha256(json.dumps(key, default=str).encode()).hexdigest()
+
+
+def _lpt(items: list[tuple[float, Any]], bins: int) -> list[list[Any]]:
+    """Longest-processing-time first: items (size, x) into `bins` balanced bins."""
+    out: list[list[Any]] = [[] for _ in range(bins)]
+    loads = [0.0] * bins
+    for size, x in sorted(items, key=lambda t: -t[0]):
+        i = loads.index(min(loads))
+        out[i].append(x)
+        loads[i] += size
+    return out
+
+
+def _shares(weights: dict[str, float], n: int) -> dict[str, int]:
+    """n shards over classes in proportion to their load, at least one each."""
+    classes = sorted(weights)
+    if n < len(classes):
+        raise ValueError(len(classes))
+    total = sum(weights.values()) or 1.0
+    share = {c: 1 + (n - len(classes)) * weights[c] / total for c in classes}
+    out = {c: math.floor(v) for c, v in share.items()}
+    for c in sorted(classes, key=lambda c: out[c] - share[c])[: n - sum(out.values())]:
+        out[c] += 1
+    return out
+
+
+def _rotation(
+    series: dict[tuple[Any, ...], list[Slice]],
+    capacity: dict[str, float],
+    nights: int | None,
+) -> tuple[int, dict[tuple[Any, ...], int]]:
+    """(R, series key -> part): parts balanced per class, the fewest R whose parts fit."""
+    by_class: dict[str, list[tuple[Any, ...]]] = defaultdict(list)
+    for key in sorted(series, key=_stable):
+        by_class[key[0]].append(key)
+
+    def size(key: tuple[Any, ...]) -> float:
+        return sum(s.estimate_s for s in series[key])
+
+    def split(r: int) -> dict[tuple[Any, ...], int]:
+        part: dict[tuple[Any, ...], int] = {}
+        for keys in by_class.values():
+            for i, bucket in enumerate(_lpt([(size(k), k) for k in keys], r)):
+                part.update({k: i for k in bucket})
+        return part
+
+    if nights is not None:
+        return nights, split(nights)
+    r = 1
+    for rc, keys in by_class.items():
+        cap = capacity.get(rc, 0.0)
+        need = sum(size(k) for k in keys)
+        if cap > 0:
+            r = max(r, math.ceil(need / cap))
+    while r < MAX_ROTATION_NIGHTS:
+        parts = split(r)
+        loads: dict[tuple[str, int], float] = defaultdict(float)
+        for k, p in parts.items():
+            loads[(k[0], p)] += size(k)
+        if all(v <= capacity.get(rc, 0.0) for (rc, _), v in loads.items()):
+            return r, parts
+        r += 1
+    return r, split(r)
+
+
+def _matches_regression(s: Slice, h: History) -> bool:
+    c = s.cells[0][1]
+    for base, new, fields in h.regressions:
+        if c.server_id in (base, new) and all(getattr(c, k) == v for k, v in fields.items()):
+            return True
+    return False
+
+
+def make(
+    m: Matrix,
+    info: ServerInfo,
+    fleet: Fleet,
+    history: History,
+    *,
+    night: date,
+    budget_minutes: int | None,
+    shards: int,
+    rotation_nights: int | None = None,
+) -> NightPlan:
+    cells, notes = _cells(m, info, fleet.control_server)
+    sources: dict[str, int] = defaultdict(int)
+    slices: dict[tuple[Any, ...], Slice] = {}
+    cells_per_start = Counter((c.group_key(), c.repeat) for c in cells)
+    for i, c in enumerate(cells):
+        secs, src = estimate(c, history)
+        if src in ("history", "similar"):  # records time cells, not the server starts
+            secs += START_OVERHEAD_ESTIMATE_S / cells_per_start[(c.group_key(), c.repeat)]
+        sources[src] += 1
+        rc = fleet.class_of(c)
+        s = slices.setdefault((rc, *slice_key(c)), Slice(slice_key(c), rc, []))
+        s.cells.append((i, c))
+        s.estimate_s += secs
+    all_slices = list(slices.values())
+    estimate_all = sum(s.estimate_s for s in all_slices)
+
+    # shards per class, in proportion to each class's share of the whole matrix
+    weights: dict[str, float] = defaultdict(float)
+    for s in all_slices:
+        weights[s.runner_class] += s.estimate_s
+    try:
+        per_class = _shares(dict(weights), shards)
+    except ValueError:
+        from perftrack.core.errors import ConfigError
+
+        raise ConfigError(
+            f"{shards} shard(s) cannot cover {len(weights)} runner classes "
+            f"({', '.join(sorted(weights))}): give --shards {len(weights)} or more"
+        ) from None
+    budget_s = None if budget_minutes is None else budget_minutes * 60.0
+    capacity = {rc: math.inf if budget_s is None else n * budget_s for rc, n in per_class.items()}
+
+    # priorities: control, new tags, open regressions
+    control = fleet.control_server
+    first_series: dict[str, tuple[Any, ...]] = {}
+    for s in all_slices:  # in night order: the first series each class runs
+        if s.server_id == control:
+            first_series.setdefault(s.runner_class, s.key)
+    for s in all_slices:
+        if control and first_series.get(s.runner_class) == s.key:
+            s.priority, s.reason = CONTROL, f"control server {control}"
+        elif history.servers_with_results and s.server_id not in history.servers_with_results:
+            s.priority, s.reason = NEW_TAG, f"{s.server_id} has no results yet"
+        elif _matches_regression(s, history):
+            s.priority, s.reason = REGRESSION, "open regression verdict"
+
+    # rotation over the rest, sized to the capacity left after the control slices
+    fixed: dict[str, float] = defaultdict(float)
+    for s in all_slices:
+        if s.priority == CONTROL:
+            fixed[s.runner_class] += s.estimate_s
+    left = {rc: capacity[rc] - fixed[rc] for rc in capacity}
+    rot_series: dict[tuple[Any, ...], list[Slice]] = defaultdict(list)
+    for s in all_slices:
+        if s.priority != CONTROL:
+            rot_series[(s.runner_class, *s.key[1:])].append(s)
+    r, parts = _rotation(rot_series, left, rotation_nights)
+    tonight = (night - EPOCH).days % r
+    rank: dict[int, tuple[int, int]] = {}
+    for key, members in rot_series.items():
+        ahead = (parts[key] - tonight) % r
+        for s in members:
+            if s.priority >= ROTATION:
+                s.priority = ROTATION if ahead == 0 else AHEAD
+                s.reason = f"rotation part {parts[key] + 1} of {r}" + (
+                    "" if ahead == 0 else f" (due in {ahead} night(s))"
+                )
+            rank[id(s)] = (ahead, 0)
+
+    ordered = sorted(
+        all_slices,
+        key=lambda s: (s.priority, rank.get(id(s), (0, 0)), s.cells[0][0]),
+    )
+
+    # choose what is due tonight, in priority order, while the class has capacity
+    used: dict[str, float] = defaultdict(float)
+    wanted: list[Slice] = []
+    cut: list[Slice] = []
+    for s in ordered:
+        if s.priority == AHEAD:
+            continue
+        if s.priority == CONTROL or used[s.runner_class] + s.estimate_s <= capacity[s.runner_class]:
+            used[s.runner_class] += s.estimate_s
+            wanted.append(s)
+        else:
+            s.reason += "; over the budget"
+            cut.append(s)
+    if budget_s is not None and any(fixed[rc] > capacity[rc] for rc in fixed):
+        notes.append("the control cells alone exceed the budget: they run anyway")
+
+    out_shards = _pack(wanted, per_class, budget_s, cut)
+    # then later rotation parts fill the room left, next part first (never "cut")
+    ahead = [s for s in ordered if s.priority == AHEAD]
+    taken = _fill(out_shards, ahead, budget_s)
+    gone = {id(s) for s in cut}
+    chosen = [s for s in wanted if id(s) not in gone] + taken
+    taken_ids = {id(s) for s in taken}
+    deferred = [s for s in ahead if id(s) not in taken_ids]
+    out_shards = [sh for sh in out_shards if sh.slices]
+    for i, sh in enumerate(out_shards):
+        sh.index = i
+    if out_shards and len(out_shards) < shards:
+        notes.append(f"{shards - len(out_shards)} shard(s) left empty and dropped")
+    if budget_s is None:
+        notes.append("no budget: the whole matrix runs")
+    return NightPlan(
+        matrix=m,
+        night=night,
+        budget_minutes=budget_minutes,
+        shards=out_shards,
+        cut=sorted(cut, key=lambda s: (s.priority, s.cells[0][0])),
+        chosen=chosen,
+        rotation_nights=r,
+        rotation_part=tonight + 1,
+        estimate_all_s=estimate_all,
+        sources=dict(sources),
+        history_source=history.source,
+        notes=notes,
+        fleet=fleet,
+        deferred_cells=sum(len(s.cells) for s in deferred),
+    )
+
+
+def _pack(
+    chosen: list[Slice], per_class: dict[str, int], budget_s: float | None, cut: list[Slice]
+) -> list[Shard]:
+    """Server groups onto shards: largest first, least-loaded shard of the class; a group
+    that does not fit whole is split slice by slice; a slice that fits nowhere is cut."""
+    cap = math.inf if budget_s is None else budget_s
+    packs: dict[tuple[Any, ...], list[Slice]] = defaultdict(list)
+    for s in chosen:
+        packs[s.pack].append(s)
+    by_class: dict[str, list[Shard]] = {
+        rc: [Shard(-1, rc) for _ in range(n)] for rc, n in sorted(per_class.items())
+    }
+    for key, members in sorted(
+        packs.items(), key=lambda kv: (-sum(s.estimate_s for s in kv[1]), _stable(kv[0]))
+    ):
+        shards = by_class[key[0]]
+        size = sum(s.estimate_s for s in members)
+        target = min(shards, key=lambda sh: sh.load_s)
+        if target.load_s + size <= cap:
+            target.slices += members
+            target.load_s += size
+            continue
+        for s in sorted(members, key=lambda s: (s.priority, s.cells[0][0])):
+            fits = [sh for sh in shards if sh.load_s + s.estimate_s <= cap]
+            if not fits and s.priority != CONTROL:
+                s.reason += "; fits no shard"
+                cut.append(s)
+                continue
+            home = [sh for sh in fits if any(x.pack == s.pack for x in sh.slices)]
+            sh = home[0] if home else min(fits or shards, key=lambda sh: sh.load_s)
+            sh.slices.append(s)
+            sh.load_s += s.estimate_s
+    return [sh for rc in sorted(by_class) for sh in by_class[rc]]
+
+
+def _fill(shards: list[Shard], ahead: list[Slice], budget_s: float | None) -> list[Slice]:
+    """Slices of later rotation parts into the room left (home shard of their server
+    group first, else the least-loaded shard of the class); the ones taken, in order."""
+    cap = math.inf if budget_s is None else budget_s
+    taken = []
+    for s in ahead:
+        fits = [
+            sh
+            for sh in shards
+            if sh.runner_class == s.runner_class and sh.load_s + s.estimate_s <= cap
+        ]
+        if not fits:
+            continue
+        home = [sh for sh in fits if any(x.pack == s.pack for x in sh.slices)]
+        sh = home[0] if home else min(fits, key=lambda sh: sh.load_s)
+        sh.slices.append(s)
+        sh.load_s += s.estimate_s
+        taken.append(s)
+    return taken

@@ -1,0 +1,194 @@
+"""The publish job's summary: markdown for `$GITHUB_STEP_SUMMARY` (or any file).
+
+What one night produced, read back from the DB after ingest and detect: per server the
+cells measured / failed / skipped, the shards of the night plan that sent nothing (their
+cells are *missing*: no row in the DB, a gap on the site, never a zero), and the verdicts
+of the series this night touched, regressions first. A chart is referenced by URL or
+relative path (GitHub's summaries do not render `data:` images): the publish workflow
+links the PNG it deploys with the site.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from perftrack.analysis import compare
+from perftrack.core.errors import ConfigError
+from perftrack.store import store
+
+METRIC = "tps"
+VERDICT_ORDER = {"regression": 0, "improvement": 1, "inconclusive": 2, "unchanged": 3}
+MAX_VERDICT_ROWS = 50  # GitHub caps a step summary at 1 MiB; a table this long is plenty
+MAX_PLAN_BYTES = 16 * 1024 * 1024
+VERDICT_MARK = {"regression": "🔴 regression", "improvement": "🟢 improvement"}
+
+
+def _md(text: Any) -> str:
+    """A table cell: no pipes or newlines from data can break the table."""
+    return " ".join(str(text).replace("|", "\\|").split())
+
+
+def load_plan(path: Path) -> dict[str, Any]:
+    try:
+        if path.stat().st_size > MAX_PLAN_BYTES:
+            raise ConfigError(f"{path}: larger than {MAX_PLAN_BYTES} bytes; not a night plan")
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise ConfigError(f"{path}: no such night plan file") from None
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise ConfigError(f"{path}: not a readable night plan ({exc})") from None
+    if not isinstance(data, dict):
+        raise ConfigError(f"{path}: a night plan is a JSON object")
+    return data
+
+
+def plan_shards(plan: dict[str, Any]) -> dict[int, dict[str, Any]]:
+    """shard number -> {runner_class, cell_ids} from a night plan (`perftrack plan --out`)."""
+    shards: dict[int, dict[str, Any]] = {}
+    for s in plan.get("shards") or []:
+        if not isinstance(s, dict) or not isinstance(s.get("shard"), int):
+            continue
+        ids = {c["cell_id"] for c in s.get("cells") or [] if isinstance(c, dict) and "cell_id" in c}
+        shards[s["shard"]] = {"runner_class": s.get("runner_class", ""), "cell_ids": ids}
+    return shards
+
+
+def _placeholders(values: Sequence[Any]) -> str:
+    return ", ".join("?" for _ in values)
+
+
+def _per_server(con: Any, run_ids: Sequence[str]) -> list[tuple[Any, ...]]:
+    return con.execute(
+        f"""SELECT s.server_id,
+                   count(*) FILTER (WHERE r.status = 'ok'),
+                   count(*) FILTER (WHERE r.status = 'failed'),
+                   count(*) FILTER (WHERE r.status = 'skipped')
+            FROM results r JOIN servers s USING (server_key)
+            WHERE r.run_id IN ({_placeholders(run_ids)})
+            GROUP BY s.server_id ORDER BY s.server_id""",
+        list(run_ids),
+    ).fetchall()
+
+
+def _cells_seen(con: Any, run_ids: Sequence[str]) -> tuple[set[str], set[str]]:
+    """(cells with any record, cells with an ok record) among the night's runs."""
+    rows = con.execute(
+        f"SELECT cell_id, bool_or(status = 'ok') FROM results "
+        f"WHERE run_id IN ({_placeholders(run_ids)}) GROUP BY cell_id",
+        list(run_ids),
+    ).fetchall()
+    return {c for c, _ in rows}, {c for c, ok in rows if ok}
+
+
+def _verdicts(con: Any, run_ids: Sequence[str]) -> list[dict[str, Any]]:
+    cols = compare.GROUP_COLS
+    on = " AND ".join(f'n."{c}" IS NOT DISTINCT FROM v."{c}"' for c in cols)  # axes may be null
+    select = ", ".join(
+        ("ru." if c in ("hw_key", "runner_class") else "r.")
+        + ('"collation"' if c == "collation" else c)
+        for c in cols
+    )
+    cur = con.execute(
+        f"""WITH n AS (SELECT DISTINCT {select} FROM results r JOIN runs ru USING (run_id)
+                       WHERE r.run_id IN ({_placeholders(run_ids)}))
+            SELECT v.* FROM verdicts v JOIN n ON {on} WHERE v.metric = ?""",
+        [*run_ids, METRIC],
+    )
+    names = [d[0] for d in cur.description]
+    rows = [dict(zip(names, r, strict=True)) for r in cur.fetchall()]
+    rows.sort(key=lambda v: (VERDICT_ORDER.get(v["verdict"], 9), v["workload"], v["threads"]))
+    return rows
+
+
+def markdown(
+    db: Path,
+    run_ids: Sequence[str],
+    *,
+    headline: str,
+    plan: dict[str, Any] | None = None,
+    chart: str | None = None,
+) -> str:
+    """The summary of one publish: headline, servers, shards, verdicts, chart."""
+    lines = ["## perftrack: nightly publish", "", headline, ""]
+    shards = plan_shards(plan) if plan else {}
+    if not run_ids and not shards:
+        return "\n".join([*lines, "No run records arrived.", ""])
+    per_server: list[tuple[Any, ...]] = []
+    seen: set[str] = set()
+    ok: set[str] = set()
+    verdicts: list[dict[str, Any]] = []
+    if run_ids:  # nothing arrived: the DB may not even exist yet
+        with store.open_db(db, write=False) as st:
+            per_server = _per_server(st.con, run_ids)
+            seen, ok = _cells_seen(st.con, run_ids)
+            verdicts = _verdicts(st.con, run_ids)
+    if per_server:
+        lines += ["| server | measured | failed | skipped |", "|---|--:|--:|--:|"]
+        lines += [f"| {_md(s)} | {o} | {f} | {k} |" for s, o, f, k in per_server]
+        lines.append("")
+    if shards:
+        lines += _shard_lines(shards, seen, ok)
+    lines += _verdict_lines(verdicts)
+    if chart:
+        lines += ["", f"![throughput trend]({chart})", ""]
+    return "\n".join(lines) + "\n"
+
+
+def _shard_lines(shards: dict[int, dict[str, Any]], seen: set[str], ok: set[str]) -> list[str]:
+    out = ["| shard | runner class | cells | with a result | state |", "|--:|---|--:|--:|---|"]
+    missing_cells = 0
+    for n in sorted(shards):
+        ids = shards[n]["cell_ids"]
+        arrived, good = len(ids & seen), len(ids & ok)
+        if not arrived:
+            state = "**missing**: no records arrived (shard failed or never started)"
+        elif good < len(ids):
+            state = f"{len(ids) - good} cell(s) without a result"
+        else:
+            state = "complete"
+        missing_cells += len(ids) - good
+        out.append(f"| {n} | {_md(shards[n]['runner_class'])} | {len(ids)} | {good} | {state} |")
+    out.append("")
+    if missing_cells:
+        out += [
+            f"{missing_cells} planned cell(s) have no result tonight: they are missing from "
+            "the DB and shown as gaps on the site, never as zero.",
+            "",
+        ]
+    return out
+
+
+def _verdict_lines(verdicts: list[dict[str, Any]]) -> list[str]:
+    if not verdicts:
+        return ["No verdicts for tonight's series yet (a series needs two versions).", ""]
+    out = [
+        "| workload | threads | collation | profile | runner | previous → server | "
+        "ratio | 95% CI | threshold | verdict |",
+        "|---|--:|---|---|---|---|--:|---|--:|---|",
+    ]
+    for v in verdicts[:MAX_VERDICT_ROWS]:
+        verdict = VERDICT_MARK.get(v["verdict"], v["verdict"])
+        if v.get("acknowledged"):
+            verdict += f" (acknowledged: {v['acknowledged']})"
+        out.append(
+            f"| {_md(v['workload'])} | {v['threads']} | {_md(v['collation'])} | "
+            f"{_md(v['profile'])} | {_md(v['runner_class'])} | "
+            f"{_md(v['base_server'])} → {_md(v['new_server'])} | {v['ratio']:.3f} | "
+            f"[{v['ci_low']:.3f}, {v['ci_high']:.3f}] | ±{v['threshold']:.1%} | {_md(verdict)} |"
+        )
+    if len(verdicts) > MAX_VERDICT_ROWS:
+        out.append(f"\n… and {len(verdicts) - MAX_VERDICT_ROWS} more on the site.")
+    out.append("")
+    return out
+
+
+def append(path: Path, text: str) -> None:
+    """Append to a summary file (GitHub's $GITHUB_STEP_SUMMARY is appended to, per step)."""
+    try:
+        with path.open("a", encoding="utf-8") as fh:
+            fh.write(text)
+    except OSError as exc:
+        raise ConfigError(f"{path}: cannot write the summary ({exc.strerror})") from None

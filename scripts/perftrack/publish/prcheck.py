@@ -1,0 +1,388 @@
+"""The PR check: which servers a catalog change adds, what to benchmark, and the verdicts.
+
+`diff` compares the catalog of a pull request's base (a git ref) with the working tree's
+and pairs every added server with its predecessor: the entry of the same product with
+the highest lower version, preferring the same provider (so ``mysql-9.1.0`` from docker
+is compared with ``mysql-8.4.3`` from docker, not with a Debian sid chroot).
+
+`pr_matrix` turns ``configs/matrices/pr.yaml`` into the matrix of those servers;
+`report` reads the PR run from a scratch DB and writes the markdown verdict table, a PNG
+chart and a JSON summary. A regression that ``configs/annotations.yaml`` acknowledges is
+shown but not counted.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from perftrack.analysis import annotations, compare
+from perftrack.core.errors import ConfigError, EnvironmentProblem
+from perftrack.planning import matrix
+from perftrack.servers import catalog, rules
+from perftrack.store import store
+
+GIT_REF_RE = re.compile(r"^(?!-)(?!.*\.\.)[A-Za-z0-9][A-Za-z0-9._/^~-]{0,199}\Z")
+PR_MATRIX = "pr"
+METRIC = "tps"
+MAX_PAIRS = 10  # a PR adding more servers than this is benchmarked in parts
+
+
+@dataclass(frozen=True)
+class Pair:
+    new: str
+    previous: str | None
+
+
+# --- diff ----------------------------------------------------------------------------------
+
+
+def base_catalog(ref: str, head_path: Path) -> catalog.Catalog:
+    """The catalog file at ``head_path`` as it was at git ``ref``."""
+    if not GIT_REF_RE.match(ref):
+        raise ConfigError(f"{ref!r} is not a git ref or commit: e.g. origin/main or a SHA")
+    repo = head_path.resolve().parent
+    try:
+        top = subprocess.run(
+            ["git", "-C", str(repo), "rev-parse", "--show-toplevel"],
+            capture_output=True,
+            text=True,
+            check=True,
+            timeout=60,
+        ).stdout.strip()
+        rel = head_path.resolve().relative_to(Path(top).resolve()).as_posix()
+        shown = subprocess.run(
+            ["git", "-C", top, "show", f"{ref}:{rel}"],
+            capture_output=True,
+            text=True,
+            check=False,
+            timeout=60,
+        )
+    except FileNotFoundError:
+        raise EnvironmentProblem("git not found on PATH: install git") from None
+    except subprocess.CalledProcessError:
+        raise ConfigError(f"{head_path} is not in a git checkout: cannot read {ref}") from None
+    except ValueError:
+        raise ConfigError(f"{head_path} is outside its git checkout") from None
+    if shown.returncode != 0:
+        reason = (shown.stderr.strip().splitlines() or ["unknown"])[-1]
+        raise ConfigError(
+            f"cannot read {rel} at {ref}: {reason} (fetch the base commit: "
+            "actions/checkout with fetch-depth: 0)"
+        )
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / catalog.CATALOG_FILENAME
+        path.write_text(shown.stdout, encoding="utf-8")
+        try:
+            return catalog.load(path)
+        except ConfigError as err:
+            raise ConfigError(f"the catalog at {ref} is invalid: {err}") from None
+
+
+def predecessor(head: catalog.Catalog, entry: catalog.Entry) -> str | None:
+    """The entry of the same product with the highest lower version (same provider first)."""
+    v = rules.parse_version(entry.version)
+    lower = [e for e in head if e.product == entry.product and rules.parse_version(e.version) < v]
+    same = [e for e in lower if e.provider == entry.provider]
+    pool = same or lower
+    if not pool:
+        return None
+    return max(pool, key=lambda e: rules.parse_version(e.version)).id
+
+
+def added_pairs(base: catalog.Catalog, head: catalog.Catalog) -> list[Pair]:
+    """Every server in ``head`` but not in ``base``, with its predecessor in ``head``."""
+    return [Pair(e.id, predecessor(head, e)) for e in head if e.id not in base]
+
+
+def pr_matrix(pairs: list[Pair], head: catalog.Catalog, name: str = PR_MATRIX) -> dict[str, Any]:
+    """The PR matrix (configs/matrices/pr.yaml) with the servers of the benchmarkable pairs."""
+    runnable = [p for p in pairs if p.previous is not None]
+    if len(runnable) > MAX_PAIRS:
+        raise ConfigError(
+            f"the PR adds {len(runnable)} servers with a predecessor; at most {MAX_PAIRS} are "
+            "benchmarked in one check: split the PR"
+        )
+    ids = {s for p in runnable for s in (p.new, p.previous) if s is not None}
+    ordered = sorted(
+        ids, key=lambda i: (head.get(i).product, rules.parse_version(head.get(i).version), i)
+    )
+    base = matrix.load(_matrix_path(name))
+    spec = base.to_dict()
+    spec["servers"] = ordered
+    spec["name"] = base.name
+    matrix.from_dict(spec, where=f"{name} matrix with the PR's servers")
+    return spec
+
+
+def _matrix_path(name: str) -> Path:
+    from perftrack.core import paths
+
+    return paths.matrix_path(name)
+
+
+def write_matrix(spec: dict[str, Any], out: Path) -> None:
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(
+        "# written by `perftrack tags diff`: the PR matrix with the PR's servers\n"
+        + yaml.safe_dump(spec, sort_keys=False),
+        encoding="utf-8",
+    )
+
+
+def pairs_json(pairs: list[Pair]) -> str:
+    return json.dumps([{"new": p.new, "previous": p.previous} for p in pairs])
+
+
+def read_pairs(path: Path) -> list[Pair]:
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as err:
+        raise ConfigError(f"cannot read the pairs file {path}: {err}") from None
+    if not isinstance(data, list):
+        raise ConfigError(f"{path}: expected a JSON list of {{new, previous}}")
+    pairs = []
+    for item in data:
+        new = item.get("new") if isinstance(item, dict) else None
+        prev = item.get("previous") if isinstance(item, dict) else None
+        ok = isinstance(new, str) and catalog.ID_RE.match(new)
+        ok = ok and (prev is None or (isinstance(prev, str) and catalog.ID_RE.match(prev)))
+        if not ok:
+            raise ConfigError(f"{path}: each item must be {{new: ID, previous: ID or null}}")
+        pairs.append(Pair(new, prev))
+    return pairs
+
+
+# --- report --------------------------------------------------------------------------------
+
+
+@dataclass
+class Line:
+    new: str
+    previous: str
+    group: dict[str, Any]
+    median_new: float
+    median_previous: float
+    ratio: float
+    ci_low: float
+    ci_high: float
+    p_value: float
+    threshold: float
+    verdict: str
+    acknowledged: str | None = None
+
+
+@dataclass
+class Report:
+    lines: list[Line] = field(default_factory=list)
+    not_run: list[str] = field(default_factory=list)  # servers without a predecessor / data
+
+    @property
+    def regressions(self) -> list[Line]:
+        return [x for x in self.lines if x.verdict == "regression" and not x.acknowledged]
+
+    @property
+    def acknowledged(self) -> list[Line]:
+        return [x for x in self.lines if x.verdict == "regression" and x.acknowledged]
+
+
+def run_ids(runs_dir: Path) -> list[str]:
+    if not runs_dir.is_dir():
+        raise ConfigError(f"{runs_dir}: no such directory of runs")
+    return sorted(p.name for p in runs_dir.iterdir() if (p / "records").is_dir())
+
+
+def build_report(
+    db: Path, runs: list[str], pairs: list[Pair], notes: list[annotations.Annotation]
+) -> Report:
+    """Every pair's verdicts from the PR's runs (interleaved repeats, same run only)."""
+    rep = Report()
+    if not any(p.previous for p in pairs):  # nothing was benchmarked: no DB needed
+        rep.not_run = [f"{p.new}: no earlier version of its product to compare with" for p in pairs]
+        return rep
+    with store.open_db(db, write=False) as st:
+        noise = compare.load_noise(st.con)
+        for pair in pairs:
+            if pair.previous is None:
+                rep.not_run.append(f"{pair.new}: no earlier version of its product to compare with")
+                continue
+            found = False
+            for rid in runs:
+                for t in compare.tables(
+                    st.con,
+                    metric=METRIC,
+                    run_id=rid,
+                    servers=[pair.previous, pair.new],
+                    noise=noise,
+                ):
+                    for row in t.rows:
+                        c = row.vs_previous
+                        if row.server_id != pair.new or row.previous != pair.previous or not c:
+                            continue
+                        subject = {**t.key, "base_server": pair.previous, "new_server": pair.new}
+                        rep.lines.append(
+                            Line(
+                                pair.new,
+                                pair.previous,
+                                dict(t.key),
+                                c.median_b,
+                                c.median_a,
+                                c.ratio,
+                                c.ci_low,
+                                c.ci_high,
+                                c.p_value,
+                                c.threshold,
+                                c.verdict,
+                                annotations.acknowledged(notes, subject),
+                            )
+                        )
+                        found = True
+            if not found:
+                rep.not_run.append(f"{pair.new} vs {pair.previous}: no comparable results")
+    return rep
+
+
+VERDICT_MARK = {"regression": "🔴", "improvement": "🟢", "unchanged": "⚪", "inconclusive": "🟡"}
+
+
+def _cell(text: str) -> str:
+    return text.replace("|", "\\|").replace("\n", " ")
+
+
+def markdown(rep: Report, chart_link: str | None = None) -> str:
+    unit = compare.METRICS[METRIC][2]
+    out = ["### perftrack: new versions vs their predecessors", ""]
+    if not rep.lines and not rep.not_run:
+        out.append("This change adds no servers to `configs/versions.yaml`: nothing to compare.")
+    if rep.lines:
+        out += [
+            f"| new | vs | workload | threads | collation | median new ({unit}) | ratio | "
+            "95% CI | p | threshold | verdict |",
+            "|---|---|---|--:|---|--:|--:|--:|--:|--:|---|",
+        ]
+        for x in rep.lines:
+            g = x.group
+            verdict = f"{VERDICT_MARK.get(x.verdict, '')} {x.verdict}"
+            if x.acknowledged:
+                verdict += f" (acknowledged: {x.acknowledged})"
+            out.append(
+                "| "
+                + " | ".join(
+                    _cell(str(v))
+                    for v in (
+                        x.new,
+                        x.previous,
+                        g["workload"],
+                        g["threads"],
+                        g["collation"],
+                        f"{x.median_new:.0f}",
+                        f"{x.ratio:.3f}",
+                        f"[{x.ci_low:.3f}, {x.ci_high:.3f}]",
+                        f"{x.p_value:.3f}",
+                        f"±{x.threshold:.1%}",
+                        verdict,
+                    )
+                )
+                + " |"
+            )
+        g = rep.lines[0].group
+        out += [
+            "",
+            f"Runner class `{g['runner_class']}` ({g['hw_key']}), {g['tables']}×"
+            f"{g['table_size']} rows, {g['duration_s']} s per cell, interleaved repeats; "
+            "ratio = new / previous median, thresholds from the measured A/A noise.",
+        ]
+    for note in rep.not_run:
+        out.append(f"- not compared: {note}")
+    out.append("")
+    n = len(rep.regressions)
+    if n:
+        out.append(
+            f"**Result: {n} unacknowledged regression(s)** — the check fails. "
+            "If the change is expected, acknowledge it in `configs/annotations.yaml`."
+        )
+    else:
+        acked = len(rep.acknowledged)
+        extra = f" ({acked} acknowledged)" if acked else ""
+        out.append(f"**Result: no unacknowledged regression**{extra}.")
+    if chart_link:
+        out += ["", f"Chart: {chart_link}"]
+    return "\n".join(out) + "\n"
+
+
+def summary_json(rep: Report) -> dict[str, Any]:
+    return {
+        "regressions": len(rep.regressions),
+        "acknowledged": len(rep.acknowledged),
+        "lines": [
+            {**x.__dict__, "group": {k: str(v) for k, v in x.group.items()}} for x in rep.lines
+        ],
+        "not_run": rep.not_run,
+    }
+
+
+def chart(rep: Report, out: Path) -> None:
+    """A PNG: ratio new/previous with its 95% interval per cell, coloured by verdict."""
+    if not rep.lines:
+        raise ConfigError("nothing to chart: the PR run has no comparable results")
+    try:
+        import vl_convert
+    except ImportError:
+        raise EnvironmentProblem(
+            "vl-convert-python is not installed: run `pip install -e .` in the checkout"
+        ) from None
+    rows = [
+        {
+            "pair": f"{x.new} vs {x.previous}",
+            "cell": f"{x.group['workload']} · {x.group['collation']} · {x.group['threads']} thr",
+            "ratio": x.ratio,
+            "lo": x.ci_low,
+            "hi": x.ci_high,
+            "verdict": x.verdict + (" (ack)" if x.acknowledged else ""),
+        }
+        for x in rep.lines
+    ]
+    spec = {
+        "$schema": "https://vega.github.io/schema/vega-lite/v5.json",
+        "data": {"values": rows},
+        "facet": {"row": {"field": "pair", "title": None}},
+        "spec": {
+            "width": 560,
+            "layer": [
+                {"mark": {"type": "rule", "strokeDash": [4, 4]}, "encoding": {"x": {"datum": 1}}},
+                {
+                    "mark": "rule",
+                    "encoding": {
+                        "y": {"field": "cell", "title": None},
+                        "x": {
+                            "field": "lo",
+                            "type": "quantitative",
+                            "title": "ratio new / previous (95% CI)",
+                            "scale": {"zero": False},
+                        },
+                        "x2": {"field": "hi"},
+                    },
+                },
+                {
+                    "mark": {"type": "point", "filled": True, "size": 80},
+                    "encoding": {
+                        "y": {"field": "cell"},
+                        "x": {"field": "ratio", "type": "quantitative"},
+                        "color": {"field": "verdict", "type": "nominal"},
+                    },
+                },
+            ],
+        },
+    }
+    png = vl_convert.vegalite_to_png(spec, scale=2.0)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    tmp = out.with_name(f".{out.name}.tmp")
+    tmp.write_bytes(png)
+    tmp.replace(out)

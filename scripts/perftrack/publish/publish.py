@@ -1,0 +1,268 @@
+"""`perftrack publish`: the nightly publish job, from records to a pushed DB commit.
+
+One call does what the workflow's single `publish` job needs, in this order:
+
+1. read and validate every run record that arrived (all shards' artifacts, merged); a
+   shard that failed or never started simply has no records: its cells stay missing in
+   the DB (no row, never a zero);
+2. ingest them into the DB file of a git work tree (idempotent by record id), recompute
+   the derived statistics (`detect`), close the DB (CHECKPOINT: no `.wal` beside it);
+3. commit the DB file and push the commit to the remote branch.
+
+A push can lose a race: another publish (or any commit) reached the branch first. The DB
+is a binary file, so the commits are never merged: on a rejected push the local commit is
+dropped, the branch is reset to the remote's (`git reset --keep`, which takes *their* DB
+file and leaves unrelated local changes alone), the same records are ingested again
+(ingest is idempotent, so the other night's rows stay and ours are added once), detect
+runs again, and a new commit is pushed. Bounded attempts; when exhausted, the error says
+what to do (the records are still in the artifacts: re-run the job).
+
+Credentials: with `GITHUB_TOKEN` in the environment and an `https://github.com/` remote,
+the token reaches git only through `GIT_CONFIG_*` environment variables of the git
+processes (an `http.extraheader`, as actions/checkout writes it), never a file on disk or
+a command line, so the checkout can use `persist-credentials: false`.
+"""
+
+from __future__ import annotations
+
+import base64
+import os
+import random
+import subprocess
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from perftrack.analysis import annotations
+from perftrack.analysis import detect as detect_mod
+from perftrack.core import paths, record, yamlfile
+from perftrack.core.errors import ConfigError, EnvironmentProblem
+from perftrack.store import store
+
+DEFAULT_ATTEMPTS = 5
+MAX_ATTEMPTS = 20
+# Between attempts: a short random pause, so two jobs that lost to each other do not
+# retry in lockstep. Bounded well under a minute in total at the default attempts.
+RETRY_PAUSE_S = (0.5, 3.0)
+GIT_TIMEOUT_S = 300.0  # a push of a few MB over a slow link; only guards a hang
+# What git prints when a push lost a race (rejected as non-fast-forward, or a concurrent
+# receive-pack held the ref lock); anything else (auth, network, hooks) is not retried.
+RACE_MARKERS = (
+    "[rejected]",
+    "non-fast-forward",
+    "fetch first",
+    "cannot lock ref",
+    "failed to lock",
+    "failed to update ref",
+    "stale info",
+    "incorrect old value",
+)
+BOT_NAME = "github-actions[bot]"
+BOT_EMAIL = "41898282+github-actions[bot]@users.noreply.github.com"
+GITHUB_HOST = "https://github.com/"
+MAX_MESSAGE_CHARS = 300
+
+
+class PushError(EnvironmentProblem):
+    """The DB commit could not be pushed (attempts exhausted, or git refused)."""
+
+
+@dataclass
+class Result:
+    records: int = 0  # record files read
+    added: int = 0  # new in the DB at the attempt that was pushed
+    run_ids: list[str] = field(default_factory=list)
+    commit: str | None = None  # the pushed (or, with push=False, local) commit
+    attempts: int = 0
+    pushed: bool = False
+
+
+def _one_line(text: str) -> str:
+    line = " ".join(text.split())
+    return line if len(line) <= MAX_MESSAGE_CHARS else line[: MAX_MESSAGE_CHARS - 1] + "…"
+
+
+class Git:
+    """git in one work tree, with optional token auth passed through the environment."""
+
+    def __init__(self, worktree: Path, token: str | None = None) -> None:
+        self.worktree = worktree
+        self.env = dict(os.environ)
+        for k in ("GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE"):
+            self.env.pop(k, None)
+        if token:
+            self._token_env(token)
+        if not self.config("user.email"):
+            for who in ("AUTHOR", "COMMITTER"):
+                self.env.setdefault(f"GIT_{who}_NAME", BOT_NAME)
+                self.env.setdefault(f"GIT_{who}_EMAIL", BOT_EMAIL)
+
+    def _token_env(self, token: str) -> None:
+        basic = base64.b64encode(f"x-access-token:{token}".encode()).decode()
+        n = int(self.env.get("GIT_CONFIG_COUNT", "0") or 0)
+        self.env[f"GIT_CONFIG_KEY_{n}"] = f"http.{GITHUB_HOST}.extraheader"
+        self.env[f"GIT_CONFIG_VALUE_{n}"] = f"AUTHORIZATION: basic {basic}"
+        self.env["GIT_CONFIG_COUNT"] = str(n + 1)
+
+    def run(self, *args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
+        try:
+            p = subprocess.run(
+                ["git", "-C", str(self.worktree), *args],
+                capture_output=True,
+                text=True,
+                env=self.env,
+                timeout=GIT_TIMEOUT_S,
+                check=False,
+            )
+        except FileNotFoundError:
+            raise EnvironmentProblem(
+                "git is not installed: install git (apt-get install git)"
+            ) from None
+        except subprocess.TimeoutExpired:
+            raise PushError(f"git {args[0]} did not finish in {GIT_TIMEOUT_S:.0f} s") from None
+        if check and p.returncode != 0:
+            raise PushError(f"git {' '.join(args)} failed: {_one_line(p.stderr or p.stdout)}")
+        return p
+
+    def out(self, *args: str) -> str:
+        return self.run(*args).stdout.strip()
+
+    def config(self, key: str) -> str:
+        return self.run("config", "--get", key, check=False).stdout.strip()
+
+
+def worktree_of(db: Path) -> tuple[Path, Path]:
+    """(git top-level directory, the DB's path relative to it); ConfigError if none."""
+    parent = db.resolve().parent
+    existing = next((d for d in (parent, *parent.parents) if d.is_dir()), Path("/"))
+    p = subprocess.run(
+        ["git", "-C", str(existing), "rev-parse", "--show-toplevel"],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    if p.returncode != 0:
+        raise ConfigError(f"{db} is not inside a git work tree: publish commits it there")
+    top = Path(p.stdout.strip()).resolve()
+    parent.mkdir(parents=True, exist_ok=True)  # a first publish into a fresh checkout
+    return top, db.resolve().relative_to(top)
+
+
+def read_records(sources: Sequence[Path]) -> tuple[list[store.PreparedRecord], list[str]]:
+    """Every record under `sources`, validated before anything is written; and run ids."""
+    missing = [str(s) for s in sources if not s.exists()]
+    if missing:
+        raise ConfigError(f"no such file or directory: {', '.join(missing)}")
+    prepared, run_ids = [], set()
+    for p in record.find(sources):
+        rec = record.read(p)
+        run_ids.add(rec["run_id"])
+        prepared.append(store.prepare(rec, str(p)))
+    return prepared, sorted(run_ids)
+
+
+def ingest_and_detect(db: Path, prepared: Sequence[store.PreparedRecord]) -> store.IngestResult:
+    """Ingest (idempotent) and recompute noise/verdicts/change points; closes with CHECKPOINT."""
+    cfg = paths.config_dir()
+    notes = annotations.load(cfg / "annotations.yaml")
+    runners = yamlfile.load(cfg / "runners.yaml") if (cfg / "runners.yaml").is_file() else {}
+    control = runners.get("control_server") if isinstance(runners, dict) else None
+    with store.open_db(db, write=True) as st:
+        res = st.ingest_prepared(prepared) if prepared else store.IngestResult(0, 0)
+        if res.added:
+            detect_mod.run(st.con, notes, control)
+    return res
+
+
+def _branch(git: Git, branch: str | None) -> str:
+    if branch:
+        return branch
+    p = git.run("symbolic-ref", "--quiet", "--short", "HEAD", check=False)
+    name = p.stdout.strip() or os.environ.get("GITHUB_REF_NAME", "")
+    if not name:
+        raise ConfigError("HEAD is detached: give the branch to push to with --branch")
+    return name
+
+
+def _is_race(stderr: str) -> bool:
+    return any(m in stderr for m in RACE_MARKERS)
+
+
+def default_message(run_ids: Sequence[str], added: int) -> str:
+    runs = ", ".join(run_ids[:5]) + (f" and {len(run_ids) - 5} more" if len(run_ids) > 5 else "")
+    return f"data: publish {added} result(s) from run(s) {runs or '(none)'}"
+
+
+def publish(
+    sources: Sequence[Path],
+    *,
+    db: Path = paths.DEFAULT_DB,
+    remote: str = "origin",
+    branch: str | None = None,
+    attempts: int = DEFAULT_ATTEMPTS,
+    push: bool = True,
+    message: str | None = None,
+    say: Callable[[str], None] = lambda _m: None,
+    pause: Callable[[float], None] = time.sleep,
+) -> Result:
+    """Ingest `sources` into `db`, detect, commit the DB and push (retrying lost races)."""
+    if not 1 <= attempts <= MAX_ATTEMPTS:
+        raise ConfigError(f"--attempts must be 1..{MAX_ATTEMPTS}, not {attempts}")
+    prepared, run_ids = read_records(sources)
+    top, rel = worktree_of(db)
+    git = Git(top, os.environ.get("GITHUB_TOKEN") or None)
+    target = _branch(git, branch) if push else ""
+    result = Result(records=len(prepared), run_ids=run_ids)
+    if not prepared:
+        say("no run records arrived (every shard failed or none ran): nothing to publish")
+        return result
+    say(f"{len(prepared)} record(s) from {len(run_ids)} run(s): {', '.join(run_ids)}")
+    for attempt in range(1, attempts + 1):
+        result.attempts = attempt
+        res = ingest_and_detect(db, prepared)
+        result.added = res.added
+        say(f"attempt {attempt}: {res.added} record(s) added, {res.already} already in {rel}")
+        git.run("add", "--", str(rel))
+        if git.run("diff", "--cached", "--quiet", "--", str(rel), check=False).returncode == 0:
+            say(f"{rel} unchanged: nothing to commit")
+            return result
+        git.run(
+            "commit", "--quiet", "-m", message or default_message(run_ids, res.added), "--",
+            str(rel),
+        )  # fmt: skip
+        result.commit = git.out("rev-parse", "HEAD")
+        if not push:
+            return result
+        p = git.run("push", "--porcelain", remote, f"HEAD:refs/heads/{target}", check=False)
+        if p.returncode == 0:
+            result.pushed = True
+            say(f"pushed {result.commit[:12]} to {remote} {target}")
+            return result
+        detail = _one_line(p.stderr or p.stdout)
+        if not _is_race(p.stderr + p.stdout):
+            raise PushError(f"git push to {remote} {target} failed: {detail}")
+        if attempt == attempts:
+            raise PushError(
+                f"git push to {remote} {target} lost the race {attempts} times ({detail}); "
+                "nothing was published: re-run the publish job (the records are in the "
+                "run's artifacts) or `perftrack publish` with more --attempts"
+            )
+        say(f"attempt {attempt}: push rejected ({detail}); taking the remote's DB and retrying")
+        git.run("fetch", "--quiet", remote, f"refs/heads/{target}")
+        git.run("reset", "--quiet", "--keep", "FETCH_HEAD")
+        pause(random.uniform(*RETRY_PAUSE_S))
+    raise AssertionError("unreachable")  # pragma: no cover
+
+
+__all__ = [
+    "DEFAULT_ATTEMPTS",
+    "Git",
+    "PushError",
+    "Result",
+    "default_message",
+    "ingest_and_detect",
+    "publish",
+    "read_records",
+    "worktree_of",
+]

@@ -1,0 +1,222 @@
+"""`perftrack site build`: write the static site (pages, specs, data, vendored JS).
+
+The output is self-contained: it opens from `file://` and from any static server, and
+loads nothing from outside its own directory (each page's Content-Security-Policy says
+so). Nothing in the HTML comes from the DB: pages are fixed templates, and the data files
+are JSON assigned to a global, rendered by site/assets/app.js with textContent only.
+
+The site is written to a temporary directory beside `--out` and renamed into place, so
+a failed build leaves the previous site untouched and never a half-written one.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import os
+import shutil
+import string
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from perftrack.analysis import annotations as ann
+from perftrack.core.errors import ConfigError
+from perftrack.publish.site import columns, export, source
+from perftrack.publish.site import studies as study_files
+from perftrack.store import store
+
+MARKER = ".perftrack-site"  # identifies a directory this command wrote (safe to replace)
+DEFAULT_OUT = Path("build/site")
+# Tabular data sets (lists of rows) written as data/NAME.js (encoded) and data/csv/NAME.csv.
+TABLES = (
+    "verdicts",
+    "summary",
+    "charset",
+    "history",
+    "hardware_changes",
+    "annotations",
+    "runs",
+    "cost",
+)
+
+
+@dataclass
+class BuildResult:
+    out: Path
+    pages: list[str] = field(default_factory=list)
+    bytes_total: int = 0
+    data_bytes: dict[str, int] = field(default_factory=dict)
+    empty: bool = False
+
+
+def _check_out(out: Path, root: Path) -> None:
+    o, r = out.resolve(), root.resolve()
+    if o == r or r in o.parents or o in r.parents:
+        raise ConfigError(f"--out {out} overlaps the site sources {root}: choose another directory")
+    if out.exists() and not out.is_dir():
+        raise ConfigError(f"--out {out} is a file: choose a directory")
+    if out.is_dir() and any(out.iterdir()) and not (out / MARKER).is_file():
+        raise ConfigError(
+            f"--out {out} is not empty and was not written by `perftrack site build`: "
+            "choose another directory or empty it"
+        )
+
+
+def _nav(current: str) -> str:
+    links = []
+    for p in source.PAGES:
+        if p.nav:
+            cur = ' aria-current="page"' if p.name == current else ""
+            links.append(f'<a href="{p.name}.html" data-page="{p.name}"{cur}>{p.title}</a>')
+    return "\n      ".join(links)
+
+
+def _scripts(page: source.Page, study: str | None) -> str:
+    srcs = []
+    if page.specs:
+        srcs += [f"vendor/{v}" for v in source.VENDOR_FILES]
+        srcs += [f"specs/{s}.js" for s in page.specs]
+    srcs += [f"data/{d}.js" for d in page.data]
+    srcs.append(page.script)
+    return "\n  ".join(f'<script src="{s}"></script>' for s in srcs)
+
+
+def _render(root: Path, page: source.Page, study: str | None = None) -> str:
+    layout = string.Template((root / "templates" / "page.html").read_text(encoding="utf-8"))
+    body = (root / "templates" / f"{page.name}.html").read_text(encoding="utf-8")
+    return layout.substitute(
+        title=page.title,
+        csp=page.csp,
+        page=page.name,
+        study=study or "",
+        nav=_nav("studies" if study else page.name),
+        body=body,
+        scripts=_scripts(page, study),
+    )
+
+
+FORMULA_START = ("=", "+", "-", "@", "\t", "\r")  # a spreadsheet would run such a cell
+
+
+def _csv_cell(value: Any) -> Any:
+    if isinstance(value, str) and value.startswith(FORMULA_START):
+        return "'" + value
+    return value
+
+
+def _csv(rows: list[dict[str, Any]]) -> str:
+    buf = io.StringIO()
+    if rows:
+        w = csv.DictWriter(buf, fieldnames=list(rows[0]), lineterminator="\n")
+        w.writeheader()
+        w.writerows({k: _csv_cell(v) for k, v in r.items()} for r in rows)
+    return buf.getvalue()
+
+
+def build(
+    db: Path,
+    out: Path = DEFAULT_OUT,
+    *,
+    annotations_path: Path | None = None,
+    studies_dir: Path | None = None,
+    progress: Callable[[str], None] | None = None,
+) -> BuildResult:
+    say = progress or (lambda _m: None)
+    root = source.site_dir()
+    source.verify_vendor(root)
+    _check_out(out, root)
+    notes = ann.load(annotations_path) if annotations_path else []
+    studies = study_files.load_all(studies_dir)
+    from perftrack.publish.site import parquet  # the SQL page's tables (sql.html)
+
+    tmp = out.parent / f".{out.name}.building-{os.getpid()}"
+    shutil.rmtree(tmp, ignore_errors=True)
+    try:
+        with store.open_db(db, write=False) as st:  # one snapshot for the charts and the SQL
+            data = export.export(st.con, notes)
+            parquet.export(st.con, tmp)
+        say(
+            f"exported {len(data.verdicts)} verdicts, {len(data.summary)} summary rows, "
+            f"{len(data.history)} history points, {len(data.runs)} runs"
+        )
+        result = _write(tmp, root, data, studies)
+        old = out.parent / f".{out.name}.old-{os.getpid()}"
+        if out.exists():
+            out.rename(old)
+        tmp.rename(out)
+        shutil.rmtree(old, ignore_errors=True)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+    result.out = out
+    return result
+
+
+def _write(
+    tmp: Path, root: Path, data: export.SiteData, studies: list[study_files.Study]
+) -> BuildResult:
+    res = BuildResult(out=tmp, empty=bool(data.meta.get("empty")))
+    shutil.copytree(root / "assets", tmp / "assets")
+    (tmp / "vendor").mkdir()
+    for name in (*source.VENDOR_FILES, *source.SQL_VENDOR_FILES, "SHA256SUMS", "VERSIONS"):
+        shutil.copy2(root / "vendor" / name, tmp / "vendor" / name)
+    for lic in (root / "vendor").glob("LICENSE-*"):
+        shutil.copy2(lic, tmp / "vendor" / lic.name)
+    (tmp / "specs").mkdir()
+    for chart in source.CHARTS:
+        spec = source.spec(root, chart)
+        (tmp / "specs" / f"{chart}{source.SPEC_SUFFIX}").write_text(
+            json.dumps(spec, indent=1) + "\n", encoding="utf-8"
+        )
+        js = f"(window.PERFTRACK_SPECS=window.PERFTRACK_SPECS||{{}})[{columns.script_json(chart)}]"
+        (tmp / "specs" / f"{chart}.js").write_text(
+            f"{js}={columns.script_json(spec)};\n", encoding="ascii"
+        )
+    data_dir = tmp / "data"
+    sets: dict[str, Any] = {name: getattr(data, name) for name in TABLES}
+    sets["change_points"] = data.change_points
+    study_sets = [
+        {
+            "name": s.name,
+            "title": s.title,
+            "stand_in": s.stand_in,
+            "rows": study_files.rows(s, data.summary),
+        }
+        for s in studies
+    ]
+    res.data_bytes["meta"] = columns.write_data_file(data_dir / "meta.js", "meta", data.meta)
+    res.data_bytes["studies"] = columns.write_data_file(
+        data_dir / "studies.js", "studies", study_sets
+    )
+    for name, rows in sets.items():
+        res.data_bytes[name] = columns.write_data_file(
+            data_dir / f"{name}.js", name, columns.encode(rows)
+        )
+        (data_dir / "csv").mkdir(exist_ok=True)
+        (data_dir / "csv" / f"{name}.csv").write_text(_csv(rows), encoding="utf-8")
+    for key, detail in data.run_details.items():
+        columns.write_data_file(data_dir / "runs" / f"{key}.js", f"run:{key}", detail)
+    for page in source.PAGES:
+        (tmp / f"{page.name}.html").write_text(_render(root, page), encoding="utf-8")
+        res.pages.append(f"{page.name}.html")
+    for s in studies:
+        name = f"study-{s.name}.html"
+        (tmp / name).write_text(_render(root, source.STUDY_PAGE, s.name), encoding="utf-8")
+        res.pages.append(name)
+    (tmp / MARKER).write_text(
+        json.dumps({"generated_at": data.meta["generated_at"]}) + "\n", encoding="utf-8"
+    )
+    res.bytes_total = sum(p.stat().st_size for p in tmp.rglob("*") if p.is_file())
+    return res
+
+
+def page_bytes(site: Path, page: str) -> int:
+    """Bytes a browser loads for one page of a built site: the HTML and what it references."""
+    import re
+
+    html = (site / f"{page}.html").read_text(encoding="utf-8")
+    refs = re.findall(r'(?:src|href)="([^"#?:]+\.(?:js|css))"', html)
+    return len(html.encode()) + sum((site / r).stat().st_size for r in set(refs))

@@ -1,0 +1,583 @@
+"""The site's data: compact per-page data sets exported from the results DB (read-only).
+
+Every page reads a few named data sets (see `PAGE_DATA` in build.py); each is a list of
+flat rows, encoded by `columns.encode`. All are derived from the DB and the config files
+at build time: nothing is written per version by hand.
+
+Which results each data set uses:
+- `summary` (trend, thread scaling, studies) and `charset`: per comparison group
+  (compare.GROUP_COLS) and server, the newest run that measured it, on the runner class's
+  current hardware — the present picture, with its repeats interleaved in one run.
+- `verdicts` (overview, heatmap): verdicts.latest.
+- `history`: every run (night), all hardware; a hardware change starts a new segment.
+- `runs` and one detail file per run.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import itertools
+import json
+from collections import defaultdict
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+from scipy import stats as sps
+
+from perftrack import __version__
+from perftrack.analysis import stats
+from perftrack.analysis.annotations import Annotation
+from perftrack.publish.site import cost, verdicts
+from perftrack.publish.site.series import AXES, GROUP
+from perftrack.servers import rules
+
+CONFIDENCE = stats.CONFIDENCE  # the bands' coverage, the same as the verdicts' intervals
+# A failed cell's error-log tail is cut to this many characters on the run page: enough
+# for the last dozen lines a person reads; the full tail stays in the DB and the record.
+MAX_LOG_CHARS = 4000
+# Variable values longer than this are cut in the diff table (some hold long path lists).
+MAX_VALUE_CHARS = 300
+BASELINE_CHARSET = "latin1"  # the charset impact page's reference (article 000's tables)
+# Preferred latin1 collation when a group measured more than one: the server default.
+BASELINE_COLLATION = "latin1_swedish_ci"
+
+
+_OK = """
+    SELECT ru.runner_class, ru.hw_key, ru.first_started_at AS run_at, r.run_id,
+           r.profile, r.tables, r.table_size, r.duration_s, r.connection,
+           r.engine, r.isolation, r.durability, r.handshake, r.dataset_size, r.phase,
+           r.workload, r.threads, r.charset, r."collation" AS coll,
+           r.server_key, s.server_id AS server, r.tps, r.latency_pct_ms
+    FROM results r JOIN runs ru USING (run_id) JOIN servers s USING (server_key)
+    WHERE r.status = 'ok' AND r.tps IS NOT NULL"""
+
+
+def dataset_label(
+    tables: Any, table_size: Any, duration_s: Any, connection: Any, *axes: Any
+) -> str:
+    """The data set, run length and axes of a cell, e.g. "8×100,000 rows · 60 s · tcp"
+    or "1×1,000 rows · 60 s · tcp · MyISAM · strict" (axes only when set)."""
+    parts = [f"{tables}×{int(table_size):,} rows", f"{duration_s} s", str(connection)]
+    return " · ".join(parts + [str(a) for a in axes if a])
+
+
+def axis_label(axis: str, value: Any) -> str | None:
+    """An axis value as the dataset label shows it ("handshake skip": "skip" alone is vague)."""
+    if value is None:
+        return None
+    return f"handshake {value}" if axis == "handshake" else str(value)
+
+
+def median_interval(values: list[float]) -> tuple[float, float] | None:
+    """Distribution-free interval for the median from order statistics.
+
+    [x(k), x(n-k+1)] with the largest k whose binomial tail P(B <= k-1), B ~ Bin(n, 1/2),
+    is at most (1 - CONFIDENCE)/2. Below 6 values no k reaches 95% and the interval is
+    min..max (coverage 1 - 2^(1-n): 94% at n = 5). Cheap at any n, unlike a bootstrap.
+    """
+    x = sorted(values)
+    n = len(x)
+    if n == 0:
+        return None
+    tail = (1 - CONFIDENCE) / 2
+    k = 1
+    while k + 1 <= (n + 1) // 2 and sps.binom.cdf(k, n, 0.5) <= tail:
+        k += 1
+    return x[k - 1], x[n - k]
+
+
+def version_sort_key(product: str, version: str, server: str) -> tuple[Any, ...]:
+    try:
+        v: tuple[Any, ...] = rules.parse_version(version)
+    except Exception:  # a version string perftrack cannot parse sorts last, by name
+        v = (float("inf"),)
+    return (product, v, server)
+
+
+@dataclass
+class SiteData:
+    meta: dict[str, Any]
+    verdicts: list[dict[str, Any]] = field(default_factory=list)
+    summary: list[dict[str, Any]] = field(default_factory=list)
+    charset: list[dict[str, Any]] = field(default_factory=list)
+    history: list[dict[str, Any]] = field(default_factory=list)
+    hardware_changes: list[dict[str, Any]] = field(default_factory=list)
+    change_points: list[dict[str, Any]] = field(default_factory=list)
+    annotations: list[dict[str, Any]] = field(default_factory=list)
+    runs: list[dict[str, Any]] = field(default_factory=list)
+    run_details: dict[str, dict[str, Any]] = field(default_factory=dict)
+    studies: list[dict[str, Any]] = field(default_factory=list)
+    cost: list[dict[str, Any]] = field(default_factory=list)  # site/cost.py
+
+
+class Exporter:
+    """Reads one open DB connection; each method returns one data set."""
+
+    def __init__(self, con: Any, notes: list[Annotation]) -> None:
+        self.con = con
+        self.notes = notes
+        self.servers = self._servers()
+        self.order = {s["server"]: i for i, s in enumerate(self.servers)}
+        self.current_hw = dict(
+            con.execute(
+                "SELECT runner_class, arg_max(hw_key, first_started_at) FROM runs "
+                "GROUP BY runner_class"
+            ).fetchall()
+        )
+        self.verdicts_origin = "none"
+        self.charset_of = dict(
+            con.execute('SELECT DISTINCT "collation", charset FROM results').fetchall()
+        )
+
+    def _rows(self, sql: str, params: list[Any] | None = None) -> list[dict[str, Any]]:
+        cur = self.con.execute(sql, params or [])
+        names = [d[0] for d in cur.description]
+        return [dict(zip(names, r, strict=True)) for r in cur.fetchall()]
+
+    def _servers(self) -> list[dict[str, Any]]:
+        rows = self._rows(
+            """SELECT s.server_id AS server, any_value(s.product) AS product,
+                      any_value(s.version) AS version,
+                      arg_max(s.version_string, r.started_at) AS version_string,
+                      any_value(s.stand_in) AS stand_in, count(r.record_id) AS results
+               FROM servers s LEFT JOIN results r USING (server_key)
+               GROUP BY s.server_id"""
+        )
+        rows.sort(key=lambda s: version_sort_key(s["product"], s["version"], s["server"]))
+        return rows
+
+    def describe(self, d: dict[str, Any]) -> dict[str, Any]:
+        """The common fields of a series row, from a group dict (compare's or ours)."""
+        coll = d.get("coll", d.get("collation"))
+        return {
+            "runner_class": d["runner_class"],
+            "hw_key": d["hw_key"],
+            "profile": d["profile"],
+            "dataset": dataset_label(
+                d["tables"],
+                d["table_size"],
+                d["duration_s"],
+                d["connection"],
+                *(axis_label(a, d.get(a)) for a in AXES),
+            ),
+            "workload": d["workload"],
+            "threads": d["threads"],
+            "charset": self.charset_of.get(coll),
+            "collation": coll,
+        }
+
+    # --- verdicts / summary / charset ------------------------------------------------
+
+    def verdicts(self) -> list[dict[str, Any]]:
+        rows, self.verdicts_origin = verdicts.latest(
+            self.con, self.notes, self.current_hw, self.describe
+        )
+        for r in rows:
+            r["vorder"] = self.order.get(r["server"], -1)
+        return rows
+
+    def change_points(self) -> list[dict[str, Any]]:
+        """Change points `perftrack detect` stored (none until it has run on ≥ 8 nights)."""
+        rows = self._rows(
+            """SELECT *, "collation" AS coll FROM change_points WHERE metric = ?
+                ORDER BY at_time""",
+            [verdicts.METRIC],
+        )
+        return [
+            {
+                **self.describe(r),
+                "server": r["server_id"],
+                "at": _iso(r["at_time"]),
+                "run_id": r["run_id"],
+                "before": r["before_value"],
+                "after": r["after_value"],
+                "rel_change": r["rel_change"],
+                "p_value": r["p_value"],
+                "environment": bool(r["environment"]),
+                "control": bool(r["is_control"]),
+                "acknowledged": r["acknowledged"],
+            }
+            for r in rows
+        ]
+
+    def annotations(self) -> list[dict[str, Any]]:
+        """configs/annotations.yaml entries, flat: dated ones are drawn on the history."""
+        out = []
+        for a in self.notes:
+            m = a.match
+            pair = m.get("servers")
+            out.append(
+                {
+                    "date": a.date,
+                    "reason": a.reason,
+                    "link": a.link,
+                    "server": m.get("server") or (pair[1] if pair else None),
+                    "previous": pair[0] if pair else None,
+                    **{k: m.get(k) for k in ("workload", "collation", "threads", "profile")},
+                    "runner_class": m.get("runner_class"),
+                }
+            )
+        return out
+
+    def newest(self) -> list[dict[str, Any]]:
+        """Per group and server: the newest run's repeats (current hardware only)."""
+        g = ", ".join(GROUP)
+        rows = self._rows(
+            f"""
+            WITH ok AS ({_OK}),
+            marked AS (SELECT *, max(run_at) OVER (PARTITION BY {g}, server) AS newest_at
+                       FROM ok)
+            SELECT {g}, server, run_id, any_value(run_at) AS run_at,
+                   list(tps ORDER BY tps) AS tps, list(latency_pct_ms) AS p95
+            FROM marked WHERE run_at = newest_at
+            GROUP BY {g}, server, run_id"""
+        )
+        return [r for r in rows if self.current_hw.get(r["runner_class"]) == r["hw_key"]]
+
+    def summary(self, newest: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        out = []
+        for r in newest:
+            values = [float(v) for v in r["tps"]]
+            lo, hi = median_interval(values) or (None, None)
+            p95 = [float(v) for v in r["p95"] if v is not None]
+            out.append(
+                {
+                    **self.describe(r),
+                    "server": r["server"],
+                    "vorder": self.order.get(r["server"], -1),
+                    "n": len(values),
+                    "tps": float(np.median(values)),
+                    "tps_low": lo,
+                    "tps_high": hi,
+                    "p95_ms": float(np.median(p95)) if p95 else None,
+                    "run_id": r["run_id"],
+                }
+            )
+        out.sort(key=lambda r: (r["workload"], r["collation"], r["threads"], r["vorder"]))
+        return out
+
+    def charset(self, newest: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        """Each collation's throughput ratio to the latin1 one, same server and cell."""
+        by_cell: dict[tuple[Any, ...], dict[str, dict[str, Any]]] = defaultdict(dict)
+        for r in newest:
+            key = (*(r[k] for k in GROUP if k != "coll"), r["server"])
+            by_cell[key][r["coll"]] = r
+        out = []
+        for cells in by_cell.values():
+            bases = [c for c in cells if self.charset_of.get(c) == BASELINE_CHARSET]
+            if not bases:
+                continue
+            base = BASELINE_COLLATION if BASELINE_COLLATION in bases else sorted(bases)[0]
+            for coll, r in sorted(cells.items()):
+                if coll == base:
+                    continue
+                c = stats.compare(cells[base]["tps"], r["tps"])
+                if c is None:
+                    continue
+                out.append(
+                    {
+                        **self.describe(r),
+                        "server": r["server"],
+                        "vorder": self.order.get(r["server"], -1),
+                        "baseline": base,
+                        "n": c.n_b,
+                        "n_baseline": c.n_a,
+                        "ratio": c.ratio,
+                        "ci_low": c.ci_low,
+                        "ci_high": c.ci_high,
+                        "p_value": c.p_value,
+                        "verdict": c.verdict,
+                    }
+                )
+        out.sort(key=lambda r: (r["workload"], r["threads"], r["collation"], r["vorder"]))
+        return out
+
+    # --- history ---------------------------------------------------------------------
+
+    def history(self) -> list[dict[str, Any]]:
+        g = ", ".join(GROUP)
+        rows = self._rows(
+            f"""
+            WITH ok AS ({_OK})
+            SELECT {g}, server, run_id, any_value(run_at) AS run_at, count(*) AS n,
+                   median(tps) AS tps, min(tps) AS tps_min, max(tps) AS tps_max
+            FROM ok GROUP BY {g}, server, run_id ORDER BY run_at, run_id"""
+        )
+        return [
+            {
+                **self.describe(r),
+                "server": r["server"],
+                "vorder": self.order.get(r["server"], -1),
+                "at": _iso(r["run_at"]),
+                "run_id": r["run_id"],
+                "n": r["n"],
+                "tps": r["tps"],
+                "tps_min": r["tps_min"],
+                "tps_max": r["tps_max"],
+            }
+            for r in rows
+        ]
+
+    def hardware_changes(self) -> list[dict[str, Any]]:
+        """Where a runner class's hardware key changed: series are never joined across."""
+        out = []
+        last: dict[str, str] = {}
+        for rc, hw, at, cpu in self.con.execute(
+            "SELECT ru.runner_class, ru.hw_key, ru.first_started_at, h.cpu_model "
+            "FROM runs ru LEFT JOIN hardware h USING (hw_key) ORDER BY ru.first_started_at"
+        ).fetchall():
+            if rc in last and last[rc] != hw:
+                out.append(
+                    {
+                        "runner_class": rc,
+                        "at": _iso(at),
+                        "from_hw": last[rc],
+                        "hw_key": hw,
+                        "cpu_model": cpu,
+                    }
+                )
+            last[rc] = hw
+        return out
+
+    # --- runs ------------------------------------------------------------------------
+
+    def runs(self) -> list[dict[str, Any]]:
+        rows = self._rows(
+            """SELECT ru.run_id, ru.runner_class, ru.hw_key, h.cpu_model, h.cores, h.mem_gib,
+                      h.kernel, ru.first_started_at, ru.last_finished_at, ru.perftrack_version,
+                      count(*) FILTER (WHERE r.status = 'ok') AS ok,
+                      count(*) FILTER (WHERE r.status = 'failed') AS failed,
+                      count(*) FILTER (WHERE r.status = 'skipped') AS skipped
+               FROM runs ru LEFT JOIN hardware h USING (hw_key)
+                    LEFT JOIN results r USING (run_id)
+               GROUP BY ALL ORDER BY ru.first_started_at DESC, ru.run_id"""
+        )
+        for i, r in enumerate(rows):
+            r["file"] = f"r{len(rows) - i:05d}"  # a safe file name, oldest run = r00001
+            r["started_at"] = _iso(r.pop("first_started_at"))
+            r["finished_at"] = _iso(r.pop("last_finished_at"))
+        return rows
+
+    def _by_run(self, sql: str) -> dict[str, list[dict[str, Any]]]:
+        """One query over every run, split by run_id (one query per run is ~50x slower)."""
+        out: dict[str, list[dict[str, Any]]] = defaultdict(list)
+        for r in self._rows(sql):
+            out[r.pop("run_id")].append(r)
+        return out
+
+    def run_details(self, runs: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
+        """Per run (keyed by its file name): servers, cells, effective settings,
+        failures and the variable diffs between its consecutive versions."""
+        servers = self._by_run(
+            """SELECT r.run_id, s.server_id AS server, s.product, s.version, s.version_string,
+                      s.provider, s.stand_in, s.source_sha256, count(*) AS results
+               FROM results r JOIN servers s USING (server_key) GROUP BY ALL"""
+        )
+        cells = self._by_run(
+            """SELECT r.run_id, s.server_id AS server, r.workload, r.threads, r.charset,
+                      r."collation" AS collation, r.profile, r.tables, r.table_size,
+                      r.duration_s, r.connection,
+                      r.engine, r.isolation, r.durability,
+                      r.handshake, r.dataset_size, r.phase,
+                      count(*) AS n,
+                      count(*) FILTER (WHERE r.status = 'ok') AS ok,
+                      median(r.tps) AS tps, median(r.latency_pct_ms) AS p95_ms
+               FROM results r JOIN servers s USING (server_key)
+               GROUP BY ALL ORDER BY ALL"""
+        )
+        effective = self._by_run(
+            """SELECT r.run_id, s.server_id AS server, r."collation" AS collation, r.profile,
+                      any_value(r.effective) AS effective
+               FROM results r JOIN servers s USING (server_key)
+               WHERE r.effective IS NOT NULL GROUP BY ALL ORDER BY ALL"""
+        )
+        failures = self._by_run(
+            """SELECT r.run_id, r.record_id, r.status, s.server_id AS server, r.workload,
+                      r.threads, r."collation" AS collation, r.reason, r.error_log_tail
+               FROM results r JOIN servers s USING (server_key)
+               WHERE r.status <> 'ok' ORDER BY r.record_id"""
+        )
+        varsets = self._by_run(
+            """SELECT r.run_id, s.server_id AS server, r.profile, r."collation" AS collation,
+                      any_value(r.varset_hash) AS varset
+               FROM results r JOIN servers s USING (server_key)
+               WHERE r.varset_hash IS NOT NULL GROUP BY ALL"""
+        )
+        cache: dict[tuple[str, str], list[tuple[str, str | None, str | None, str]]] = {}
+        out = {}
+        for run in runs:
+            rid = run["run_id"]
+            srv = sorted(servers.get(rid, []), key=lambda x: self.order.get(x["server"], -1))
+            run_cells = cells.get(rid, [])
+            for c in run_cells:
+                c["dataset"] = dataset_label(
+                    c.pop("tables"),
+                    c.pop("table_size"),
+                    c.pop("duration_s"),
+                    c.pop("connection"),
+                    *(axis_label(a, c.pop(a)) for a in AXES),
+                )
+            fails = failures.get(rid, [])
+            for f in fails:
+                tail = f["error_log_tail"]
+                f["error_log_tail"] = tail[-MAX_LOG_CHARS:] if tail else None
+            out[run["file"]] = {
+                "run": run,
+                "servers": srv,
+                "cells": run_cells,
+                "effective": _settings(effective.get(rid, [])),
+                "failures": fails,
+                "variable_diffs": self._variable_diffs(varsets.get(rid, []), cache),
+            }
+        return out
+
+    def _variable_diffs(
+        self, sets: list[dict[str, Any]], cache: dict[Any, Any]
+    ) -> list[dict[str, Any]]:
+        """SHOW GLOBAL VARIABLES differences between consecutive versions of one run."""
+        by_config: dict[tuple[Any, Any], list[dict[str, Any]]] = defaultdict(list)
+        for s in sets:
+            by_config[(s["profile"], s["collation"])].append(s)
+        out = []
+        for (profile, coll), items in sorted(by_config.items(), key=lambda kv: str(kv[0])):
+            items.sort(key=lambda s: self.order.get(s["server"], -1))
+            for a, b in itertools.pairwise(items):
+                key = (a["varset"], b["varset"])
+                if key not in cache:
+                    cache[key] = self._diff(*key)
+                for name, va, vb, change in cache[key]:
+                    out.append(
+                        {
+                            "profile": profile,
+                            "collation": coll,
+                            "previous": a["server"],
+                            "server": b["server"],
+                            "name": name,
+                            "change": change,
+                            "previous_value": va,
+                            "value": vb,
+                        }
+                    )
+        return out
+
+    def _diff(self, a: str, b: str) -> list[tuple[str, str | None, str | None, str]]:
+        if a == b:
+            return []
+        rows = self.con.execute(
+            """SELECT coalesce(x.name, y.name) AS name, x.value, y.value,
+                      x.name IS NULL AS only_b, y.name IS NULL AS only_a
+               FROM (SELECT name, value FROM server_variables WHERE varset_hash = ?) x
+               FULL OUTER JOIN (SELECT name, value FROM server_variables WHERE varset_hash = ?) y
+               USING (name)
+               WHERE x.name IS NULL OR y.name IS NULL OR x.value IS DISTINCT FROM y.value
+               ORDER BY 1""",
+            [a, b],
+        ).fetchall()
+        return [
+            (name, _cut(va), _cut(vb), "added" if only_b else "removed" if only_a else "changed")
+            for name, va, vb, only_b, only_a in rows
+        ]
+
+    # --- meta ------------------------------------------------------------------------
+
+    def meta(self) -> dict[str, Any]:
+        counts = dict(
+            self.con.execute("SELECT status, count(*) FROM results GROUP BY status").fetchall()
+        )
+        first, last = self.con.execute(
+            "SELECT min(started_at), max(finished_at) FROM results"
+        ).fetchone() or (None, None)
+        hardware = self._rows("SELECT * FROM hardware ORDER BY hw_key")
+        return {
+            "generated_at": dt.datetime.now(dt.UTC).replace(microsecond=0).isoformat(),
+            "perftrack_version": __version__,
+            "results": counts,
+            "empty": not counts.get("ok"),
+            "first_result_at": _iso(first),
+            "last_result_at": _iso(last),
+            "servers": self.servers,
+            "hardware": hardware,
+            "current_hardware": [
+                {"runner_class": k, "hw_key": v} for k, v in sorted(self.current_hw.items())
+            ],
+            "confidence": CONFIDENCE,
+            "threshold": stats.MIN_EFFECT,
+        }
+
+
+def _iso(value: Any) -> str | None:
+    """ISO text; the DB's naive timestamps are UTC (docs/schema.md), so they get a Z."""
+    if value is None:
+        return None
+    if isinstance(value, dt.datetime) and value.tzinfo is None:
+        return value.isoformat() + "Z"
+    return value.isoformat() if hasattr(value, "isoformat") else str(value)
+
+
+def _settings(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Effective settings (the record's `effective` JSON), one row per setting."""
+    out = []
+    for e in rows:
+        settings = json.loads(e["effective"]) if isinstance(e["effective"], str) else {}
+        for name, value in sorted(settings.items()):
+            out.append(
+                {
+                    "server": e["server"],
+                    "collation": e["collation"],
+                    "profile": e["profile"],
+                    "name": name,
+                    "value": None if value is None else str(value),
+                }
+            )
+    return out
+
+
+def _cut(value: str | None) -> str | None:
+    if value is None or len(value) <= MAX_VALUE_CHARS:
+        return value
+    return value[: MAX_VALUE_CHARS - 1] + "…"
+
+
+def cost_rows(ex: Exporter) -> list[dict[str, Any]]:
+    return cost.rows(ex)
+
+
+def export(con: Any, notes: list[Annotation]) -> SiteData:
+    """Every data set of the site from one open (read-only) DB connection."""
+    ex = Exporter(con, notes)
+    newest = ex.newest()
+    data = SiteData(meta=ex.meta())
+    data.verdicts = ex.verdicts()
+    data.summary = ex.summary(newest)
+    data.charset = ex.charset(newest)
+    data.history = ex.history()
+    data.hardware_changes = ex.hardware_changes()
+    data.change_points = ex.change_points()
+    data.annotations = ex.annotations()
+    data.meta["verdicts_from"] = ex.verdicts_origin
+    data.runs = ex.runs()
+    data.run_details = ex.run_details(data.runs)
+    data.cost = cost_rows(ex)
+    return data
+
+
+def export_for_chart(con: Any, notes: list[Annotation], dataset: str) -> dict[str, Any]:
+    """Only what one chart draws: {"table": rows, other named data sets…} (`site png`)."""
+    ex = Exporter(con, notes)
+    if dataset == "verdicts":
+        return {"table": ex.verdicts()}
+    if dataset == "summary":
+        return {"table": ex.summary(ex.newest())}
+    if dataset == "charset":
+        return {"table": ex.charset(ex.newest())}
+    if dataset == "cost":
+        return {"table": cost_rows(ex)}
+    if dataset == "history":
+        return {
+            "table": ex.history(),
+            "hardware_changes": ex.hardware_changes(),
+            "annotations": ex.annotations(),
+            "change_points": ex.change_points(),
+        }
+    raise ValueError(f"unknown data set {dataset}")

@@ -1,0 +1,113 @@
+"""The overview's verdicts: the latest verdict per version pair and series.
+
+`perftrack detect` stores them in the `verdicts` table (noise-calibrated thresholds,
+acknowledgements from configs/annotations.yaml, the variables diff). When that table is
+empty, or older than the newest result (detect not re-run after an ingest), they are
+computed here the same way, with detect.compute_verdicts (compare.py underneath), so
+the site never shows stale or missing verdicts. Pages consume only the rows returned.
+
+Only the runner class's current hardware is shown: verdicts measured on hardware a
+runner no longer has are history, not the current state.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from typing import Any
+
+from perftrack.analysis import detect
+from perftrack.analysis.annotations import Annotation
+
+METRIC = "tps"  # the site charts throughput; latency verdicts are a later addition
+# Display order on the overview: what needs attention first.
+VERDICT_RANK = {"regression": 0, "improvement": 1, "inconclusive": 2, "unchanged": 3}
+
+
+def _columns(con: Any) -> list[str]:
+    return [d[0] for d in con.execute("SELECT * FROM verdicts LIMIT 0").description]
+
+
+def _stored_is_current(con: Any) -> bool:
+    """detect ran after the newest result: it computed after that result finished, or
+    its verdicts already saw it (their newest `last_result_at` is the newest result;
+    run clocks can be ahead of the publishing machine's)."""
+    computed, seen, newest = con.execute(
+        "SELECT (SELECT max(computed_at) FROM verdicts WHERE metric = ?), "
+        "(SELECT max(last_result_at) FROM verdicts WHERE metric = ?), "
+        "(SELECT max(finished_at) FROM results)",
+        [METRIC, METRIC],
+    ).fetchone()
+    if computed is None:
+        return False
+    return newest is None or computed >= newest or seen == newest
+
+
+def raw(con: Any, notes: list[Annotation]) -> tuple[list[dict[str, Any]], str]:
+    """Verdict rows as the verdicts table has them, and where they came from."""
+    names = _columns(con)
+    if _stored_is_current(con):
+        cur = con.execute("SELECT * FROM verdicts WHERE metric = ?", [METRIC])
+        return [dict(zip(names, r, strict=True)) for r in cur.fetchall()], "detect"
+    rows = detect.compute_verdicts(con, notes, METRIC)
+    return [dict(zip(names, r, strict=True)) for r in rows], "computed at build time"
+
+
+def series_last_run(con: Any) -> dict[tuple[Any, ...], Any]:
+    """When each server last ran each series (a verdict's series columns + server id):
+    with a rotation (`perftrack plan`) series run on different nights, so the overview
+    shows how fresh each verdict's data is."""
+    rows = con.execute(f"""
+        SELECT {detect._series_select()}, s.server_id, max(r.finished_at)
+        FROM results r JOIN runs ru USING (run_id) JOIN servers s USING (server_key)
+        WHERE r.status = 'ok' GROUP BY ALL
+    """).fetchall()
+    return {tuple(r[:-1]): r[-1] for r in rows}
+
+
+def latest(
+    con: Any,
+    notes: list[Annotation],
+    current_hw: dict[str, str],
+    describe: Callable[[dict[str, Any]], dict[str, Any]],
+) -> tuple[list[dict[str, Any]], str]:
+    """Site rows (regressions first, newest first within a verdict) and their source."""
+    stored, origin = raw(con, notes)
+    last_run = series_last_run(con)
+    out = []
+    for v in stored:
+        if current_hw.get(v["runner_class"]) != v["hw_key"]:
+            continue
+        diff = v.get("variables_diff")
+        diff = json.loads(diff) if isinstance(diff, str) else (diff or {})
+        at = v.get("last_result_at")
+        key = tuple(v[c] for c in detect.SERIES_COLS)
+        runs = [last_run.get((*key, v[k])) for k in ("base_server", "new_server")]
+        series_at = max((t for t in runs if t is not None), default=None)
+        out.append(
+            {
+                **describe(v),
+                "previous": v["base_server"],
+                "server": v["new_server"],
+                "previous_version_string": v["base_version_string"],
+                "version_string": v["new_version_string"],
+                "n_previous": v["n_base"],
+                "n": v["n_new"],
+                "median_previous": v["median_base"],
+                "median": v["median_new"],
+                "ratio": v["ratio"],
+                "ci_low": v["ci_low"],
+                "ci_high": v["ci_high"],
+                "p_value": v["p_value"],
+                "threshold": v["threshold"],
+                "verdict": v["verdict"],
+                "acknowledged": v["acknowledged"] is not None,
+                "note": v["acknowledged"],
+                "variables_changed": len(diff),
+                "at": at.isoformat() + "Z" if at is not None else None,  # DB times are UTC
+                "series_last_run": series_at.isoformat() + "Z" if series_at else None,
+            }
+        )
+    out.sort(key=lambda r: r["at"] or "", reverse=True)
+    out.sort(key=lambda r: VERDICT_RANK.get(r["verdict"], len(VERDICT_RANK)))
+    return out, origin

@@ -1,0 +1,358 @@
+"""The report of a study's run: our ratios next to the article's published ones.
+
+The report reads a run's records (no DB needed) and prints, per comparison:
+
+- `version`: new/base speed at the same workload, threads and axes;
+- `charset`: baseline collation / each collation, per role (article 000);
+- `durability`: baseline durability / each durability, per role (article 001's
+  sync_binlog finding).
+
+Speeds are qps medians over repeats; the article's `seconds` values (mysqlslap) are
+turned into speeds (1/seconds) so every ratio reads "> 1: the numerator is faster".
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import statistics
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from perftrack.analysis import stats
+from perftrack.core.errors import ConfigError
+from perftrack.planning.study import AXIS_OF, ROLES, Study
+
+# The cell fields a reference row is matched on (configs/studies/reference/README.md).
+MATCH = (
+    "workload",
+    "threads",
+    "collation",
+    "engine",
+    "durability",
+    "handshake",
+    "dataset_size",
+    "phase",
+)
+UNITS = {"tps": True, "qps": True, "seconds": False}  # unit -> higher is better
+# Fewest repeats per side at which a two-sided Mann-Whitney test can reach p < 0.05 (4 vs
+# 4: p = 0.029; 3 vs 3: 0.1), so the fewest with which a ratio can be outside the noise.
+MIN_SURE_REPEATS = 4
+LABEL_WIDTH = 78  # the longest cell label of the two article studies
+
+
+Key = tuple[Any, ...]  # MATCH values
+
+
+@dataclass
+class Side:
+    """Speeds per (role, key): ours (qps of every ok repeat) and the article's."""
+
+    ours: dict[tuple[str, Key], list[float]] = field(default_factory=dict)
+    article: dict[tuple[str, Key], float] = field(default_factory=dict)
+
+
+def _norm(v: Any) -> Any:
+    return None if v in ("", None) else v
+
+
+def _key(d: dict[str, Any]) -> Key:
+    return tuple(int(d[k]) if k == "threads" else _norm(d.get(k)) for k in MATCH)
+
+
+def read_reference(st: Study) -> dict[tuple[str, Key], float]:
+    """The article's speeds by (role, key); `seconds` become 1/seconds."""
+    by_version = {st.roles[r]["article"]: r for r in ROLES}
+    out: dict[tuple[str, Key], float] = {}
+    with st.reference.open(newline="") as fh:
+        for n, row in enumerate(csv.DictReader(fh), 2):
+            role = by_version.get(row.get("version", ""))
+            if role is None:
+                continue
+            unit = row.get("unit", "")
+            if unit not in UNITS:
+                raise ConfigError(f"{st.reference}:{n}: unit must be one of {', '.join(UNITS)}")
+            value = float(row["value"])
+            out[(role, _key(row))] = value if UNITS[unit] else 1.0 / value
+    return out
+
+
+def read_records(run_dir: Path) -> list[dict[str, Any]]:
+    from perftrack.core import record  # records only: a report needs no server, driver or DB
+
+    recs: list[dict[str, Any]] = []
+    latest: dict[str, dict[str, Any]] = {}
+    for p in record.find([run_dir / "records"]):
+        rec = record.read(p)
+        if rec["cell_id"] not in latest or rec["attempt"] > latest[rec["cell_id"]]["attempt"]:
+            latest[rec["cell_id"]] = rec
+    recs.extend(latest.values())
+    return recs
+
+
+def find_run(st: Study, scale: str, runs_dir: Path, run_id: str | None) -> Path:
+    """The given run, or the newest complete run of the study at this scale (the newest
+    unfinished one if none is complete)."""
+    want = st.matrix_name(scale)
+    if run_id:
+        path = runs_dir / run_id
+        if not (path / "plan.json").is_file():
+            raise ConfigError(f"no run '{run_id}' in {runs_dir}")
+        if _matrix_name(path) != want:
+            raise ConfigError(f"run {run_id} is not a run of study {st.name} at scale {scale}")
+        return path
+    runs = sorted(runs_dir.glob("*/plan.json")) if runs_dir.is_dir() else []
+    found = [p.parent for p in runs if _matrix_name(p.parent) == want]
+    if not found:
+        raise ConfigError(
+            f"no run of study {st.name} at scale {scale} in {runs_dir}: "
+            f"run `perftrack study run {st.name} --scale {scale}` first"
+        )
+    complete = [p for p in found if run_status(p) == "complete"]
+    return (complete or found)[-1]  # run ids start with their UTC start time
+
+
+def _matrix_name(run_dir: Path) -> str | None:
+    try:
+        return str(json.loads((run_dir / "plan.json").read_text())["matrix"]["name"])
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+
+
+def run_status(run_dir: Path) -> str:
+    try:
+        return str(json.loads((run_dir / "run.json").read_text())["status"])
+    except (OSError, ValueError, KeyError, TypeError):
+        return "unknown"
+
+
+def collect(st: Study, scale: str, recs: Iterable[dict[str, Any]]) -> tuple[Side, list[str]]:
+    side = Side(article=read_reference(st))
+    role_of = {st.server(r, scale): r for r in ROLES}
+    skipped: list[str] = []
+    for rec in recs:
+        role = role_of.get(rec["server"]["id"])
+        if role is None:
+            continue
+        if rec["status"] != "ok":
+            c = rec["cell"]
+            skipped.append(
+                f"{rec['status']}: {rec['server']['id']} {c['workload']} {c['collation']} "
+                f"t={c['threads']}: {rec['reason']}"
+            )
+            continue
+        side.ours.setdefault((role, _key(rec["cell"])), []).append(float(rec["result"]["qps"]))
+    return side, sorted(set(skipped))
+
+
+def _median(values: list[float] | None) -> float | None:
+    return statistics.median(values) if values else None
+
+
+# Fields a reference row may leave empty, meaning "not an axis of the article" (collation
+# in article 001) or "the release's default" (durability): tried exact first.
+OPTIONAL_MATCH = ("collation", "durability")
+# Axes no reference file has a column for yet (the article's value is the setting it
+# describes): our cells with them set are compared with the article's plain rows.
+UNREFERENCED = ("handshake", "dataset_size", "phase")
+
+
+def _article(side: Side, role: str, key: Key, keep: str = "") -> float | None:
+    """The article's speed for the key, allowing the reference's empty optional fields
+    (except `keep`: the field an axis comparison varies must match exactly)."""
+    for extra in ((), UNREFERENCED):
+        for optional in ((), ("durability",), ("collation",), OPTIONAL_MATCH):
+            blank = (*optional, *extra)
+            if keep in blank:
+                continue
+            k = tuple(None if MATCH[i] in blank else v for i, v in enumerate(key))
+            hit = side.article.get((role, k))
+            if hit is not None:
+                return hit
+    return None
+
+
+def _ratio(a: float | None, b: float | None) -> float | None:
+    return a / b if a is not None and b else None
+
+
+def _interval(num: list[float] | None, den: list[float] | None) -> stats.Comparison | None:
+    """num/den as the verdicts compare (stats.compare): the ratio of medians, its bootstrap
+    95% interval and the rank test; None with fewer than two repeats on a side."""
+    return stats.compare(den or [], num or []) if num and den else None
+
+
+def outside_noise(c: stats.Comparison | None) -> bool:
+    """The ratio differs from 1 beyond the noise: its 95% interval excludes 1 and the
+    Mann-Whitney test agrees (p < 0.05). Anything else could be the machine's noise."""
+    return c is not None and c.p_value < stats.ALPHA and (c.ci_low > 1 or c.ci_high < 1)
+
+
+@dataclass(frozen=True)
+class Row:
+    comparison: str
+    label: str
+    ours: float | None
+    n: tuple[int, int]
+    article: float | None
+    interval: stats.Comparison | None = None  # our ratio's 95% interval and rank test
+
+    @property
+    def sure(self) -> bool:
+        """Our ratio is outside the noise (see outside_noise)."""
+        return outside_noise(self.interval)
+
+    def agrees(self) -> bool | None:
+        if self.ours is None or self.article is None:
+            return None
+        return (self.ours > 1) == (self.article > 1)
+
+
+def rows(st: Study, side: Side) -> list[Row]:
+    out: list[Row] = []
+    keys = sorted({k for _, k in side.ours}, key=lambda k: tuple(str(x) for x in k))
+    if "version" in st.comparisons:
+        for k in keys:
+            new, base = side.ours.get(("new", k)), side.ours.get(("base", k))
+            out.append(
+                Row(
+                    "version",
+                    _label(k),
+                    _ratio(_median(new), _median(base)),
+                    (len(new or []), len(base or [])),
+                    _ratio(_article(side, "new", k), _article(side, "base", k)),
+                    _interval(new, base),
+                )
+            )
+    for comparison in (c for c in st.comparisons if c in AXIS_OF):
+        out += _axis_rows(st, side, keys, comparison)
+    return out
+
+
+def _axis_rows(st: Study, side: Side, keys: list[Key], comparison: str) -> list[Row]:
+    """baseline / value of one axis, per role, everything else equal."""
+    field_name = AXIS_OF[comparison]
+    ai, baseline = MATCH.index(field_name), st.baseline(comparison)
+    out = []
+    for role in ROLES:
+        for k in keys:
+            if k[ai] in (baseline, None):
+                continue
+            base_k = (*k[:ai], baseline, *k[ai + 1 :])
+            num, den = side.ours.get((role, base_k)), side.ours.get((role, k))
+            if num is None and den is None:
+                continue
+            article = _ratio(
+                _article(side, role, base_k, keep=field_name),
+                _article(side, role, k, keep=field_name),
+            )
+            out.append(
+                Row(
+                    f"{comparison} {role} ({st.roles[role]['article']})",
+                    f"{baseline} / {_label(k)}",
+                    _ratio(_median(num), _median(den)),
+                    (len(num or []), len(den or [])),
+                    article,
+                    _interval(num, den),
+                )
+            )
+    return out
+
+
+def _label(k: Key) -> str:
+    return " ".join(f"{MATCH[i]}={v}" for i, v in enumerate(k) if v is not None)
+
+
+def _fmt(v: float | None) -> str:
+    return "—" if v is None else f"{v:.3f}"
+
+
+def render(st: Study, scale: str, run_dir: Path, emit: Callable[[str], None]) -> list[Row]:
+    """Print the report; return its rows (for tests and callers)."""
+    side, skipped = collect(st, scale, read_records(run_dir))
+    table = rows(st, side)
+    emit(f"study {st.name}: {st.title}")
+    emit(
+        f"scale {scale}, run {run_dir.name} ({run_status(run_dir)}); reference {st.reference.name}"
+    )
+    for role in ROLES:
+        emit(f"  {role}: article {st.roles[role]['article']} -> here {st.server(role, scale)}")
+    if scale != "full" and st.stand_in:
+        emit(f"  STAND-INS: {st.stand_in}")
+    emit(
+        "ratios: > 1 means the numerator is faster (ours: median qps over repeats, with the "
+        "bootstrap 95% interval; * = outside the noise: interval excludes 1 and Mann-Whitney "
+        "p < 0.05; a ratio without * may be this machine's noise)"
+    )
+    few = min((min(r.n) for r in table if r.ours is not None), default=MIN_SURE_REPEATS)
+    if few < MIN_SURE_REPEATS:
+        emit(
+            f"  NOTE: {few} repeats on a side: below {MIN_SURE_REPEATS} the rank test cannot "
+            "reach p < 0.05, so no ratio can be marked * (run more repeats)"
+        )
+    current = None
+    for r in table:
+        if r.comparison != current:
+            current = r.comparison
+            head = "new / base" if r.comparison == "version" else "baseline / other value"
+            emit(f"[{r.comparison}] {head}")
+            emit(
+                f"  {'cells':<{LABEL_WIDTH}} {'ours':>7}  {'95% interval':<15} {'n':>5} "
+                f"{'article':>8}  direction"
+            )
+        agree = {True: "same", False: "OPPOSITE", None: "—"}[r.agrees()]
+        if r.agrees() is not None and not r.sure:
+            agree += " (within noise)"
+        ci = r.interval
+        span = f"[{ci.ci_low:.3f}, {ci.ci_high:.3f}]" if ci else "—"
+        emit(
+            f"  {r.label:<{LABEL_WIDTH}} {_fmt(r.ours):>7}{'*' if r.sure else ' '} {span:<15} "
+            f"{r.n[0]}/{r.n[1]:<3} {_fmt(r.article):>8}  {agree}"
+        )
+    if "charset" in st.comparisons:
+        for line in charset_findings(st, table, side):
+            emit(line)
+    if skipped:
+        emit(f"not measured ({len(skipped)}):")
+        for s in skipped:
+            emit(f"  {s}")
+    return table
+
+
+def charset_findings(st: Study, table: list[Row], side: Side) -> list[str]:
+    """Article 000's two directional claims, checked on our rows, each with how many of
+    our comparisons are outside the noise."""
+    out = []
+    ci = MATCH.index("collation")
+    for role in ROLES:
+        mine = [r for r in table if r.comparison.startswith(f"charset {role}") and r.ours]
+        if not mine:
+            continue
+        faster = sum(1 for r in mine if r.ours and r.ours > 1)
+        sure_faster = sum(1 for r in mine if r.sure and r.ours and r.ours > 1)
+        sure_slower = sum(1 for r in mine if r.sure and r.ours and r.ours < 1)
+        out.append(
+            f"finding ({role}): {st.baseline_collation} faster than the utf8mb4 collation in "
+            f"{faster} of {len(mine)} comparisons; outside the noise: {sure_faster} faster, "
+            f"{sure_slower} slower"
+        )
+        for (r, k), uni in sorted(side.ours.items(), key=lambda kv: str(kv[0])):
+            if r != role or k[ci] != "utf8mb4_unicode_ci":
+                continue
+            gen = side.ours.get((role, (*k[:ci], "utf8mb4_general_ci", *k[ci + 1 :])))
+            if not gen:
+                continue
+            c = _interval(gen, uni)  # general_ci speed / unicode_ci speed
+            if c is None:
+                continue
+            holds = "holds" if c.ratio > 1 else "does NOT hold"
+            sure = "outside the noise" if outside_noise(c) else "within the noise"
+            where = _label(tuple(None if i == ci else v for i, v in enumerate(k)))
+            out.append(
+                f"finding ({role}): unicode_ci slower than general_ci {holds} ({where}: "
+                f"general_ci/unicode_ci = {c.ratio:.3f} [{c.ci_low:.3f}, {c.ci_high:.3f}], "
+                f"{sure})"
+            )
+    return out

@@ -1,0 +1,726 @@
+"""Cost per operation and host signals over one measured window (issue #9).
+
+Around every measured sysbench/mysqlslap run (after the warm-up) the runner takes a
+`Window`: one snapshot when the measurement starts and one when it ends, nothing in
+between, so sampling costs the benchmark two reads of a few /proc files per cell.
+
+The server's own resource use comes from
+  process providers  /proc/PID/stat (utime, stime: all threads, exited ones included),
+                     /proc/PID/io (read_bytes, write_bytes: all threads),
+                     /proc/PID/task/*/status (context switches, per thread, summed),
+                     /proc/PID/status VmHWM (peak RSS)
+  docker provider    the container's cgroup: cpu.stat (user_usec, system_usec), io.stat
+                     (rbytes, wbytes), memory.peak; context switches from the threads of
+                     the processes in cgroup.procs. A controller that is off (no io.stat
+                     or memory.peak, e.g. a hybrid v1/v2 host): the container's server
+                     process's /proc files; no cgroup v2 at all: sampled as a process
+and is divided by the transactions (and queries) sysbench reports. Hardware counters
+(instructions, cycles) come from `perf stat -p PID` where perf can count them; where it
+cannot (VMs report "<not supported>") they are null with the reason, never zero.
+
+Host signals of the same window: CPU steal and iowait from /proc/stat, the CPU used by
+everything other than the server, the load generator and perftrack ("foreign"), and the
+CPU frequency where readable. A window above the limits in configs/runners.yaml
+(`noise_limits:`) is `noisy`, with the reason.
+
+Known limit: a server thread that exits during the window takes its context switches with
+it (/proc keeps no per-process total of them); sysbench's connections live for the whole
+run, so the threads doing the work are counted.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import re
+import resource
+import shutil
+import signal
+import subprocess
+import tempfile
+import time
+from dataclasses import dataclass, field
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+from perftrack.core import yamlfile
+from perftrack.core.errors import ConfigError
+
+CLK_TCK = os.sysconf("SC_CLK_TCK")
+PAGE = os.sysconf("SC_PAGE_SIZE")
+PROC = Path("/proc")
+CGROUP_ROOTS = (Path("/sys/fs/cgroup"), Path("/sys/fs/cgroup/unified"))
+SERVER_NAMES = ("mysqld", "mariadbd")
+# Hardware events asked of perf; software ones (task-clock) work on every VM and are not
+# what issue #9 is after: CPU time comes from /proc already.
+HW_EVENTS = ("instructions", "cycles")
+PERF_TIMEOUT_S = 10.0  # perf stat attaching / printing its counts: well under a second
+DOCKER_TIMEOUT_S = 20.0
+PERF_HINT = "perf is not installed (apt-get install linux-perf, or `make setup`)"
+# Defaults of `noise_limits:` in configs/runners.yaml (percent of all CPUs of the host).
+DEFAULT_LIMITS: dict[str, float] = {"steal_pct": 5.0, "iowait_pct": 10.0, "foreign_cpu_pct": 25.0}
+LIMIT_KEYS = (*DEFAULT_LIMITS, "repeat_noisy")
+
+
+# === configuration =====================================================================
+
+
+@dataclass(frozen=True)
+class NoiseLimits:
+    steal_pct: float = DEFAULT_LIMITS["steal_pct"]
+    iowait_pct: float = DEFAULT_LIMITS["iowait_pct"]
+    foreign_cpu_pct: float = DEFAULT_LIMITS["foreign_cpu_pct"]
+    # re-measure a cell whose window was noisy, once, right away (both records kept)
+    repeat_noisy: bool = False
+
+
+def load_limits(config_dir: Path) -> NoiseLimits:
+    """`noise_limits:` of configs/runners.yaml (all keys optional; no file: defaults)."""
+    path = config_dir / "runners.yaml"
+    if not path.is_file():
+        return NoiseLimits()
+    data = yamlfile.load(path)
+    raw = data.get("noise_limits") if isinstance(data, dict) else None
+    if raw is None:
+        return NoiseLimits()
+    if not isinstance(raw, dict):
+        raise ConfigError(f"{path}: noise_limits must be a mapping of {', '.join(LIMIT_KEYS)}")
+    unknown = sorted(set(map(str, raw)) - set(LIMIT_KEYS))
+    if unknown:
+        raise ConfigError(
+            f"{path}: noise_limits: unknown key {unknown[0]!r}; known: {', '.join(LIMIT_KEYS)}"
+        )
+    values: dict[str, Any] = {}
+    for key in DEFAULT_LIMITS:
+        if key in raw:
+            v = raw[key]
+            if isinstance(v, bool) or not isinstance(v, int | float) or not 0 <= v <= 100:
+                raise ConfigError(f"{path}: noise_limits.{key} must be a percentage 0-100")
+            values[key] = float(v)
+    if "repeat_noisy" in raw:
+        if not isinstance(raw["repeat_noisy"], bool):
+            raise ConfigError(f"{path}: noise_limits.repeat_noisy must be true or false")
+        values["repeat_noisy"] = raw["repeat_noisy"]
+    return NoiseLimits(**values)
+
+
+def noisy_reason(host: dict[str, Any], limits: NoiseLimits) -> str | None:
+    """Why a window's host signals make it noisy (None: within every limit)."""
+    reasons = []
+    for key, label in (
+        ("steal_pct", "CPU steal"),
+        ("iowait_pct", "iowait"),
+        ("foreign_cpu_pct", "foreign CPU"),
+    ):
+        value, limit = host.get(key), getattr(limits, key)
+        # A limit of 0 allows nothing: every window with the signal is noisy (even at 0%).
+        if value is not None and (value > limit or limit == 0):
+            reasons.append(f"{label} {value:.1f}% > {limit:g}%")
+    return "; ".join(reasons) or None
+
+
+# === the server's counters ==============================================================
+
+
+@dataclass
+class Counters:
+    """Cumulative counters of the server at one instant (None: not readable)."""
+
+    cpu_user_us: float | None = None
+    cpu_sys_us: float | None = None
+    ctx: dict[int, tuple[int, int]] = field(default_factory=dict)  # tid -> (vol, invol)
+    read_bytes: int | None = None
+    write_bytes: int | None = None
+    peak_rss_bytes: int | None = None
+    unavailable: dict[str, str] = field(default_factory=dict)
+
+
+def _read(path: Path) -> str | None:
+    try:
+        return path.read_text()
+    except OSError:
+        return None
+
+
+def _kv(text: str | None, sep: str = ":") -> dict[str, str]:
+    out: dict[str, str] = {}
+    for line in (text or "").splitlines():
+        k, _, v = line.partition(sep)
+        out[k.strip()] = v.strip()
+    return out
+
+
+def _stat_times(pid: int) -> tuple[float, float] | None:
+    """(user µs, sys µs) of the whole process from /proc/PID/stat."""
+    text = _read(PROC / str(pid) / "stat")
+    if text is None:
+        return None
+    fields = text[text.rindex(")") + 2 :].split()  # after "pid (comm) "
+    utime, stime = int(fields[11]), int(fields[12])  # fields 14 and 15 of proc(5)
+    return utime * 1e6 / CLK_TCK, stime * 1e6 / CLK_TCK
+
+
+def _thread_ctx(pids: list[int]) -> dict[int, tuple[int, int]]:
+    out: dict[int, tuple[int, int]] = {}
+    for pid in pids:
+        try:
+            tids = os.listdir(PROC / str(pid) / "task")
+        except OSError:
+            continue
+        for tid in tids:
+            kv = _kv(_read(PROC / str(pid) / "task" / tid / "status"))
+            if "voluntary_ctxt_switches" in kv:
+                out[int(tid)] = (
+                    int(kv["voluntary_ctxt_switches"]),
+                    int(kv["nonvoluntary_ctxt_switches"]),
+                )
+    return out
+
+
+def _hwm_bytes(pid: int) -> int | None:
+    m = re.match(r"(\d+)\s*kB", _kv(_read(PROC / str(pid) / "status")).get("VmHWM", ""))
+    return int(m.group(1)) * 1024 if m else None
+
+
+@dataclass(frozen=True)
+class ProcTarget:
+    """A server process on this host (tarball, maven, path, debian, debian-sid)."""
+
+    pid: int
+    source: str = "proc"
+
+    def counters(self) -> Counters:
+        c = Counters()
+        times = _stat_times(self.pid)
+        if times is None:
+            c.unavailable["cpu"] = f"/proc/{self.pid}/stat is not readable"
+        else:
+            c.cpu_user_us, c.cpu_sys_us = times
+        c.ctx = _thread_ctx([self.pid])
+        if not c.ctx:
+            c.unavailable["ctx"] = f"/proc/{self.pid}/task/*/status is not readable"
+        io = _kv(_read(PROC / str(self.pid) / "io"))
+        if "read_bytes" in io:
+            c.read_bytes, c.write_bytes = int(io["read_bytes"]), int(io["write_bytes"])
+        else:
+            c.unavailable["io"] = (
+                f"/proc/{self.pid}/io is not readable (another user's process, or no "
+                "task IO accounting in this kernel)"
+            )
+        c.peak_rss_bytes = _hwm_bytes(self.pid)
+        if c.peak_rss_bytes is None:
+            c.unavailable["rss"] = f"/proc/{self.pid}/status has no VmHWM"
+        return c
+
+
+@dataclass(frozen=True)
+class CgroupTarget:
+    """A server in its own cgroup (the docker provider's container)."""
+
+    path: Path  # the cgroup's directory (v2: cpu.stat, io.stat, memory.peak)
+    pid: int | None = None  # the server process as the host sees it (for perf)
+    source: str = "cgroup"
+
+    def pids(self) -> list[int]:
+        text = _read(self.path / "cgroup.procs") or ""
+        return [int(p) for p in text.split() if p.isdigit()]
+
+    def counters(self) -> Counters:
+        """cgroup files; where a controller is off (io.stat, memory.peak absent, e.g. a
+        hybrid v1/v2 host), the server process's own /proc files instead."""
+        c = Counters()
+        proc = ProcTarget(self.pid).counters() if self.pid is not None else None
+        cpu = _kv(_read(self.path / "cpu.stat"), " ")
+        if "user_usec" in cpu:
+            c.cpu_user_us, c.cpu_sys_us = float(cpu["user_usec"]), float(cpu["system_usec"])
+        else:
+            c.unavailable["cpu"] = f"{self.path}/cpu.stat has no user_usec"
+        c.ctx = _thread_ctx(self.pids())
+        if not c.ctx:
+            c.unavailable["ctx"] = f"no readable threads in {self.path}/cgroup.procs"
+        io = _read(self.path / "io.stat")
+        if io is None and proc is not None and proc.read_bytes is not None:
+            c.read_bytes, c.write_bytes = proc.read_bytes, proc.write_bytes
+        elif io is None:
+            c.unavailable["io"] = f"{self.path}/io.stat is absent (io controller not enabled)"
+        else:
+            rb = sum(int(m) for m in re.findall(r"\brbytes=(\d+)", io))
+            wb = sum(int(m) for m in re.findall(r"\bwbytes=(\d+)", io))
+            c.read_bytes, c.write_bytes = rb, wb
+        peak = _read(self.path / "memory.peak")
+        if (peak is None or not peak.strip().isdigit()) and proc and proc.peak_rss_bytes:
+            c.peak_rss_bytes = proc.peak_rss_bytes
+        elif peak is None or not peak.strip().isdigit():
+            c.unavailable["rss"] = (
+                f"{self.path}/memory.peak is absent (memory controller not enabled, or a "
+                "kernel older than 5.19)"
+            )
+        else:
+            c.peak_rss_bytes = int(peak)
+        return c
+
+
+Target = ProcTarget | CgroupTarget
+
+
+def _comm(pid: int) -> str:
+    return (_read(PROC / str(pid) / "comm") or "").strip()
+
+
+def _children(pid: int) -> list[int]:
+    """Direct children of a process (via /proc/PID/task/*/children)."""
+    out: list[int] = []
+    with contextlib.suppress(OSError):
+        for tid in os.listdir(PROC / str(pid) / "task"):
+            text = _read(PROC / str(pid) / "task" / tid / "children") or ""
+            out += [int(p) for p in text.split()]
+    return out
+
+
+def find_server_pid(root_pid: int) -> int | None:
+    """The mysqld/mariadbd process at or below `root_pid` (a launcher may fork it)."""
+    todo, seen = [root_pid], set()
+    while todo:
+        pid = todo.pop(0)
+        if pid in seen:
+            continue
+        seen.add(pid)
+        if _comm(pid) in SERVER_NAMES:
+            return pid
+        todo += _children(pid)
+    return None
+
+
+def cgroup_dir(pid: int) -> Path | None:
+    """The cgroup v2 directory of a process, if a v2 hierarchy is mounted."""
+    for line in (_read(PROC / str(pid) / "cgroup") or "").splitlines():
+        if line.startswith("0::"):
+            rel = line[3:].strip().lstrip("/")
+            if not rel:  # the root cgroup is the whole machine, not the server
+                return None
+            for root in CGROUP_ROOTS:
+                cand = root / rel
+                if (root / "cgroup.controllers").is_file() and (cand / "cpu.stat").is_file():
+                    return cand
+    return None
+
+
+def docker_server_pid(server_dir: Path) -> int | None:
+    """Host PID of the server in the container the docker launcher started for `server_dir`
+    (containers carry the label io.perftrack.server-dir=DIR)."""
+    from perftrack.servers.providers.docker_run import LABEL
+
+    docker = shutil.which("docker")
+    if docker is None:
+        return None
+    try:
+        ids = subprocess.run(
+            [docker, "ps", "-q", "--filter", f"label={LABEL}={server_dir}"],
+            capture_output=True,
+            text=True,
+            timeout=DOCKER_TIMEOUT_S,
+            check=False,
+        ).stdout.split()
+        if not ids:
+            return None
+        out = subprocess.run(
+            [docker, "inspect", "-f", "{{.State.Pid}}", ids[0]],
+            capture_output=True,
+            text=True,
+            timeout=DOCKER_TIMEOUT_S,
+            check=False,
+        ).stdout.strip()
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    return int(out) if out.isdigit() and int(out) > 0 else None
+
+
+def target_for(srv: Any) -> tuple[Target | None, str | None]:
+    """The sampling target of a running `Server`, or (None, why not)."""
+    proc = getattr(srv, "process", None)
+    if proc is None or proc.poll() is not None:
+        return None, "the server is not running"
+    if srv.install.provider == "docker":
+        pid = docker_server_pid(srv.dir)
+        if pid is None:
+            return None, "the server's container was not found (docker ps)"
+        cg = cgroup_dir(pid)
+        if cg is None:
+            return ProcTarget(pid), None  # cgroup v1 host: the container's process, seen here
+        return CgroupTarget(cg, pid), None
+    pid = find_server_pid(proc.pid)
+    if pid is None:
+        pidfile = _read(srv.dir / "mysqld.pid")
+        pid = int(pidfile.strip()) if pidfile and pidfile.strip().isdigit() else None
+    if pid is None:
+        return None, f"no mysqld/mariadbd process under pid {proc.pid}"
+    return ProcTarget(pid), None
+
+
+# === perf stat ==========================================================================
+
+
+def _parse_perf_csv(text: str) -> dict[str, float | str]:
+    """`perf stat -x,` lines -> {event: count, or the reason perf gave ("not supported")}."""
+    out: dict[str, float | str] = {}
+    for line in text.splitlines():
+        parts = line.split(",")
+        if len(parts) < 3 or line.startswith("#"):
+            continue
+        value, event = parts[0].strip(), parts[2].strip()
+        event = event.split(":")[0].split("/")[0] or event
+        if not event:
+            continue
+        if value.startswith("<"):
+            out[event] = value.strip("<>")
+        else:
+            with contextlib.suppress(ValueError):
+                out[event] = float(value)
+    return out
+
+
+@cache
+def perf_hardware() -> str | None:
+    """None if `perf stat` counts instructions and cycles here; else why not."""
+    perf = shutil.which("perf")
+    if perf is None:
+        return PERF_HINT
+    try:
+        res = subprocess.run(
+            [perf, "stat", "-x,", "-e", ",".join(HW_EVENTS), "--", "true"],
+            capture_output=True,
+            text=True,
+            timeout=PERF_TIMEOUT_S,
+            check=False,
+        )
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        return f"perf stat did not run ({exc})"
+    counts = _parse_perf_csv(res.stderr)
+    bad = {e: counts.get(e, "no count") for e in HW_EVENTS if not isinstance(counts.get(e), float)}
+    if res.returncode != 0 and not counts:
+        first = (res.stderr.strip().splitlines() or ["no output"])[0]
+        return f"perf stat failed: {first[:200]}"
+    if bad:
+        what = ", ".join(f"{e}: {v}" for e, v in bad.items())
+        return f"perf stat cannot count hardware events on this machine ({what})"
+    return None
+
+
+class PerfStat:
+    """`perf stat -p PID -e EVENTS` over a window (SIGINT ends it and prints the counts)."""
+
+    def __init__(self, pid: int, events: tuple[str, ...] = HW_EVENTS) -> None:
+        self.pid, self.events = pid, events
+        self.proc: subprocess.Popen[bytes] | None = None
+        fd, name = tempfile.mkstemp(prefix="perftrack-perf-", suffix=".csv")
+        os.close(fd)
+        self.out = Path(name)
+        self.error: str | None = None
+
+    def start(self) -> None:
+        perf = shutil.which("perf")
+        if perf is None:
+            self.error = PERF_HINT
+            return
+        cmd = [perf, "stat", "-x,", "-e", ",".join(self.events), "-p", str(self.pid)]
+        self.proc = subprocess.Popen(
+            [*cmd, "-o", str(self.out)],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+            start_new_session=True,
+        )
+
+    def stop(self) -> dict[str, float | str]:
+        try:
+            if self.proc is None:
+                return {}
+            with contextlib.suppress(ProcessLookupError):
+                self.proc.send_signal(signal.SIGINT)
+            try:
+                _, err = self.proc.communicate(timeout=PERF_TIMEOUT_S)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                _, err = self.proc.communicate()
+                self.error = "perf stat did not stop; killed"
+                return {}
+            counts = _parse_perf_csv(_read(self.out) or "")
+            if not counts:
+                first = (err.decode(errors="replace").strip().splitlines() or ["no output"])[0]
+                self.error = f"perf stat -p {self.pid} gave no counts: {first[:200]}"
+            return counts
+        finally:
+            self.out.unlink(missing_ok=True)
+
+
+# === host signals ========================================================================
+
+
+def _proc_stat_cpu() -> list[int]:
+    """The aggregate `cpu` line of /proc/stat: user nice system idle iowait irq softirq
+    steal (guest time is already inside user)."""
+    line = (_read(PROC / "stat") or "").splitlines()[0]
+    return [int(x) for x in line.split()[1:9]]
+
+
+def cpu_mhz() -> float | None:
+    """Mean current frequency over the CPUs: cpufreq if exposed, else /proc/cpuinfo."""
+    freqs = []
+    for p in Path("/sys/devices/system/cpu").glob("cpu[0-9]*/cpufreq/scaling_cur_freq"):
+        text = _read(p)
+        if text and text.strip().isdigit():
+            freqs.append(int(text) / 1000)
+    if not freqs:
+        cpuinfo = _read(PROC / "cpuinfo") or ""
+        freqs = [float(m) for m in re.findall(r"^cpu MHz\s*:\s*([\d.]+)", cpuinfo, re.M)]
+    return round(sum(freqs) / len(freqs), 1) if freqs else None
+
+
+def _own_cpu_us() -> float:
+    """CPU of perftrack and its reaped children (the load generator) so far, µs."""
+    s = resource.getrusage(resource.RUSAGE_SELF)
+    c = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return (s.ru_utime + s.ru_stime + c.ru_utime + c.ru_stime) * 1e6
+
+
+@dataclass
+class Snapshot:
+    t: float
+    server: Counters
+    host_cpu: list[int]
+    own_cpu_us: float
+    mhz: float | None
+
+
+def snapshot(target: Target) -> Snapshot:
+    return Snapshot(time.monotonic(), target.counters(), _proc_stat_cpu(), _own_cpu_us(), cpu_mhz())
+
+
+# === the window ==========================================================================
+
+
+@dataclass
+class Sample:
+    """What one window measured: raw deltas, ready to divide by the work done."""
+
+    source: str
+    pid: int | None
+    window_s: float
+    totals: dict[str, float | None]
+    peak_rss_bytes: int | None
+    host: dict[str, Any]
+    unavailable: dict[str, str]
+
+
+class Window:
+    """`start()` before the measured run, `stop()` right after it returns (its load
+    generator reaped, so its CPU is in RUSAGE_CHILDREN)."""
+
+    def __init__(self, target: Target, *, perf: bool = True) -> None:
+        self.target = target
+        self.perf_reason = perf_hardware() if perf else "perf sampling is off"
+        pid = target.pid
+        if self.perf_reason is None and pid is None:
+            self.perf_reason = "no host PID for the server to attach perf to"
+        self.perf = PerfStat(pid) if self.perf_reason is None and pid is not None else None
+        self.first: Snapshot | None = None
+
+    def start(self) -> None:
+        self.first = snapshot(self.target)
+        if self.perf is not None:  # after the snapshot: a failed one leaves no perf behind
+            self.perf.start()
+
+    def stop(self) -> Sample:
+        assert self.first is not None, "stop() before start()"
+        try:
+            last = snapshot(self.target)
+        finally:
+            counts = self.perf.stop() if self.perf is not None else {}
+        return _sample(self.target, self.first, last, counts, self._perf_reason(counts))
+
+    def _perf_reason(self, counts: dict[str, float | str]) -> str | None:
+        if self.perf_reason is not None:
+            return self.perf_reason
+        if self.perf is not None and self.perf.error:
+            return self.perf.error
+        bad = [f"{e}: {counts.get(e)}" for e in HW_EVENTS if not isinstance(counts.get(e), float)]
+        return f"perf stat gave no hardware counts ({', '.join(bad)})" if bad else None
+
+
+def _delta(a: float | None, b: float | None) -> float | None:
+    return None if a is None or b is None else max(b - a, 0.0)
+
+
+def _ctx_delta(a: dict[int, tuple[int, int]], b: dict[int, tuple[int, int]]) -> tuple[int, int]:
+    """Switches of every thread alive at the end (a thread new in the window counts whole)."""
+    vol = invol = 0
+    for tid, (v, i) in b.items():
+        v0, i0 = a.get(tid, (0, 0))
+        if v < v0 or i < i0:  # a tid reused by a new thread
+            v0 = i0 = 0
+        vol, invol = vol + v - v0, invol + i - i0
+    return vol, invol
+
+
+def _sample(
+    target: Target,
+    a: Snapshot,
+    b: Snapshot,
+    counts: dict[str, float | str],
+    perf_reason: str | None,
+) -> Sample:
+    unavailable: dict[str, str] = {}
+    for what, reason in {**a.server.unavailable, **b.server.unavailable}.items():
+        unavailable[what] = reason
+    user = _delta(a.server.cpu_user_us, b.server.cpu_user_us)
+    sys_ = _delta(a.server.cpu_sys_us, b.server.cpu_sys_us)
+    vol, invol = _ctx_delta(a.server.ctx, b.server.ctx) if b.server.ctx else (None, None)
+    totals: dict[str, float | None] = {
+        "cpu_user_us": user,
+        "cpu_sys_us": sys_,
+        "ctx_vol": vol,
+        "ctx_invol": invol,
+        "read_bytes": _delta(a.server.read_bytes, b.server.read_bytes),
+        "write_bytes": _delta(a.server.write_bytes, b.server.write_bytes),
+        "instructions": None,
+        "cycles": None,
+    }
+    if perf_reason is None:
+        totals["instructions"] = float(counts["instructions"])
+        totals["cycles"] = float(counts["cycles"])
+    else:
+        unavailable["instructions"] = unavailable["cycles"] = perf_reason
+    return Sample(
+        source=target.source,
+        pid=target.pid,
+        window_s=round(b.t - a.t, 3),
+        totals=totals,
+        peak_rss_bytes=b.server.peak_rss_bytes,
+        host=host_signals(a, b, (user or 0.0) + (sys_ or 0.0)),
+        unavailable=unavailable,
+    )
+
+
+def host_signals(a: Snapshot, b: Snapshot, server_cpu_us: float) -> dict[str, Any]:
+    """Steal, iowait and foreign CPU over the window, in % of all the host's CPUs."""
+    d = [y - x for x, y in zip(a.host_cpu, b.host_cpu, strict=True)]
+    user, nice, system, _idle, iowait, irq, softirq, steal = d
+    total = sum(d)
+    mhz = [m for m in (a.mhz, b.mhz) if m is not None]
+    out: dict[str, Any] = {
+        "steal_pct": None,
+        "iowait_pct": None,
+        "foreign_cpu_pct": None,
+        "server_cpu_pct": None,
+        "loadgen_cpu_pct": None,
+        "cpu_mhz": round(sum(mhz) / len(mhz), 1) if mhz else None,
+    }
+    if total <= 0:
+        return out
+    busy_us = (user + nice + system + irq + softirq) * 1e6 / CLK_TCK
+    capacity_us = total * 1e6 / CLK_TCK
+    own_us = max(b.own_cpu_us - a.own_cpu_us, 0.0)
+
+    def pct(x: float) -> float:
+        return round(min(max(100.0 * x / capacity_us, 0.0), 100.0), 3)
+
+    out.update(
+        steal_pct=round(100.0 * steal / total, 3),
+        iowait_pct=round(100.0 * iowait / total, 3),
+        foreign_cpu_pct=pct(busy_us - server_cpu_us - own_us),
+        server_cpu_pct=pct(server_cpu_us),
+        loadgen_cpu_pct=pct(own_us),
+    )
+    return out
+
+
+# === per operation ========================================================================
+
+
+def _per(x: float | None, n: int | None, digits: int = 3) -> float | None:
+    return None if x is None or not n else round(x / n, digits)
+
+
+def work_done(parsed: dict[str, Any]) -> tuple[int | None, int | None]:
+    """(transactions, queries) of a parsed sysbench/slap result."""
+    t = parsed.get("total_time_s") or 0.0
+    txns = parsed.get("events") or (round(parsed["tps"] * t) if parsed.get("tps") else None)
+    if all(isinstance(parsed.get(k), int) for k in ("reads", "writes", "other")):
+        queries = parsed["reads"] + parsed["writes"] + parsed["other"]
+    else:
+        queries = round(parsed["qps"] * t) if parsed.get("qps") and t else None
+    return txns or None, queries or None
+
+
+def per_operation(
+    sample: Sample, transactions: int | None, queries: int | None, limits: NoiseLimits
+) -> tuple[dict[str, float | None], dict[str, Any], dict[str, Any]]:
+    """(result cost fields, the record's `cost` object, its `host` object)."""
+    t = sample.totals
+    cpu = None if t["cpu_user_us"] is None else (t["cpu_user_us"] or 0) + (t["cpu_sys_us"] or 0)
+    ins, cyc = t["instructions"], t["cycles"]
+    fields: dict[str, float | None] = {
+        "cpu_us_per_txn": _per(cpu, transactions),
+        "cpu_user_us_per_txn": _per(t["cpu_user_us"], transactions),
+        "cpu_sys_us_per_txn": _per(t["cpu_sys_us"], transactions),
+        "cpu_us_per_query": _per(cpu, queries),
+        "ctx_vol_per_txn": _per(t["ctx_vol"], transactions, 4),
+        "ctx_invol_per_txn": _per(t["ctx_invol"], transactions, 4),
+        "read_bytes_per_txn": _per(t["read_bytes"], transactions, 1),
+        "write_bytes_per_txn": _per(t["write_bytes"], transactions, 1),
+        "peak_rss_bytes": None if sample.peak_rss_bytes is None else float(sample.peak_rss_bytes),
+        "instructions_per_txn": _per(ins, transactions, 1),
+        "cycles_per_txn": _per(cyc, transactions, 1),
+        "ipc": round(ins / cyc, 4) if ins is not None and cyc else None,
+    }
+    unavailable = _unavailable_by_field(sample.unavailable, transactions, queries)
+    cost = {
+        "source": sample.source,
+        "pid": sample.pid,
+        "window_s": sample.window_s,
+        "transactions": transactions,
+        "queries": queries,
+        "totals": {k: v for k, v in t.items()},
+        "unavailable": unavailable,
+    }
+    reason = noisy_reason(sample.host, limits)
+    host = {**sample.host, "noisy": reason is not None, "noisy_reason": reason}
+    return fields, cost, host
+
+
+FIELD_SOURCES = {  # result field -> the counter group it needs
+    "cpu_us_per_txn": "cpu",
+    "cpu_user_us_per_txn": "cpu",
+    "cpu_sys_us_per_txn": "cpu",
+    "cpu_us_per_query": "cpu",
+    "ctx_vol_per_txn": "ctx",
+    "ctx_invol_per_txn": "ctx",
+    "read_bytes_per_txn": "io",
+    "write_bytes_per_txn": "io",
+    "peak_rss_bytes": "rss",
+    "instructions_per_txn": "instructions",
+    "cycles_per_txn": "cycles",
+    "ipc": "instructions",
+}
+
+
+def _unavailable_by_field(
+    groups: dict[str, str], transactions: int | None, queries: int | None
+) -> dict[str, str]:
+    out = {f: groups[g][:500] for f, g in FIELD_SOURCES.items() if g in groups}
+    if not transactions:
+        for f in FIELD_SOURCES:
+            if f.endswith("_per_txn") or f == "ipc":
+                out.setdefault(f, "the run reported no transactions")
+    if not queries:
+        out.setdefault("cpu_us_per_query", "the run reported no queries")
+    return out
+
+
+def unavailable_everything(reason: str) -> tuple[dict[str, None], dict[str, Any], None]:
+    """Result fields and `cost` object when no window could be taken (no target)."""
+    return (
+        dict.fromkeys(FIELD_SOURCES),
+        {"source": "proc", "window_s": 0, "unavailable": dict.fromkeys(FIELD_SOURCES, reason)},
+        None,
+    )

@@ -1,0 +1,558 @@
+"""Product/version rules in one table: what differs between MySQL/MariaDB releases.
+
+Every version-dependent decision (how to initialise a datadir, the isolation variable's
+name, default charset and collation, collations a release lacks, auth plugin, extra
+start options, the redo log sizing option, whether the query cache exists, whether the
+binary log is on by default, the state of mysql_native_password, options a release
+removed, whether skip-character-set-client-handshake exists, the default buffer pool) is
+a column of `RULES`; code asks `rules_for(product, version)` and never
+compares versions itself. `translate_options` rewrites a profile's options for a release.
+Sources: the MySQL and MariaDB reference manuals' "changes in release" notes for each
+row's first version.
+
+The `default` profile sets nothing: each release runs with its own defaults, so MySQL
+8.0+ runs with the binary log on (`binlog_default`) and MariaDB / MySQL 5.7 without; the
+effective `log_bin` is stored with every result, and the durability axis
+(configs/axes.yaml) turns it on or off explicitly when a comparison needs like for like.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from perftrack.core.errors import ConfigError
+
+Version = tuple[int, ...]
+
+# Initialisation styles.
+INIT_INSTALL_DB = "install_db"  # mysql_install_db / mariadb-install-db script
+INIT_INSECURE = "initialize_insecure"  # mysqld --initialize-insecure (MySQL 5.7+)
+
+ALL_UTF8MB4_LEGACY = frozenset(
+    {"utf8mb4_general_ci", "utf8mb4_bin", "utf8mb4_unicode_ci", "utf8mb4_unicode_520_ci"}
+)
+LATIN1 = frozenset({"latin1_swedish_ci", "latin1_bin", "latin1_general_ci"})
+
+# Redo log sizing options. MySQL 8.0.30 replaced innodb_log_file_size x
+# innodb_log_files_in_group with one total, innodb_redo_log_capacity (MySQL 8.0.30
+# release notes, "InnoDB: redo log capacity").
+REDO_LOG_FILE_SIZE = "innodb_log_file_size"
+REDO_LOG_CAPACITY = "innodb_redo_log_capacity"
+REDO_LOG_FILES_IN_GROUP = "innodb_log_files_in_group"
+
+# States of the mysql_native_password plugin (MySQL 8.0.34 deprecated it, 8.4.0 left it
+# disabled unless `mysql_native_password=ON`, 9.0.0 removed it).
+NATIVE_DEFAULT = "default"  # the default plugin for new users (MySQL 5.7, MariaDB)
+NATIVE_AVAILABLE = "available"  # loaded, not the default (MySQL 8.0: caching_sha2 is)
+NATIVE_DISABLED = "disabled"  # present, off unless the option turns it on (8.4)
+NATIVE_REMOVED = "removed"  # not in the server at all (9.0+)
+
+
+@dataclass(frozen=True)
+class Rule:
+    product: str
+    since: Version  # first version this row applies to (inclusive)
+    until: Version | None  # first version it no longer applies to (exclusive)
+    init: str
+    init_args: tuple[str, ...]  # extra args for the init step
+    start_args: tuple[str, ...]  # extra args for every start
+    isolation_var: str
+    default_charset: str
+    default_collation: str
+    utf8mb4_default_collation: str
+    collations: frozenset[str]  # collations the cell axes may ask for
+    auth_plugin: str | None  # for the benchmark user; None = server default
+    note: str
+    # Storage engines the engine axis may ask for (configs/axes.yaml).
+    engines: frozenset[str] = frozenset({"InnoDB", "MyISAM"})
+    # my.cnf option that turns the binary log off (MySQL 8.0 made it on by default).
+    binlog_off: str = "skip-log-bin"
+    # my.cnf option that sets the isolation level at start. Every tracked release takes
+    # `transaction-isolation`; MariaDB 10.11 refuses `tx_isolation=` in my.cnf (measured).
+    isolation_option: str = "transaction-isolation"
+    # Redo log sizing: the option this release sizes its redo log with, and how many files
+    # of innodb_log_file_size make up the redo log (innodb_log_files_in_group's default).
+    redo_log_option: str = REDO_LOG_FILE_SIZE
+    redo_log_files: int = 2
+    query_cache: bool = True  # the query cache exists (MySQL removed it in 8.0.3)
+    binlog_default: bool = False  # the binary log is on with no option (MySQL 8.0+)
+    native_password: str = NATIVE_DEFAULT  # state of mysql_native_password (NATIVE_*)
+    # Options a profile may not set on this release: (name, why); see translate_options.
+    removed_options: tuple[tuple[str, str], ...] = ()
+    # File name of the official generic Linux tarball ({version} filled in); None: the
+    # product publishes none perftrack knows (the catalog entry must give the URL).
+    tarball_file: str | None = None
+    # The server takes `skip-character-set-client-handshake` (every client gets the
+    # server's charset/collation). MySQL 8.0.35 deprecated it, 8.3.0 removed it (MySQL
+    # Server Version Reference, "Option and Variable Changes for MySQL 8.3"); MariaDB has it.
+    client_handshake_option: bool = True
+    # innodb_buffer_pool_size when nothing sets it: 128 MiB in every tracked release
+    # (MariaDB 10.1+, MySQL 5.7+; MySQL sizes it itself only with innodb_dedicated_server).
+    buffer_pool_default: int = 128 << 20
+
+    def applies(self, product: str, version: Version) -> bool:
+        if product != self.product or version < self.since:
+            return False
+        return self.until is None or version < self.until
+
+    def default_collation_for(self, charset: str) -> str | None:
+        if charset == "latin1":
+            return "latin1_swedish_ci"
+        if charset == "utf8mb4":
+            return self.utf8mb4_default_collation
+        return None
+
+
+_MARIADB_INIT_OLD = ("--force",)  # 10.1's script wants resolveip without --force
+_MARIADB_AUTH_NORMAL = ("--auth-root-authentication-method=normal",)  # root via socket, no pw
+_MYSQL_START = ("--mysqlx=OFF", "--secure-file-priv=")
+# MariaDB 11.4 generates TLS keys at start (~13 s here) unless told to skip SSL; the
+# benchmark client talks plain TCP on loopback anyway.
+_MARIADB_11_START = ("--skip-ssl",)
+# Aria ships with every MariaDB release since 5.1 (MariaDB KB "Aria Storage Engine").
+_MARIADB_ENGINES = frozenset({"InnoDB", "MyISAM", "Aria"})
+
+# Options MySQL 8.0 removed (MySQL 8.0.3 / 8.0.0 release notes: "Features removed in MySQL
+# 8.0"); the query cache's own options are handled by the `query_cache` column.
+_REMOVED_IN_MYSQL_80 = (
+    ("innodb_file_format", "it was removed in MySQL 8.0 (Barracuda is the only format)"),
+    ("innodb_file_format_check", "it was removed in MySQL 8.0"),
+    ("innodb_file_format_max", "it was removed in MySQL 8.0"),
+    ("innodb_large_prefix", "it was removed in MySQL 8.0 (large prefixes are always on)"),
+)
+_REMOVED_IN_MYSQL_83 = (
+    (
+        "character_set_client_handshake",
+        "it was removed in MySQL 8.3.0; use the handshake axis only where the rules allow it",
+    ),
+    (
+        "skip_character_set_client_handshake",
+        "it was removed in MySQL 8.3.0; use the handshake axis only where the rules allow it",
+    ),
+)
+_REMOVED_IN_MYSQL_84 = (
+    (
+        "default_authentication_plugin",
+        "it was removed in MySQL 8.4: use authentication_policy instead",
+    ),
+)
+_REMOVED_IN_MYSQL_90 = (
+    ("mysql_native_password", "the mysql_native_password plugin was removed in MySQL 9.0"),
+)
+# MySQL 5.7 packages default secure_file_priv to a directory (/var/lib/mysql-files) the
+# server refuses to start without; perftrack's private datadir has none.
+_MYSQL_57_START = ("--secure-file-priv=",)
+# Official generic tarballs (dev.mysql.com/downloads): 5.7 is built for glibc 2.12 only;
+# 8.0+ for glibc 2.28 (the build the runners use; glibc 2.17 builds exist too).
+_MYSQL_57_TARBALL = "mysql-{version}-linux-glibc2.12-x86_64.tar.gz"
+_MYSQL_TARBALL = "mysql-{version}-linux-glibc2.28-x86_64.tar.xz"
+
+RULES: tuple[Rule, ...] = (
+    Rule(
+        "mariadb",
+        (10, 1),
+        (10, 4),
+        INIT_INSTALL_DB,
+        _MARIADB_INIT_OLD,
+        (),
+        "tx_isolation",
+        "latin1",
+        "latin1_swedish_ci",
+        "utf8mb4_general_ci",
+        LATIN1 | ALL_UTF8MB4_LEGACY,
+        None,
+        "MariaDB 10.1-10.3: mysql_install_db; root has no password",
+        engines=_MARIADB_ENGINES,
+    ),
+    Rule(
+        "mariadb",
+        (10, 4),
+        (10, 5),
+        INIT_INSTALL_DB,
+        _MARIADB_AUTH_NORMAL,
+        (),
+        "tx_isolation",
+        "latin1",
+        "latin1_swedish_ci",
+        "utf8mb4_general_ci",
+        LATIN1 | ALL_UTF8MB4_LEGACY,
+        None,
+        "MariaDB 10.4+: root would use unix_socket auth unless told otherwise",
+        engines=_MARIADB_ENGINES,
+    ),
+    Rule(
+        "mariadb",
+        (10, 5),
+        (11, 1),
+        INIT_INSTALL_DB,
+        _MARIADB_AUTH_NORMAL,
+        (),
+        "tx_isolation",
+        "latin1",
+        "latin1_swedish_ci",
+        "utf8mb4_general_ci",
+        LATIN1 | ALL_UTF8MB4_LEGACY,
+        None,
+        "MariaDB 10.5: one redo log file (innodb_log_files_in_group is gone)",
+        engines=_MARIADB_ENGINES,
+        redo_log_files=1,
+    ),
+    Rule(
+        "mariadb",
+        (11, 1),
+        (11, 4),
+        INIT_INSTALL_DB,
+        _MARIADB_AUTH_NORMAL,
+        (),
+        "transaction_isolation",
+        "latin1",
+        "latin1_swedish_ci",
+        "utf8mb4_general_ci",
+        LATIN1 | ALL_UTF8MB4_LEGACY | {"utf8mb4_uca1400_ai_ci"},
+        None,
+        "MariaDB 11.1 renamed tx_isolation to transaction_isolation",
+        engines=_MARIADB_ENGINES,
+        redo_log_files=1,
+    ),
+    Rule(
+        "mariadb",
+        (11, 4),
+        (11, 6),
+        INIT_INSTALL_DB,
+        _MARIADB_AUTH_NORMAL,
+        _MARIADB_11_START,
+        "transaction_isolation",
+        "latin1",
+        "latin1_swedish_ci",
+        "utf8mb4_general_ci",
+        LATIN1 | ALL_UTF8MB4_LEGACY | {"utf8mb4_uca1400_ai_ci"},
+        None,
+        "MariaDB 11.4 generates TLS keys at start unless SSL is skipped",
+        engines=_MARIADB_ENGINES,
+        redo_log_files=1,
+    ),
+    Rule(
+        "mariadb",
+        (11, 6),
+        None,
+        INIT_INSTALL_DB,
+        _MARIADB_AUTH_NORMAL,
+        _MARIADB_11_START,
+        "transaction_isolation",
+        "utf8mb4",
+        "utf8mb4_uca1400_ai_ci",
+        "utf8mb4_uca1400_ai_ci",
+        LATIN1 | ALL_UTF8MB4_LEGACY | {"utf8mb4_uca1400_ai_ci"},
+        None,
+        "MariaDB 11.6 made utf8mb4/uca1400_ai_ci the server default",
+        engines=_MARIADB_ENGINES,
+        redo_log_files=1,
+    ),
+    Rule(
+        "mysql",
+        (5, 7),
+        (8, 0),
+        INIT_INSECURE,
+        (),
+        _MYSQL_57_START,
+        "tx_isolation",
+        "latin1",
+        "latin1_swedish_ci",
+        "utf8mb4_general_ci",
+        LATIN1 | ALL_UTF8MB4_LEGACY,
+        "mysql_native_password",
+        "MySQL 5.7: latin1 default, query cache present",
+        tarball_file=_MYSQL_57_TARBALL,
+    ),
+    Rule(
+        "mysql",
+        (8, 0),
+        (8, 0, 30),
+        INIT_INSECURE,
+        (),
+        _MYSQL_START,
+        "transaction_isolation",
+        "utf8mb4",
+        "utf8mb4_0900_ai_ci",
+        "utf8mb4_0900_ai_ci",
+        LATIN1 | ALL_UTF8MB4_LEGACY | {"utf8mb4_0900_ai_ci", "utf8mb4_0900_bin"},
+        "caching_sha2_password",
+        "MySQL 8.0: utf8mb4_0900_ai_ci default, binlog on, query cache removed",
+        binlog_off="disable-log-bin",
+        query_cache=False,
+        binlog_default=True,
+        native_password=NATIVE_AVAILABLE,
+        tarball_file=_MYSQL_TARBALL,
+        removed_options=_REMOVED_IN_MYSQL_80,
+    ),
+    Rule(
+        "mysql",
+        (8, 0, 30),
+        (8, 3),
+        INIT_INSECURE,
+        (),
+        _MYSQL_START,
+        "transaction_isolation",
+        "utf8mb4",
+        "utf8mb4_0900_ai_ci",
+        "utf8mb4_0900_ai_ci",
+        LATIN1 | ALL_UTF8MB4_LEGACY | {"utf8mb4_0900_ai_ci", "utf8mb4_0900_bin"},
+        "caching_sha2_password",
+        "MySQL 8.0.30: redo log sized by innodb_redo_log_capacity",
+        binlog_off="disable-log-bin",
+        redo_log_option=REDO_LOG_CAPACITY,
+        query_cache=False,
+        binlog_default=True,
+        native_password=NATIVE_AVAILABLE,
+        tarball_file=_MYSQL_TARBALL,
+        removed_options=_REMOVED_IN_MYSQL_80,
+    ),
+    Rule(
+        "mysql",
+        (8, 3),
+        (8, 4),
+        INIT_INSECURE,
+        (),
+        _MYSQL_START,
+        "transaction_isolation",
+        "utf8mb4",
+        "utf8mb4_0900_ai_ci",
+        "utf8mb4_0900_ai_ci",
+        LATIN1 | ALL_UTF8MB4_LEGACY | {"utf8mb4_0900_ai_ci", "utf8mb4_0900_bin"},
+        "caching_sha2_password",
+        "MySQL 8.3: skip-character-set-client-handshake removed",
+        binlog_off="disable-log-bin",
+        redo_log_option=REDO_LOG_CAPACITY,
+        query_cache=False,
+        binlog_default=True,
+        native_password=NATIVE_AVAILABLE,
+        tarball_file=_MYSQL_TARBALL,
+        removed_options=_REMOVED_IN_MYSQL_80 + _REMOVED_IN_MYSQL_83,
+        client_handshake_option=False,
+    ),
+    Rule(
+        "mysql",
+        (8, 4),
+        (9, 0),
+        INIT_INSECURE,
+        (),
+        _MYSQL_START,
+        "transaction_isolation",
+        "utf8mb4",
+        "utf8mb4_0900_ai_ci",
+        "utf8mb4_0900_ai_ci",
+        LATIN1 | ALL_UTF8MB4_LEGACY | {"utf8mb4_0900_ai_ci", "utf8mb4_0900_bin"},
+        "caching_sha2_password",
+        "MySQL 8.4: mysql_native_password disabled unless mysql_native_password=ON",
+        binlog_off="disable-log-bin",
+        redo_log_option=REDO_LOG_CAPACITY,
+        query_cache=False,
+        binlog_default=True,
+        native_password=NATIVE_DISABLED,
+        tarball_file=_MYSQL_TARBALL,
+        removed_options=_REMOVED_IN_MYSQL_80 + _REMOVED_IN_MYSQL_83 + _REMOVED_IN_MYSQL_84,
+        client_handshake_option=False,
+    ),
+    Rule(
+        "mysql",
+        (9, 0),
+        None,
+        INIT_INSECURE,
+        (),
+        _MYSQL_START,
+        "transaction_isolation",
+        "utf8mb4",
+        "utf8mb4_0900_ai_ci",
+        "utf8mb4_0900_ai_ci",
+        LATIN1 | ALL_UTF8MB4_LEGACY | {"utf8mb4_0900_ai_ci", "utf8mb4_0900_bin"},
+        "caching_sha2_password",
+        "MySQL 9.0: mysql_native_password removed",
+        binlog_off="disable-log-bin",
+        redo_log_option=REDO_LOG_CAPACITY,
+        query_cache=False,
+        binlog_default=True,
+        native_password=NATIVE_REMOVED,
+        tarball_file=_MYSQL_TARBALL,
+        removed_options=(
+            _REMOVED_IN_MYSQL_80
+            + _REMOVED_IN_MYSQL_83
+            + _REMOVED_IN_MYSQL_84
+            + _REMOVED_IN_MYSQL_90
+        ),
+        client_handshake_option=False,
+    ),
+)
+# Percona Server follows the rules of the MySQL release it is built from.
+RULE_PRODUCT = {"percona": "mysql"}
+
+# ASCII digits only (\d also matches other scripts' digits); \Z: no final newline.
+_VERSION_RE = re.compile(r"^([0-9]+)\.([0-9]+)(?:\.([0-9]+))?\Z")
+
+
+def parse_version(text: str) -> Version:
+    m = _VERSION_RE.match(str(text))
+    if not m:
+        raise ConfigError(f"{text!r} is not a version: use MAJOR.MINOR or MAJOR.MINOR.PATCH")
+    return tuple(int(g) for g in m.groups() if g is not None)
+
+
+def rules_for(product: str, version: str) -> Rule:
+    v = parse_version(version)
+    family = RULE_PRODUCT.get(product, product)
+    for rule in RULES:
+        if rule.applies(family, v):
+            return rule
+    known = sorted({r.product for r in RULES})
+    raise ConfigError(
+        f"no version rules for {product} {version}: perftrack knows {', '.join(known)} "
+        "from MariaDB 10.1 and MySQL 5.7 on (add a row to perftrack/servers/rules.py)"
+    )
+
+
+def charset_of(collation: str) -> str:
+    return collation.split("_", 1)[0]
+
+
+def resolve_collation(rule: Rule, axis_value: str) -> tuple[str, str] | str:
+    """Map a charset axis value to (charset, collation), or a skip reason (str).
+
+    The value is either a charset (`latin1`, `utf8mb4`: the release's default collation
+    for it) or an explicit collation name (`utf8mb4_unicode_ci`).
+    """
+    if "_" not in axis_value:
+        collation = rule.default_collation_for(axis_value)
+        if collation is None:
+            return f"charset {axis_value} is not one perftrack benchmarks (latin1, utf8mb4)"
+        return axis_value, collation
+    if axis_value not in rule.collations:
+        return f"collation {axis_value} is not available on {rule.product} {_fmt(rule)}"
+    return charset_of(axis_value), axis_value
+
+
+def _fmt(rule: Rule) -> str:
+    since = ".".join(map(str, rule.since))
+    until = ".".join(map(str, rule.until)) if rule.until else ""
+    return f"{since}–{until}" if until else f"{since}+"
+
+
+# --- profile options across releases -------------------------------------------------------
+
+# Option names a profile may use on any release, and the startup option every tracked
+# release accepts for them: MySQL 8.0.3 removed tx_isolation/tx_read_only, MariaDB 10.11
+# refuses `tx_isolation=` in my.cnf (measured), and `transaction-isolation` /
+# `transaction-read-only` are startup options of MySQL 5.7+ and MariaDB 10.1+.
+RENAMED_OPTIONS = {
+    "tx_isolation": "transaction-isolation",
+    "tx_read_only": "transaction-read-only",
+}
+QUERY_CACHE_PREFIX = "query_cache_"
+# query_cache_type values that turn the cache on (ON/1 always, DEMAND/2 on request).
+QUERY_CACHE_ON = frozenset({"1", "on", "2", "demand"})
+# innodb_log_files_in_group's default in every release that had it (MySQL 5.7-8.0.29,
+# MariaDB 10.1-10.4); MySQL 8.0.30+ multiplies innodb_log_file_size by it the same way
+# when innodb_redo_log_capacity is not set.
+LEGACY_REDO_LOG_FILES = 2
+_REDO_OPTIONS = (REDO_LOG_FILE_SIZE, REDO_LOG_CAPACITY, REDO_LOG_FILES_IN_GROUP)
+_SIZE_RE = re.compile(r"^(\d+)([KMGT]?)$", re.IGNORECASE)
+_SIZE_UNITS = (("T", 1 << 40), ("G", 1 << 30), ("M", 1 << 20), ("K", 1 << 10))
+
+
+def option_key(name: str) -> str:
+    """An option name as the server matches it: '-' and '_' are the same, case-blind."""
+    return name.replace("-", "_").lower()
+
+
+def translate_options(rule: Rule, options: dict[str, str | None]) -> dict[str, str | None]:
+    """A profile's [mysqld] options in the names and units ``rule``'s release understands.
+
+    - tx_isolation / tx_read_only become transaction-isolation / transaction-read-only;
+    - the query cache's options are dropped where there is no query cache (MySQL 8.0+),
+      unless they turn it on: then `ConfigError` (the cell cannot be what it asks for);
+    - redo log size keeps its *total*: innodb_redo_log_capacity on MySQL 8.0.30+,
+      innodb_log_file_size (x the release's number of files) elsewhere;
+    - an option the release removed (``removed_options``) is a `ConfigError` saying why.
+    """
+    removed = dict(rule.removed_options)
+    out: dict[str, str | None] = {}
+    for name, value in options.items():
+        key = option_key(name)
+        if key in removed:
+            raise ConfigError(
+                f"option {name} cannot be used on {rule.product} {_fmt(rule)}: "
+                f"{removed[key]}; remove it from the profile"
+            )
+        if key.startswith(QUERY_CACHE_PREFIX) and not rule.query_cache:
+            if key == "query_cache_type" and str(value).lower() in QUERY_CACHE_ON:
+                raise ConfigError(
+                    f"{name}={value} asks for the query cache, which {rule.product} "
+                    f"{_fmt(rule)} does not have (removed in MySQL 8.0.3); use a profile "
+                    "without it for this server"
+                )
+            continue  # a disabled cache that does not exist: nothing to set
+        if key in _REDO_OPTIONS:
+            continue  # below, as one total
+        out[RENAMED_OPTIONS.get(key, name)] = value
+    out.update(_redo_log_options(rule, options))
+    return out
+
+
+def _redo_log_options(rule: Rule, options: dict[str, str | None]) -> dict[str, str]:
+    given = {option_key(k): v for k, v in options.items() if option_key(k) in _REDO_OPTIONS}
+    size, capacity = given.get(REDO_LOG_FILE_SIZE), given.get(REDO_LOG_CAPACITY)
+    files_text = given.get(REDO_LOG_FILES_IN_GROUP)
+    if size is not None and capacity is not None:
+        raise ConfigError(
+            f"the profile sets both {REDO_LOG_FILE_SIZE} and {REDO_LOG_CAPACITY}: set one "
+            f"(perftrack converts it to what each release uses)"
+        )
+    if capacity is not None and files_text is not None:
+        raise ConfigError(
+            f"{REDO_LOG_FILES_IN_GROUP} has no meaning with {REDO_LOG_CAPACITY}: remove it"
+        )
+    files = _whole_number(REDO_LOG_FILES_IN_GROUP, files_text) if files_text else None
+    if capacity is not None:
+        total = _size_bytes(REDO_LOG_CAPACITY, capacity)
+    elif size is not None:
+        total = _size_bytes(REDO_LOG_FILE_SIZE, size) * (files or _files_meant(rule))
+    else:
+        return {}  # innodb_log_files_in_group alone: no size to keep
+    if rule.redo_log_option == REDO_LOG_CAPACITY:
+        return {REDO_LOG_CAPACITY: _format_size(total)}
+    out = {REDO_LOG_FILE_SIZE: _format_size(total // rule.redo_log_files)}
+    if rule.redo_log_files > 1:
+        out[REDO_LOG_FILES_IN_GROUP] = str(rule.redo_log_files)
+    return out
+
+
+def _files_meant(rule: Rule) -> int:
+    """How many files an innodb_log_file_size without innodb_log_files_in_group means."""
+    if rule.redo_log_option == REDO_LOG_FILE_SIZE:
+        return rule.redo_log_files  # this release's own meaning: pass it through unchanged
+    return LEGACY_REDO_LOG_FILES
+
+
+def size_bytes(name: str, value: str | None) -> int:
+    """A my.cnf size (bytes, or a number with K, M, G, T) in bytes; ConfigError if not."""
+    return _size_bytes(name, value)
+
+
+def _size_bytes(name: str, value: str | None) -> int:
+    m = _SIZE_RE.match(str(value or "").strip())
+    if not m:
+        raise ConfigError(f"{name}={value} is not a size: use bytes or a number with K, M, G, T")
+    factor = dict(_SIZE_UNITS).get(m.group(2).upper(), 1)
+    return int(m.group(1)) * factor
+
+
+def _whole_number(name: str, value: str) -> int:
+    if not value.isdigit() or int(value) < 1:
+        raise ConfigError(f"{name}={value} must be a whole number of at least 1")
+    return int(value)
+
+
+def _format_size(size: int) -> str:
+    for suffix, factor in _SIZE_UNITS:
+        if size >= factor and size % factor == 0:
+            return f"{size // factor}{suffix}"
+    return str(size)

@@ -1,0 +1,422 @@
+"""Forward-only schema migrations for the results DB (`data/results.duckdb`).
+
+Each migration is a version number, a one-line description and a list of SQL statements.
+`migrate` applies the pending ones in order, each in its own transaction together with its
+`schema_version` row, so a failed migration leaves the DB at the previous version.
+
+To change the schema, append a `Migration(N + 1, ...)` to `MIGRATIONS`; never edit or
+reorder one that has shipped (the DB in git was built by it). See docs/schema.md for the
+procedure, including the fixture DB each version must leave behind.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+
+import duckdb
+
+from perftrack import __version__
+
+
+@dataclass(frozen=True)
+class Migration:
+    version: int
+    description: str
+    statements: tuple[str, ...]
+
+
+# Column lists mirror the run record (schemas/run-record.v1.json); docs/schema.md explains
+# every column. "collation" is a keyword in DuckDB's SQL, so that column is always quoted.
+V1_STATEMENTS: tuple[str, ...] = (
+    """
+    CREATE TABLE schema_version (
+        version INTEGER NOT NULL,
+        applied_at TIMESTAMP NOT NULL,
+        perftrack_version VARCHAR
+    )
+    """,
+    """
+    CREATE TABLE hardware (
+        hw_key VARCHAR PRIMARY KEY,
+        cpu_model VARCHAR,
+        cores INTEGER,
+        mem_gib DOUBLE,
+        kernel VARCHAR
+    )
+    """,
+    """
+    CREATE TABLE servers (
+        server_key VARCHAR PRIMARY KEY,
+        server_id VARCHAR NOT NULL,
+        product VARCHAR NOT NULL,
+        version VARCHAR NOT NULL,
+        provider VARCHAR NOT NULL,
+        version_string VARCHAR,
+        source_sha256 VARCHAR,
+        stand_in VARCHAR
+    )
+    """,
+    """
+    CREATE TABLE runs (
+        run_id VARCHAR PRIMARY KEY,
+        runner_class VARCHAR NOT NULL,
+        hw_key VARCHAR NOT NULL,
+        first_started_at TIMESTAMP NOT NULL,
+        last_finished_at TIMESTAMP NOT NULL,
+        perftrack_version VARCHAR
+    )
+    """,
+    """
+    CREATE TABLE results (
+        record_id VARCHAR PRIMARY KEY,
+        run_id VARCHAR NOT NULL,
+        cell_id VARCHAR NOT NULL,
+        attempt INTEGER NOT NULL,
+        status VARCHAR NOT NULL,
+        reason VARCHAR,
+        server_key VARCHAR NOT NULL,
+        workload VARCHAR NOT NULL,
+        threads INTEGER NOT NULL,
+        charset VARCHAR NOT NULL,
+        "collation" VARCHAR NOT NULL,
+        profile VARCHAR NOT NULL,
+        tables INTEGER NOT NULL,
+        table_size BIGINT NOT NULL,
+        duration_s INTEGER NOT NULL,
+        warmup_s INTEGER NOT NULL,
+        repeat INTEGER NOT NULL,
+        round INTEGER,
+        connection VARCHAR NOT NULL,
+        tps DOUBLE,
+        qps DOUBLE,
+        latency_avg_ms DOUBLE,
+        latency_pct_ms DOUBLE,
+        latency_pct DOUBLE,
+        latency_max_ms DOUBLE,
+        errors_per_s DOUBLE,
+        reconnects_per_s DOUBLE,
+        total_time_s DOUBLE,
+        events BIGINT,
+        tps_p5 DOUBLE,
+        tps_p50 DOUBLE,
+        tps_p95 DOUBLE,
+        tps_cv DOUBLE,
+        tps_series DOUBLE[],
+        varset_hash VARCHAR,
+        effective JSON,
+        error_log_tail VARCHAR,
+        tool_name VARCHAR NOT NULL,
+        tool_version VARCHAR NOT NULL,
+        started_at TIMESTAMP NOT NULL,
+        finished_at TIMESTAMP NOT NULL
+    )
+    """,
+    """
+    CREATE TABLE server_variables (
+        varset_hash VARCHAR NOT NULL,
+        name VARCHAR NOT NULL,
+        value VARCHAR,
+        PRIMARY KEY (varset_hash, name)
+    )
+    """,
+)
+
+# Derived statistics (perftrack detect): recomputed from `results` on every detect and
+# replaced whole, so they never disagree with the measurements they summarise.
+_SERIES_COLS = """
+        hw_key VARCHAR NOT NULL,
+        runner_class VARCHAR NOT NULL,
+        workload VARCHAR NOT NULL,
+        threads INTEGER NOT NULL,
+        "collation" VARCHAR NOT NULL,
+        profile VARCHAR NOT NULL,
+        tables INTEGER NOT NULL,
+        table_size BIGINT NOT NULL,
+        duration_s INTEGER NOT NULL,
+        connection VARCHAR NOT NULL,
+        metric VARCHAR NOT NULL,"""
+V2_STATEMENTS: tuple[str, ...] = (
+    """
+    CREATE TABLE noise (
+        runner_class VARCHAR NOT NULL,
+        hw_key VARCHAR NOT NULL,
+        workload VARCHAR NOT NULL,
+        metric VARCHAR NOT NULL,
+        series INTEGER NOT NULL,
+        samples INTEGER NOT NULL,
+        cv_median DOUBLE NOT NULL,
+        cv_p90 DOUBLE NOT NULL,
+        computed_at TIMESTAMP NOT NULL,
+        PRIMARY KEY (runner_class, hw_key, workload, metric)
+    )
+    """,
+    f"""
+    CREATE TABLE verdicts (
+        verdict_id VARCHAR PRIMARY KEY,{_SERIES_COLS}
+        base_server VARCHAR NOT NULL,
+        new_server VARCHAR NOT NULL,
+        base_version_string VARCHAR,
+        new_version_string VARCHAR,
+        n_base INTEGER NOT NULL,
+        n_new INTEGER NOT NULL,
+        median_base DOUBLE NOT NULL,
+        median_new DOUBLE NOT NULL,
+        ratio DOUBLE NOT NULL,
+        ci_low DOUBLE NOT NULL,
+        ci_high DOUBLE NOT NULL,
+        p_value DOUBLE NOT NULL,
+        threshold DOUBLE NOT NULL,
+        verdict VARCHAR NOT NULL,
+        acknowledged VARCHAR,
+        variables_diff JSON,
+        last_result_at TIMESTAMP,
+        computed_at TIMESTAMP NOT NULL
+    )
+    """,
+    f"""
+    CREATE TABLE change_points (
+        series_key VARCHAR NOT NULL,{_SERIES_COLS}
+        server_id VARCHAR NOT NULL,
+        run_id VARCHAR NOT NULL,
+        at_time TIMESTAMP NOT NULL,
+        before_value DOUBLE,
+        after_value DOUBLE,
+        rel_change DOUBLE,
+        p_value DOUBLE,
+        is_control BOOLEAN NOT NULL,
+        environment BOOLEAN NOT NULL,
+        acknowledged VARCHAR,
+        computed_at TIMESTAMP NOT NULL,
+        PRIMARY KEY (series_key, run_id)
+    )
+    """,
+)
+
+# Cost per operation and host signals of the measured window (sampler.py, issue #9): all
+# nullable, null in results older than them and for metrics that could not be measured
+# (`cost_unavailable` holds {metric: reason}).
+V4_COST_COLUMNS: tuple[tuple[str, str], ...] = (
+    ("cpu_us_per_txn", "DOUBLE"),
+    ("cpu_user_us_per_txn", "DOUBLE"),
+    ("cpu_sys_us_per_txn", "DOUBLE"),
+    ("cpu_us_per_query", "DOUBLE"),
+    ("ctx_vol_per_txn", "DOUBLE"),
+    ("ctx_invol_per_txn", "DOUBLE"),
+    ("read_bytes_per_txn", "DOUBLE"),
+    ("write_bytes_per_txn", "DOUBLE"),
+    ("peak_rss_bytes", "DOUBLE"),
+    ("instructions_per_txn", "DOUBLE"),
+    ("cycles_per_txn", "DOUBLE"),
+    ("ipc", "DOUBLE"),
+    ("cost_unavailable", "JSON"),
+    ("host_steal_pct", "DOUBLE"),
+    ("host_iowait_pct", "DOUBLE"),
+    ("host_foreign_cpu_pct", "DOUBLE"),
+    ("cpu_mhz", "DOUBLE"),
+    ("noisy", "BOOLEAN"),
+    ("noisy_reason", "VARCHAR"),
+)
+V4_STATEMENTS: tuple[str, ...] = tuple(
+    f"ALTER TABLE results ADD COLUMN {name} {sql_type}" for name, sql_type in V4_COST_COLUMNS
+)
+
+# Schema v5 (issues #5 and #12).
+# - Series split by every configuration axis: the last three axes become columns of
+#   `results`, and `verdicts` / `change_points` get all six, in series order (before
+#   `metric`), since detect writes their rows positionally. Rows computed before v5 keep
+#   null axes; the next `detect` replaces them.
+# - `results` loses its PRIMARY KEY: DuckDB's ART index on record_id was ~3/4 of the
+#   file at scale (30 MB of 40 MB for 400,000 ids, measured) and is rewritten whole at
+#   every checkpoint, which git cannot delta. Ingest stays idempotent by record_id
+#   (store._existing) and `db check` reports any record_id stored twice.
+V5_AXES: tuple[str, ...] = (
+    "engine",
+    "isolation",
+    "durability",
+    "handshake",
+    "dataset_size",
+    "phase",
+)
+V1_RESULTS_NOT_NULL: tuple[str, ...] = (
+    "record_id",
+    "run_id",
+    "cell_id",
+    "attempt",
+    "status",
+    "server_key",
+    "workload",
+    "threads",
+    "charset",
+    '"collation"',
+    "profile",
+    "tables",
+    "table_size",
+    "duration_s",
+    "warmup_s",
+    "repeat",
+    "connection",
+    "tool_name",
+    "tool_version",
+    "started_at",
+    "finished_at",
+)
+_SERIES_COLS_V5 = _SERIES_COLS.replace(
+    "        metric VARCHAR NOT NULL,",
+    "".join(f"        {axis} VARCHAR,\n" for axis in V5_AXES) + "        metric VARCHAR NOT NULL,",
+)
+
+
+def _rebuild(table: str, ddl: str) -> tuple[str, ...]:
+    """Recreate a derived table with a new column layout, keeping its rows (by name)."""
+    return (
+        ddl.replace(f"CREATE TABLE {table} (", f"CREATE TABLE {table}_v5 (", 1),
+        f"INSERT INTO {table}_v5 BY NAME SELECT * FROM {table}",
+        f"DROP TABLE {table}",
+        f"ALTER TABLE {table}_v5 RENAME TO {table}",
+    )
+
+
+V5_STATEMENTS: tuple[str, ...] = (
+    "CREATE TABLE results_v5 AS SELECT *, NULL::VARCHAR AS handshake, "
+    "NULL::VARCHAR AS dataset_size, json_extract_string(effective, '$.phase') AS phase "
+    "FROM results ORDER BY started_at, record_id",
+    *(f"ALTER TABLE results_v5 ALTER COLUMN {c} SET NOT NULL" for c in V1_RESULTS_NOT_NULL),
+    "DROP TABLE results",
+    "ALTER TABLE results_v5 RENAME TO results",
+    *_rebuild("verdicts", V2_STATEMENTS[1].replace(_SERIES_COLS, _SERIES_COLS_V5)),
+    *_rebuild("change_points", V2_STATEMENTS[2].replace(_SERIES_COLS, _SERIES_COLS_V5)),
+)
+
+MIGRATIONS: tuple[Migration, ...] = (
+    Migration(
+        1,
+        "hardware, servers, runs, results, content-hashed server_variables",
+        V1_STATEMENTS,
+    ),
+    Migration(2, "derived statistics: noise, verdicts, change_points", V2_STATEMENTS),
+    Migration(
+        3,
+        "results: nullable engine, isolation, durability axis columns",
+        (
+            "ALTER TABLE results ADD COLUMN engine VARCHAR",
+            "ALTER TABLE results ADD COLUMN isolation VARCHAR",
+            "ALTER TABLE results ADD COLUMN durability VARCHAR",
+        ),
+    ),
+    Migration(
+        4,
+        "results: cost per operation (CPU, context switches, IO, RSS, perf counters) and "
+        "host-noise columns",
+        V4_STATEMENTS,
+    ),
+    Migration(
+        5,
+        "series split by every axis (results: handshake, dataset_size, phase; verdicts and "
+        "change_points: all six axes); results without its record_id index",
+        V5_STATEMENTS,
+    ),
+)
+
+CURRENT_VERSION: int = MIGRATIONS[-1].version
+
+# Every table the current schema has, in the order `info` and `check` report them.
+TABLES: tuple[str, ...] = (
+    "schema_version",
+    "hardware",
+    "servers",
+    "runs",
+    "results",
+    "server_variables",
+    "noise",
+    "verdicts",
+    "change_points",
+)
+
+
+def user_tables(con: duckdb.DuckDBPyConnection) -> set[str]:
+    """Names of the tables in the connection's main schema."""
+    rows = con.execute(
+        "SELECT table_name FROM duckdb_tables() "
+        "WHERE database_name = current_database() AND schema_name = 'main'"
+    ).fetchall()
+    return {name for (name,) in rows}
+
+
+def schema_version(con: duckdb.DuckDBPyConnection) -> int | None:
+    """The DB's schema version: 0 for a DB with no tables, None if it is not ours.
+
+    "Not ours" means it has tables but no `schema_version` table, or that table is empty.
+    """
+    tables = user_tables(con)
+    if not tables:
+        return 0
+    if "schema_version" not in tables:
+        return None
+    (version,) = con.execute("SELECT max(version) FROM schema_version").fetchone() or (None,)
+    return version
+
+
+def pending(version: int, steps: Sequence[Migration] | None = None) -> list[Migration]:
+    """Migrations newer than `version`, oldest first (default: all of MIGRATIONS)."""
+    return [m for m in (MIGRATIONS if steps is None else steps) if m.version > version]
+
+
+def validate_sequence(steps: Sequence[Migration]) -> None:
+    """Versions must be 1, 2, 3, … with no gaps; a bug here is the programmer's, not the user's."""
+    versions = [m.version for m in steps]
+    if versions != list(range(1, len(versions) + 1)):
+        raise ValueError(f"migration versions must be 1..N in order, got {versions}")
+
+
+def _utc_now() -> datetime:
+    """Now as a naive UTC datetime: every TIMESTAMP in the DB is UTC."""
+    return datetime.now(UTC).replace(tzinfo=None)
+
+
+def apply(
+    con: duckdb.DuckDBPyConnection,
+    migration: Migration,
+    perftrack_version: str = __version__,
+) -> None:
+    """Apply one migration and record it, in one transaction (all of it or none of it)."""
+    con.begin()
+    try:
+        for statement in migration.statements:
+            con.execute(statement)
+        con.execute(
+            "INSERT INTO schema_version VALUES (?, ?, ?)",
+            [migration.version, _utc_now(), perftrack_version],
+        )
+        con.commit()
+    except BaseException:
+        con.rollback()
+        raise
+
+
+def migrate(
+    con: duckdb.DuckDBPyConnection,
+    *,
+    target: int | None = None,
+    steps: Sequence[Migration] | None = None,
+    perftrack_version: str = __version__,
+) -> list[int]:
+    """Bring the DB forward to `target` (default: the newest); return the versions applied.
+
+    `steps` defaults to MIGRATIONS (looked up at call time). The caller has checked that
+    the DB is ours and not newer than the steps know.
+    """
+    steps = MIGRATIONS if steps is None else steps
+    validate_sequence(steps)
+    version = schema_version(con)
+    if version is None:
+        raise ValueError("not a perftrack DB: it has tables but no schema_version rows")
+    goal = steps[-1].version if target is None else target
+    applied: list[int] = []
+    for migration in pending(version, steps):
+        if migration.version > goal:
+            break
+        apply(con, migration, perftrack_version)
+        applied.append(migration.version)
+    return applied

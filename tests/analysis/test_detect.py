@@ -1,0 +1,202 @@
+"""Derived statistics on SYNTHETIC test-fixture records (never real measurements)."""
+
+from __future__ import annotations
+
+import json
+from datetime import timedelta
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from fixtures.records.synthetic import BASE_VARIABLES, SYNTHETIC_START, make_record
+from perftrack.analysis import annotations, detect
+from perftrack.core import record
+from perftrack.core.errors import ConfigError
+from perftrack.store import store
+
+RNG = np.random.default_rng(7)
+
+
+def ingest(db: Path, recs: list[dict]) -> None:
+    with store.open_db(db, write=True) as st:
+        st.ingest(recs)
+
+
+def pair_records(base_tps: float, new_tps: float, new_vars: dict | None = None) -> list[dict]:
+    recs = []
+    for rep in range(6):
+        for i, (sid, ver, tps, var) in enumerate(
+            (
+                ("synthetic-mysql-8.0.35", "8.0.35", base_tps, None),
+                ("synthetic-mysql-8.0.36", "8.0.36", new_tps, new_vars),
+            )
+        ):
+            recs.append(
+                make_record(
+                    run_id="synthetic-pair",
+                    cell=rep * 2 + i,
+                    server_id=sid,
+                    version=ver,
+                    variables=var,
+                    tps=tps * (1 + RNG.normal(0, 0.01)),
+                )
+            )
+    return recs
+
+
+def test_regression_with_the_changed_default_attached(tmp_path: Path):
+    db = tmp_path / "r.duckdb"
+    changed = {
+        **BASE_VARIABLES,
+        "sync_binlog": "1" if BASE_VARIABLES.get("sync_binlog") != "1" else "0",
+    }
+    ingest(db, pair_records(1000, 700, changed))
+    with store.open_db(db, write=True) as st:
+        s = detect.run(st.con, [], None)
+        (row,) = st.con.execute(
+            "SELECT base_server, new_server, verdict, ratio, ci_high, threshold, acknowledged, "
+            "variables_diff FROM verdicts"
+        ).fetchall()
+        noise = st.con.execute("SELECT series, cv_median FROM noise").fetchall()
+    assert s.regressions == 1
+    base, new, verdict, ratio, ci_high, threshold, ack, diff = row
+    assert (base, new, verdict, ack) == (
+        "synthetic-mysql-8.0.35",
+        "synthetic-mysql-8.0.36",
+        "regression",
+        None,
+    )
+    assert ratio == pytest.approx(0.7, abs=0.03) and ci_high < 1 - threshold
+    assert "sync_binlog" in json.loads(diff)
+    assert noise and noise[0][1] < 0.05
+
+
+def test_acknowledged_regression_is_kept_but_marked(tmp_path: Path):
+    db = tmp_path / "a.duckdb"
+    ingest(db, pair_records(1000, 700))
+    note = annotations.Annotation(
+        "8.0.36 turned on the binary log by design",
+        {"servers": ["synthetic-mysql-8.0.35", "synthetic-mysql-8.0.36"]},
+    )
+    with store.open_db(db, write=True) as st:
+        s = detect.run(st.con, [note], None)
+        ack = st.con.execute("SELECT verdict, acknowledged FROM verdicts").fetchall()
+    assert s.regressions == 0 and s.acknowledged == 1
+    assert ack == [("regression", "8.0.36 turned on the binary log by design")]
+
+
+def nights(server_id: str, values: list[float], cell0: int) -> list[dict]:
+    return [
+        make_record(
+            run_id=f"synthetic-night-{n:03d}",
+            cell=cell0 + n,
+            server_id=server_id,
+            tps=v,
+            started_at=SYNTHETIC_START + timedelta(days=n),
+        )
+        for n, v in enumerate(values)
+    ]
+
+
+def test_nightly_step_is_a_change_point_and_a_control_step_marks_environment(tmp_path: Path):
+    db = tmp_path / "n.duckdb"
+    step = [1000 * (1 + RNG.normal(0, 0.01)) for _ in range(15)] + [
+        850 * (1 + RNG.normal(0, 0.01)) for _ in range(15)
+    ]
+    flat = [500 * (1 + RNG.normal(0, 0.01)) for _ in range(30)]
+    ingest(
+        db, nights("synthetic-mysql-8.0.36", step, 0) + nights("synthetic-mysql-9.1.0", flat, 100)
+    )
+    with store.open_db(db, write=True) as st:
+        detect.run(st.con, [], None)
+        cps = st.con.execute(
+            "SELECT server_id, run_id, rel_change, environment FROM change_points"
+        ).fetchall()
+    assert [(c[0], c[1]) for c in cps] == [("synthetic-mysql-8.0.36", "synthetic-night-015")]
+    assert cps[0][2] == pytest.approx(-0.15, abs=0.03)
+    assert cps[0][3] is False
+    # the same step seen on the control server's series: an environment change
+    ctl = nights("synthetic-control", step, 200)
+    ingest(db, ctl)
+    with store.open_db(db, write=True) as st:
+        detect.run(st.con, [], "synthetic-control")
+        env = dict(st.con.execute("SELECT server_id, environment FROM change_points").fetchall())
+    assert env == {"synthetic-mysql-8.0.36": True, "synthetic-control": False}
+
+
+def test_detect_is_idempotent(tmp_path: Path):
+    db = tmp_path / "i.duckdb"
+    ingest(db, pair_records(1000, 990))
+    with store.open_db(db, write=True) as st:
+        detect.run(st.con, [], None)
+        detect.run(st.con, [], None)
+        assert st.con.execute("SELECT count(*) FROM verdicts").fetchone() == (1,)
+        assert st.check() == []
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        (
+            "annotations: [{match: {server: x}, reason: ok, link: 'javascript:alert(1)'}]",
+            "'link' must be an https:// URL",
+        ),
+        ("annotations: [{match: {server: x}, reason: ''}]", "'reason' must be one line"),
+        ("annotations: [{match: {bogus: x}, reason: r}]", "unknown match key 'bogus'"),
+        ("annotations: [{match: {server: '$(id)'}, reason: r}]", "invalid value"),
+        ("annotations: [{match: {server: x}, reason: r, when: 1}]", "unknown key 'when'"),
+        ("annotations: {}", "'annotations' must be a list"),
+    ],
+)
+def test_bad_annotations_are_one_line_errors(tmp_path: Path, text: str, message: str):
+    p = tmp_path / "annotations.yaml"
+    p.write_text(text)
+    with pytest.raises(ConfigError, match=message):
+        annotations.load(p)
+
+
+def test_shipped_annotations_file_loads():
+    assert annotations.load(Path(__file__).parents[2] / "configs" / "annotations.yaml") == []
+
+
+def test_versions_are_only_compared_within_one_product(tmp_path: Path):
+    db = tmp_path / "p.duckdb"
+    recs = pair_records(1000, 700)
+    for r in recs:
+        if r["server"]["id"].endswith("8.0.36"):
+            r["server"]["product"] = "mariadb"
+    ingest(db, recs)
+    with store.open_db(db, write=True) as st:
+        s = detect.run(st.con, [], None)
+    assert s.verdicts == 0
+
+
+def test_series_split_by_every_axis_so_a_phase_effect_is_not_averaged_away(tmp_path: Path):
+    """Schema v5: the pre/post passes (and engine, isolation, durability, handshake,
+    dataset size) are separate series. The new server is 30% slower only on the written
+    dataset (post); mixed into one series that would read as a 15% slowdown of both."""
+    db = tmp_path / "phase.duckdb"
+    recs = []
+    for phase in ("pre", "post"):
+        for r in pair_records(1000, 700 if phase == "post" else 1000):
+            r["cell"]["phase"] = phase
+            r["cell"]["engine"] = "InnoDB"
+            r["run_id"] = f"synthetic-pair-{phase}"
+            r["record_id"] = record.record_id(r["run_id"], r["cell_id"], r["attempt"])
+            recs.append(r)
+    ingest(db, recs)
+    with store.open_db(db, write=True) as st:
+        detect.run(st.con, [], None)
+        rows = st.con.execute(
+            "SELECT phase, engine, handshake, verdict, ratio FROM verdicts ORDER BY phase"
+        ).fetchall()
+        stored = st.con.execute(
+            "SELECT phase, count(*) FROM results GROUP BY 1 ORDER BY 1"
+        ).fetchall()
+    assert stored == [("post", 12), ("pre", 12)]
+    assert [(p, e, h, v) for p, e, h, v, _ in rows] == [
+        ("post", "InnoDB", None, "regression"),
+        ("pre", "InnoDB", None, "unchanged"),
+    ]
+    assert rows[0][4] == pytest.approx(0.7, abs=0.03) and rows[1][4] == pytest.approx(1, abs=0.03)

@@ -1,0 +1,104 @@
+"""The CLI as a user meets it: one-line errors, exit codes, no tracebacks."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from clirun import assert_one_line_error, perftrack
+
+FIXTURES = Path(__file__).parents[1] / "fixtures" / "sysbench"
+
+
+def test_help_lists_the_verbs():
+    res = perftrack("--help")
+    assert res.returncode == 0
+    for verb in ("servers", "run", "ingest", "compare", "parse", "db", "demo"):
+        assert verb in res.stdout
+    sub = perftrack("servers", "--help")
+    assert "list" in sub.stdout and "fetch" in sub.stdout
+    dbh = perftrack("db", "--help")
+    assert "info" in dbh.stdout and "check" in dbh.stdout
+
+
+def test_servers_list_shows_the_catalog():
+    res = perftrack("servers", "list")
+    assert res.returncode == 0
+    assert "mariadb-10.11.18" in res.stdout and "debian" in res.stdout
+
+
+def test_unknown_version_lists_known_ones():
+    res = perftrack("run", "--server", "mariadb-10.11.99")
+    assert_one_line_error(res, 2, "mariadb-10.11.99", "mariadb-10.11.18")
+
+
+def test_malformed_matrix_names_file_and_line(tmp_path: Path):
+    p = tmp_path / "m.yaml"
+    p.write_text("name: m\nservers: [a\n")
+    assert_one_line_error(perftrack("run", str(p)), 2, "m.yaml:", "malformed YAML")
+
+
+def test_missing_sysbench_says_how_to_install(tmp_path: Path):
+    env = {"PATH": str(tmp_path)}  # nothing on PATH: no sysbench
+    res = perftrack("run", "--server", "mariadb-10.11.18", env=env)
+    assert_one_line_error(res, 3, "apt-get install sysbench")
+
+
+def test_parse_prints_json_and_refuses_garbage(tmp_path: Path):
+    res = perftrack("parse", str(FIXTURES / "run_histogram.txt"))
+    assert res.returncode == 0
+    data = json.loads(res.stdout)
+    assert data["status"] == "ok" and data["tps"] > 0 and data["latency_pct"] == 95.0
+    junk = tmp_path / "junk.txt"
+    junk.write_text("hello\nworld\n")
+    assert_one_line_error(perftrack("parse", str(junk)), 2, "junk.txt")
+    assert_one_line_error(perftrack("parse", str(tmp_path / "none.txt")), 2, "none.txt")
+
+
+def test_server_killed_output_parses_as_failed():
+    res = perftrack("parse", str(FIXTURES / "run_server_killed.txt"))
+    data = json.loads(res.stdout)
+    assert data["status"] == "failed" and "2013" in data["reason"]
+
+
+def test_db_that_is_not_duckdb_is_refused(tmp_path: Path):
+    db = tmp_path / "results.duckdb"
+    db.write_text("not a database\n")
+    assert_one_line_error(perftrack("db", "info", "--db", str(db)), 4, "results.duckdb")
+    assert db.read_text() == "not a database\n", "nothing written"
+
+
+@pytest.mark.parametrize("bad", ["../../etc", "a/b", "$(id)"])
+def test_resume_with_a_hostile_run_id_is_refused(bad: str, tmp_path: Path):
+    res = perftrack("run", "--resume", bad, "--out", str(tmp_path))
+    assert_one_line_error(res, 2)
+
+
+@pytest.mark.integration
+def test_demo_runs_the_main_job_end_to_end_on_the_tiny_matrix(tmp_path: Path, workroot) -> None:
+    """`make demo`'s command on the test matrix, real servers: fetch, run, ingest, detect
+    and compare, then the site is built from the DB it wrote."""
+    db, site = tmp_path / "r.duckdb", tmp_path / "site"
+    res = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            "import sys; from perftrack.cli import main; sys.exit(main())",
+            *("demo", "--matrix", "tiny", "--db", str(db), "--out", str(tmp_path / "runs")),
+            *("--site", str(site)),
+        ],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "TMPDIR": str(workroot)},
+        timeout=600,
+    )
+    assert res.returncode == 0, res.stdout + res.stderr
+    steps = [ln for ln in res.stdout.splitlines() if ln.startswith("== ")]
+    assert [s[:6] for s in steps] == ["== 1/5", "== 2/5", "== 3/5", "== 4/5", "== 5/5"]
+    assert "16 record(s) added" in res.stdout
+    assert (site / "index.html").is_file() and (site / "history.html").is_file()

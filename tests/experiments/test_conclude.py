@@ -1,0 +1,113 @@
+"""`perftrack compare A B --until-conclusive`: sequential interleaved rounds on real servers."""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import pytest
+
+from clirun import assert_one_line_error, perftrack
+from perftrack.analysis import stats
+from perftrack.experiments import conclude
+from perftrack.servers import catalog
+from standins import WORKLOAD, write_configs
+
+
+def test_look_points_grow_geometrically_from_four():
+    assert conclude.look_points(50) == [4, 6, 9, 14, 21, 32, 48]
+    assert conclude.look_points(3) == []
+
+
+def test_per_look_z_splits_one_percent_over_the_looks():
+    assert math.isclose(conclude.look_z(1), stats.Z_FALSE_ALARM, abs_tol=1e-3)
+    assert conclude.look_z(8) > conclude.look_z(4) > conclude.look_z(1)
+    assert math.isclose(conclude.look_z(10), 3.090, abs_tol=1e-3)  # 0.1% one-sided
+
+
+def test_more_looks_widen_the_threshold():
+    a = [100.0, 104, 97, 101, 99, 103]
+    b = [x * 0.9 for x in a]
+    one = conclude.decide(a, b, cv=0.05, looks=1)
+    many = conclude.decide(a, b, cv=0.05, looks=20)
+    assert one is not None and many is not None
+    assert many.threshold > one.threshold
+
+
+def test_a_budget_too_small_for_the_first_look_is_refused(tmp_path: Path):
+    cfg = write_configs(tmp_path / "configs", first_bad=3)
+    cat = catalog.load(cfg / "versions.yaml")
+    req = conclude.Request("sa-1", "sa-2", budget_s=20, duration_s=5)
+    with pytest.raises(Exception, match="cannot fit the 4 rounds"):
+        conclude.validate(req, cat)
+
+
+@pytest.mark.parametrize(
+    ("args", "needle"),
+    [
+        (["sa-1", "sa-2", "--until-conclusive", "--budget", "0"], "--budget must be a positive"),
+        (["sa-1", "sa-2", "--until-conclusive", "--budget", "-2"], "--budget must be a positive"),
+        (["sa-1", "sa-2", "--until-conclusive", "--budget", "nan"], "--budget must be a positive"),
+        (["sa-1", "nope", "--until-conclusive", "--budget", "5"], "unknown server 'nope'"),
+        (["sa-1", "--until-conclusive", "--budget", "5"], "exactly two servers"),
+        (["sa-1", "sa-1", "--until-conclusive", "--budget", "5"], "two different servers"),
+        (["sa-1", "sa-2", "--budget", "5"], "--budget goes with --until-conclusive"),
+        (["sa-1", "sa-2", "--until-conclusive"], "needs --budget"),
+        (["sa-1", "sa-2", "--until-conclusive", "--budget", "5", "--run", "x"], "no --run"),
+        (
+            ["sa-1", "sa-2", "--until-conclusive", "--budget", "5", "--min-effect", "150"],
+            "--min-effect must be between",
+        ),
+        (["sa-1", "sa-2", "--until-conclusive", "--budget", "5", "--metric", "x"], "metric"),
+    ],
+)
+def test_bad_until_conclusive_input_is_one_line(tmp_path: Path, args: list[str], needle: str):
+    cfg = write_configs(tmp_path / "configs", first_bad=3)
+    db = tmp_path / "r.duckdb"
+    res = perftrack(
+        "compare", *args, "--db", str(db), "--out", str(tmp_path / "runs"),
+        env={"PERFTRACK_CONFIG_DIR": str(cfg)},
+    )  # fmt: skip
+    assert_one_line_error(res, 2, needle)
+    assert not db.exists() and not (tmp_path / "runs").exists()  # nothing half-written
+
+
+def test_until_conclusive_calls_a_real_slowdown_a_regression(tmp_path: Path, workroot: Path):
+    """sa-1 (no fsync per commit) against sa-3 (two fsyncs per commit): >10x slower."""
+    cfg = write_configs(tmp_path / "configs", first_bad=3)
+    cat = catalog.load(cfg / "versions.yaml")
+    req = conclude.Request(
+        "sa-1", "sa-3", budget_s=240, workload=WORKLOAD, threads=2, duration_s=2, warmup_s=0
+    )
+    lines: list[str] = []
+    db = tmp_path / "r.duckdb"
+    o = conclude.run(req, cat, cfg, db, tmp_path / "runs", lines.append, workroot=workroot)
+    assert o.verdict == "regression", "\n".join(lines)
+    last = o.rounds[-1]
+    assert last.look is not None and last.comparison is not None
+    assert last.comparison.ci_high < 1 and last.comparison.ratio < 0.5  # the right sign
+    assert len(o.rounds) >= conclude.FIRST_LOOK_N  # no decision before the first look
+    assert sum(1 for ln in lines if ln.startswith("round ")) == len(o.rounds)
+    assert lines[-1].startswith("verdict: regression")
+    # every round is in the DB, one value per server per round, alternating order
+    vals = conclude.session_values(db, o.run_ids, req)
+    assert len(vals["sa-1"]) == len(vals["sa-3"]) == len(o.rounds)
+
+
+def test_a_cv_estimated_from_few_values_widens_the_band():
+    """Student's t for the session's own CV, the normal quantile for a stored one."""
+    a = [100.0, 108, 95, 103]
+    b = [90.0, 97, 86, 93]
+    own = conclude._pooled_cv(a, b)
+    estimated = conclude.decide(a, b, cv=None, looks=5)
+    stored = conclude.decide(a, b, cv=own, looks=5)
+    assert estimated is not None and stored is not None
+    assert estimated.threshold > stored.threshold
+
+
+def test_a_huge_cv_still_lets_a_big_slowdown_be_called():
+    """On the log scale a band wider than 100% cannot swallow a 10x slowdown."""
+    a = [8000.0, 4000, 6500, 9000, 5200, 7100]
+    b = [600.0, 300, 450, 700, 350, 500]
+    c = conclude.decide(a, b, cv=0.6, looks=6)
+    assert c is not None and c.verdict == "regression"

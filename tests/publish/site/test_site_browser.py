@@ -1,0 +1,284 @@
+"""The built site in a real browser (Debian's chromium via Playwright), as a person uses it.
+
+Sites are built from SYNTHETIC DBs (tests/fixtures/records/synthetic_history.py). Every
+test saves screenshots under test-artifacts/site/.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import re
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+from site_helpers import HOSTILE_REASON, HOSTILE_VERSION, READY_TIMEOUT_MS, Tab
+
+CHART_PAGES = {
+    "index": "overview",
+    "trend": "trend",
+    "scaling": "scaling",
+    "charset": "charset",
+    "heatmap": "heatmap",
+    "history": "history",
+    "cost": "cost",
+}
+PAGES = [*CHART_PAGES, "runs", "studies"]
+SERVE_STOP_TIMEOUT_S = 30
+PERFTRACK = str(Path(sys.executable).parent / "perftrack")
+
+
+def url(site: Path, page: str, hash_: str = "") -> str:
+    return (site / f"{page}.html").as_uri() + hash_
+
+
+def chart_rows(tab: Tab, chart: str) -> list[dict[str, Any]]:
+    """The rows the drawn chart holds (its Vega data set 'table')."""
+    return tab.page.evaluate(
+        f"window.perftrack.charts[{chart!r}].data('table').map(r => Object.assign({{}}, r))"
+    )
+
+
+def select(tab: Tab, key: str, value: str) -> None:
+    before = tab.drawn()
+    tab.page.select_option(f"#filter-{key}", value)
+    tab.page.wait_for_function(f"window.perftrack.drawn > {before}", timeout=READY_TIMEOUT_MS)
+
+
+@pytest.mark.parametrize("page", PAGES)
+def test_every_page_loads_without_console_errors_and_draws(
+    sites: dict[str, Path], tab: Tab, page: str
+) -> None:
+    site = sites["history"]
+    tab.open(url(site, page))
+    tab.shot(f"desktop-{page}")
+    assert tab.problems() == []
+    if page in CHART_PAGES:
+        assert tab.marks(CHART_PAGES[page]) > 0, "the chart drew no marks from the data"
+        assert len(chart_rows(tab, CHART_PAGES[page])) > 0
+    # every request stayed inside the site's own directory
+    assert all(r.startswith(site.as_uri()) for r in tab.requests), tab.requests
+
+
+@pytest.mark.parametrize("page", ["index", "trend", "history", "runs"])
+def test_pages_fit_a_phone_screen(sites: dict[str, Path], phone_tab: Tab, page: str) -> None:
+    phone_tab.open(url(sites["history"], page))
+    phone_tab.shot(f"phone-{page}")
+    assert phone_tab.problems() == []
+    overflow = phone_tab.page.evaluate(
+        "document.documentElement.scrollWidth - document.documentElement.clientWidth"
+    )
+    assert overflow <= 1, f"the page is {overflow}px wider than the phone's screen"
+    if page in CHART_PAGES:
+        assert phone_tab.marks(CHART_PAGES[page]) > 0
+
+
+def test_filters_change_what_is_drawn_and_land_in_the_url(sites: dict[str, Path], tab: Tab) -> None:
+    tab.open(url(sites["history"], "trend"))
+    all_rows = chart_rows(tab, "trend")
+    assert {r["workload"] for r in all_rows} == {
+        "oltp_point_select",
+        "oltp_read_only",
+        "oltp_read_write",
+    }
+    marks_all = tab.marks("trend")
+    select(tab, "workload", "oltp_read_only")
+    rows = chart_rows(tab, "trend")
+    assert rows and {r["workload"] for r in rows} == {"oltp_read_only"}
+    assert tab.marks("trend") < marks_all
+    assert "workload=oltp_read_only" in tab.page.url
+    select(tab, "threads", "4")
+    assert {r["threads"] for r in chart_rows(tab, "trend")} == {4}
+    tab.shot("filter-trend-read-only-4-threads")
+    # the other pages' links carry the same view
+    href = tab.page.get_attribute("nav a[data-page='scaling']", "href") or ""
+    assert "workload=oltp_read_only" in href
+    assert tab.problems() == []
+
+
+def test_a_permalink_restores_the_view(sites: dict[str, Path], tab: Tab) -> None:
+    link = "#workload=oltp_point_select&collation=utf8mb4_0900_ai_ci&threads=4"
+    tab.open(url(sites["history"], "history", link))
+    assert tab.page.input_value("#filter-workload") == "oltp_point_select"
+    assert tab.page.input_value("#filter-collation") == "utf8mb4_0900_ai_ci"
+    assert tab.page.input_value("#filter-threads") == "4"
+    rows = chart_rows(tab, "history")
+    assert rows
+    assert {(r["workload"], r["collation"], r["threads"]) for r in rows} == {
+        ("oltp_point_select", "utf8mb4_0900_ai_ci", 4)
+    }
+    tab.shot("permalink-history")
+    assert tab.problems() == []
+
+
+def test_history_is_broken_at_the_hardware_change(sites: dict[str, Path], tab: Tab) -> None:
+    tab.open(url(sites["history"], "history"))
+    changes = tab.page.evaluate("window.perftrack.charts.history.data('hardware_changes').length")
+    assert changes == 1
+    # one line per version and hardware key: 3 versions x 2 machines, never joined
+    lines = tab.page.evaluate(
+        """(() => { let n = 0;
+          (function walk(x) { if (!x || !x.items) return;
+            if (x.marktype === 'line' && x.role === 'mark') n++;
+            x.items.forEach(walk); })(window.perftrack.charts.history.scenegraph().root);
+          return n; })()"""
+    )
+    assert lines == 6
+    assert "No change points computed yet" in tab.page.inner_text("#cp-status")
+    assert tab.problems() == []
+
+
+def test_history_marks_change_points_and_annotations(
+    tmp_path: Path, history_db: Path, tab: Tab
+) -> None:
+    import shutil
+
+    import duckdb
+
+    from perftrack.publish.site import build
+
+    db = tmp_path / "results.duckdb"
+    shutil.copy(history_db, db)
+    con = duckdb.connect(str(db))  # SYNTHETIC: a change point as `perftrack detect` stores it
+    con.execute(
+        """INSERT INTO change_points
+           SELECT 'synthetic-series', ru.hw_key, ru.runner_class, r.workload, r.threads,
+                  r."collation", r.profile, r.tables, r.table_size, r.duration_s, r.connection,
+                  r.engine, r.isolation, r.durability, r.handshake, r.dataset_size, r.phase,
+                  'tps', s.server_id, r.run_id, min(r.started_at), 2500.0, 2250.0, -0.1,
+                  0.0001, false, false, NULL, now()
+           FROM results r JOIN runs ru USING (run_id) JOIN servers s USING (server_key)
+           WHERE r.run_id = 'synthetic-night-0005' AND r.workload = 'oltp_read_only'
+             AND r.threads = 1 AND r."collation" = 'latin1_swedish_ci'
+             AND s.server_id = 'synthetic-mysql-9.1.0'
+           GROUP BY ALL"""
+    )
+    con.close()
+    notes = tmp_path / "annotations.yaml"
+    notes.write_text(
+        "annotations:\n  - match: {server: synthetic-mysql-9.1.0, workload: oltp_read_only}\n"
+        "    reason: synthetic annotation (test fixture)\n    date: 2026-01-06\n"
+    )
+    site = build.build(db, tmp_path / "site", annotations_path=notes).out
+    link = "#workload=oltp_read_only&collation=latin1_swedish_ci&threads=1"
+    tab.open(url(site, "history", link))
+    view = "window.perftrack.charts.history"
+    assert tab.page.evaluate(f"{view}.data('change_points').length") == 1
+    assert tab.page.evaluate(f"{view}.data('annotations').length") == 1
+    assert tab.page.inner_text("#cp-status") == ""
+    tab.shot("history-change-point-annotation")
+    # another cell: neither is drawn there
+    select(tab, "workload", "oltp_point_select")
+    assert tab.page.evaluate("window.perftrack.datasets.history.annotations.length") == 0
+    assert tab.page.evaluate("window.perftrack.datasets.history.change_points.length") == 0
+    assert tab.problems() == []
+
+
+def test_every_chart_has_a_table_view_and_a_csv_download(sites: dict[str, Path], tab: Tab) -> None:
+    tab.open(url(sites["history"], "scaling"))
+    n = len(chart_rows(tab, "scaling"))
+    card = tab.page.locator("[data-chart='scaling']")
+    card.locator("details.table-view summary").click()
+    # the table is filled on the details' "toggle" event, a task after the click
+    card.locator("details.table-view tbody tr").first.wait_for(timeout=READY_TIMEOUT_MS)
+    assert card.locator("details.table-view tbody tr").count() == n
+    with tab.page.expect_download() as dl:
+        card.locator("button.csv").click()
+    text = Path(dl.value.path()).read_text(encoding="utf-8")
+    parsed = list(csv.DictReader(io.StringIO(text)))
+    assert len(parsed) == n
+    assert {"version", "workload", "median tx/s"} <= set(parsed[0])
+    assert tab.problems() == []
+
+
+def test_overview_lists_regressions_first(sites: dict[str, Path], tab: Tab) -> None:
+    tab.open(url(sites["history"], "index"))
+    verdicts = tab.page.locator("#verdict-table tbody tr td:first-child").all_inner_texts()
+    assert "regression" in verdicts
+    rank = {"regression": 0, "improvement": 1, "inconclusive": 2, "unchanged": 3}
+    assert [rank[v] for v in verdicts] == sorted(rank[v] for v in verdicts)
+    assert tab.page.locator(".count.verdict.regression b").inner_text() != "0"
+
+
+def test_run_page_shows_configuration_and_variable_diff(sites: dict[str, Path], tab: Tab) -> None:
+    tab.open(url(sites["history"], "runs", "#run=synthetic-night-0003"))
+    assert tab.page.input_value("#run-select") == "synthetic-night-0003"
+    tab.page.wait_for_selector("#run-diff tbody tr")
+    assert "synthetic-night-0003" in tab.page.inner_text("#run-config")
+    assert "8.4.0-synthetic" in tab.page.inner_text("#run-servers")
+    # the first pair with a difference is selected; the buffer pool default "changed"
+    options = tab.page.locator("#diff-select option").all_inner_texts()
+    pair = next(o for o in options if o.startswith("synthetic-mysql-8.4.0 → synthetic-mysql-9.1.0"))
+    tab.page.select_option("#diff-select", pair)
+    assert "innodb_buffer_pool_size" in tab.page.inner_text("#run-diff")
+    tab.shot("runs-detail")
+    assert tab.problems() == []
+
+
+@pytest.mark.parametrize("page", PAGES)
+def test_an_empty_db_says_no_results_yet(sites: dict[str, Path], tab: Tab, page: str) -> None:
+    tab.open(url(sites["empty"], page))
+    tab.shot(f"empty-{page}")
+    assert tab.problems() == []
+    status = tab.page.inner_text("#status")
+    assert "No results yet" in status or (page == "studies" and "No studies yet" in status)
+
+
+@pytest.mark.parametrize("page", ["index", "history", "runs", "heatmap"])
+def test_html_in_version_strings_and_annotations_is_shown_as_text(
+    sites: dict[str, Path], tab: Tab, page: str
+) -> None:
+    tab.open(url(sites["hostile"], page, "#run=synthetic-hostile"))
+    if page == "runs":
+        tab.page.wait_for_selector("#run-servers tbody tr")
+    tab.shot(f"hostile-{page}")
+    assert tab.page.evaluate("window.__pwned") is None, "injected script ran"
+    assert tab.page.locator("main img").count() == 0
+    assert tab.dialogs == []
+    text = tab.page.inner_text("main")
+    if page == "index":
+        assert HOSTILE_VERSION in text
+        assert HOSTILE_REASON in text
+        assert "acknowledged" in text
+    if page == "runs":
+        assert HOSTILE_VERSION in text
+    assert tab.problems() == []
+
+
+def test_study_pages_show_the_articles_ratios(sites: dict[str, Path], tab: Tab) -> None:
+    site = sites["history"]
+    pages = sorted(p.stem for p in site.glob("study-*.html"))
+    assert pages, "configs/studies/ has study files: each needs a page"
+    tab.open(url(site, "studies"))
+    assert tab.page.locator("#study-list li").count() == len(pages)
+    for page in pages:
+        tab.open(url(site, page))
+        tab.shot(f"desktop-{page}")
+        assert tab.page.inner_text("#study-title") not in ("", "Study")
+        assert tab.page.locator("#study-table tbody tr").count() > 0
+    assert tab.problems() == []
+
+
+def test_site_serve_serves_the_site_on_loopback_only(sites: dict[str, Path], tab: Tab) -> None:
+    proc = subprocess.Popen(
+        [PERFTRACK, "site", "serve", "--out", str(sites["history"]), "--port", "0"],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        line = proc.stdout.readline() if proc.stdout else ""
+        m = re.search(r"http://127\.0\.0\.1:(\d+)/", line)
+        assert m, line
+        base = m.group(0)
+        tab.open(base + "index.html")
+        assert tab.marks("overview") > 0
+        tab.open(base + "history.html")
+        assert tab.marks("history") > 0
+        assert tab.problems() == []
+        assert all(r.startswith(base) for r in tab.requests), tab.requests
+    finally:
+        proc.terminate()
+        proc.wait(timeout=SERVE_STOP_TIMEOUT_S)

@@ -1,0 +1,292 @@
+"""`perftrack publish`: ingest + detect + commit + push, and the push-race retry.
+
+Real git (clones of a local bare repository) and real DuckDB files; the records are the
+synthetic fixtures (tests/fixtures/records/synthetic.py), written to tmp paths only.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from datetime import timedelta
+from pathlib import Path
+
+import duckdb
+import pytest
+
+from fixtures.records.synthetic import SYNTHETIC_START, make_record
+from perftrack.core import record
+from perftrack.core.errors import ConfigError
+from perftrack.publish import job_summary as summary
+from perftrack.publish import publish
+
+REPO = Path(__file__).resolve().parents[2]
+PERFTRACK = [sys.executable, "-c", "import sys; from perftrack.cli import main; sys.exit(main())"]
+DB = Path("data") / "results.duckdb"
+GIT_ENV = {
+    "GIT_AUTHOR_NAME": "perftrack test",
+    "GIT_AUTHOR_EMAIL": "test@example.invalid",
+    "GIT_COMMITTER_NAME": "perftrack test",
+    "GIT_COMMITTER_EMAIL": "test@example.invalid",
+    "GIT_CONFIG_GLOBAL": "/dev/null",
+    "GIT_CONFIG_NOSYSTEM": "1",
+}
+
+
+def git(cwd: Path, *args: str) -> str:
+    p = subprocess.run(
+        ["git", "-C", str(cwd), *args],
+        capture_output=True,
+        text=True,
+        env={**os.environ, **GIT_ENV},
+        check=True,
+    )
+    return p.stdout.strip()
+
+
+@pytest.fixture(autouse=True)
+def _git_identity(monkeypatch: pytest.MonkeyPatch) -> None:
+    for k, v in GIT_ENV.items():
+        monkeypatch.setenv(k, v)
+    monkeypatch.delenv("GITHUB_TOKEN", raising=False)
+    monkeypatch.setenv("PERFTRACK_CONFIG_DIR", str(REPO / "configs"))
+
+
+@pytest.fixture
+def remote(tmp_path: Path) -> Path:
+    """A bare repository with one commit on main (a README and an empty data/)."""
+    bare = tmp_path / "remote.git"
+    git(tmp_path, "init", "--quiet", "--bare", "--initial-branch=main", str(bare))
+    seed = tmp_path / "seed"
+    git(tmp_path, "clone", "--quiet", str(bare), str(seed))
+    (seed / "README.md").write_text("perftrack publish test\n")
+    (seed / "data").mkdir()
+    (seed / "data" / ".gitkeep").write_text("")
+    git(seed, "add", ".")
+    git(seed, "commit", "--quiet", "-m", "seed")
+    git(seed, "push", "--quiet", "origin", "HEAD:refs/heads/main")
+    return bare
+
+
+def clone(remote: Path, where: Path) -> Path:
+    git(remote.parent, "clone", "--quiet", "--branch", "main", str(remote), str(where))
+    return where
+
+
+def night(tmp: Path, n: int, cells: int = 4) -> Path:
+    """One night's records: two versions, `cells` cells each, run id synthetic-night-N."""
+    out = tmp / f"night-{n}"
+    start = SYNTHETIC_START + timedelta(days=n)
+    for c in range(cells):
+        for i, (sid, ver, tps) in enumerate(
+            (
+                ("synthetic-mysql-8.0.36", "8.0.36", 1000.0),
+                ("synthetic-mysql-8.4.0", "8.4.0", 950.0),
+            )
+        ):
+            rec = make_record(
+                run_id=f"synthetic-night-{n}",
+                cell=100 * n + 10 * i + c,
+                server_id=sid,
+                version=ver,
+                tps=tps + n + c,
+                started_at=start + timedelta(minutes=2 * c + i),
+            )
+            record.write(rec, out / "records")
+    return out
+
+
+def db_rows(db: Path) -> tuple[int, int, list[str]]:
+    con = duckdb.connect(str(db), read_only=True)
+    try:
+        total, distinct = con.execute(
+            "SELECT count(*), count(DISTINCT record_id) FROM results"
+        ).fetchone()
+        runs = [r for (r,) in con.execute("SELECT run_id FROM runs ORDER BY run_id").fetchall()]
+    finally:
+        con.close()
+    return total, distinct, runs
+
+
+def remote_db(remote: Path, tmp: Path) -> Path:
+    check = clone(remote, tmp / "check")
+    return check / DB
+
+
+def test_publish_commits_and_pushes_a_night(remote: Path, tmp_path: Path) -> None:
+    a = clone(remote, tmp_path / "a")
+    res = publish.publish([night(tmp_path, 1)], db=a / DB, pause=lambda _s: None)
+    assert res.pushed and res.attempts == 1 and res.added == 8
+    assert git(remote, "rev-parse", "main") == res.commit
+    assert db_rows(remote_db(remote, tmp_path)) == (8, 8, ["synthetic-night-1"])
+    assert not (a / "data" / "results.duckdb.wal").exists()  # CHECKPOINT before commit
+
+
+def test_push_race_in_the_racing_order_keeps_both_nights(remote: Path, tmp_path: Path) -> None:
+    """B cloned before A pushed: B's first push is rejected, B takes A's DB and re-ingests."""
+    a, b = clone(remote, tmp_path / "a"), clone(remote, tmp_path / "b")
+    ra = publish.publish([night(tmp_path, 1)], db=a / DB, pause=lambda _s: None)
+    said: list[str] = []
+    rb = publish.publish([night(tmp_path, 2)], db=b / DB, pause=lambda _s: None, say=said.append)
+    assert ra.pushed and rb.pushed
+    assert rb.attempts == 2, said
+    assert any("push rejected" in line for line in said)
+    total, distinct, runs = db_rows(remote_db(remote, tmp_path))
+    assert (total, distinct) == (16, 16)  # none lost, none duplicated
+    assert runs == ["synthetic-night-1", "synthetic-night-2"]
+    # history is linear: B's commit sits on A's, nothing was merged
+    log = git(remote, "log", "--format=%s", "main").splitlines()
+    assert len(log) == 3 and "synthetic-night-2" in log[0] and "synthetic-night-1" in log[1]
+
+
+def test_two_publish_processes_racing_concurrently(remote: Path, tmp_path: Path) -> None:
+    """Two `perftrack publish` processes started together: both nights land exactly once."""
+    a, b = clone(remote, tmp_path / "a"), clone(remote, tmp_path / "b")
+    nights = [night(tmp_path, 1), night(tmp_path, 2)]
+    procs = [
+        subprocess.Popen(
+            [*PERFTRACK, "publish", str(rec_dir), "--db", str(clone_dir / DB), "--attempts", "8"],
+            cwd=clone_dir,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
+        )
+        for clone_dir, rec_dir in ((a, nights[0]), (b, nights[1]))
+    ]
+    outputs = [p.communicate(timeout=300)[0] for p in procs]
+    assert [p.returncode for p in procs] == [0, 0], outputs
+    assert db_rows(remote_db(remote, tmp_path)) == (
+        16,
+        16,
+        ["synthetic-night-1", "synthetic-night-2"],
+    )
+
+
+def test_republishing_the_same_records_adds_nothing(remote: Path, tmp_path: Path) -> None:
+    a = clone(remote, tmp_path / "a")
+    records = night(tmp_path, 1)
+    first = publish.publish([records], db=a / DB)
+    again = publish.publish([records], db=a / DB)
+    assert first.pushed and not again.pushed and again.commit is None and again.added == 0
+    assert git(remote, "rev-parse", "main") == first.commit
+
+
+def test_race_lost_every_time_fails_with_a_clear_error(remote: Path, tmp_path: Path) -> None:
+    """A pre-push hook lets another clone publish first, before every push of B."""
+    b = clone(remote, tmp_path / "b")
+    rival = clone(remote, tmp_path / "rival")
+    hook = b / ".git" / "hooks" / "pre-push"
+    hook.write_text(
+        "#!/bin/sh\n"
+        f'cd "{rival}" && git pull --quiet --ff-only origin main && '
+        "date +%s%N >> rival.txt && git add rival.txt && git commit --quiet -m rival && "
+        "git push --quiet origin HEAD:refs/heads/main\n"
+    )
+    hook.chmod(0o755)
+    with pytest.raises(publish.PushError, match="lost the race 3 times") as exc:
+        publish.publish([night(tmp_path, 1)], db=b / DB, attempts=3, pause=lambda _s: None)
+    assert "\n" not in str(exc.value)
+    # nothing of B's reached the remote; the rival's commits did
+    assert "synthetic-night" not in git(remote, "log", "--format=%s", "main")
+
+
+def test_push_refused_for_another_reason_is_not_retried(remote: Path, tmp_path: Path) -> None:
+    a = clone(remote, tmp_path / "a")
+    git(a, "remote", "set-url", "origin", str(tmp_path / "no-such-remote.git"))
+    with pytest.raises(publish.PushError, match="git push to origin main failed") as exc:
+        publish.publish([night(tmp_path, 1)], db=a / DB, pause=lambda _s: None)
+    assert "lost the race" not in str(exc.value)
+
+
+def test_bad_record_fails_before_anything_is_written(remote: Path, tmp_path: Path) -> None:
+    a = clone(remote, tmp_path / "a")
+    records = night(tmp_path, 1)
+    bad = next((records / "records").glob("*.json"))
+    bad.write_text('{"schema": "nonsense"}')
+    with pytest.raises(Exception, match=bad.name):
+        publish.publish([records], db=a / DB)
+    assert not (a / DB).exists()
+    assert git(a, "status", "--porcelain") == ""
+
+
+def test_db_outside_a_git_work_tree_is_a_config_error(tmp_path: Path) -> None:
+    (tmp_path / "plain").mkdir()
+    with pytest.raises(ConfigError, match="not inside a git work tree"):
+        publish.publish([night(tmp_path, 1)], db=tmp_path / "plain" / "results.duckdb")
+
+
+def test_summary_lists_missing_shards_and_verdicts(remote: Path, tmp_path: Path) -> None:
+    a = clone(remote, tmp_path / "a")
+    records = night(tmp_path, 1)
+    res = publish.publish([records], db=a / DB, push=False)
+    arrived = sorted({record.read(p)["cell_id"] for p in (records / "records").glob("*.json")})
+    plan = {
+        "shards": [
+            {"shard": 0, "runner_class": "synthetic", "cells": [{"cell_id": c} for c in arrived]},
+            {"shard": 1, "runner_class": "synthetic", "cells": [{"cell_id": "f" * 16}]},
+        ]
+    }
+    md = summary.markdown(a / DB, res.run_ids, headline="night 1", plan=plan, chart="x.png")
+    assert "| 0 | synthetic | 8 | 8 | complete |" in md
+    assert "| 1 | synthetic | 1 | 0 | **missing**" in md
+    assert "never as zero" in md
+    assert "synthetic-mysql-8.0.36 → synthetic-mysql-8.4.0" in md
+    assert "![throughput trend](x.png)" in md
+
+
+def test_cli_publish_writes_the_summary(remote: Path, tmp_path: Path) -> None:
+    a = clone(remote, tmp_path / "a")
+    out = tmp_path / "summary.md"
+    p = subprocess.run(
+        [
+            *PERFTRACK,
+            "publish",
+            str(night(tmp_path, 1)),
+            "--db",
+            str(a / DB),
+            "--summary",
+            str(out),
+        ],
+        cwd=a,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert p.returncode == 0, p.stderr
+    assert "8 new; pushed as" in out.read_text()
+    bad = subprocess.run(
+        [*PERFTRACK, "publish", str(tmp_path / "nothing-here"), "--db", str(a / DB)],
+        cwd=a,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert bad.returncode == 2 and bad.stderr.startswith("error: no such file or directory")
+    assert len(bad.stderr.strip().splitlines()) == 1
+
+
+def test_no_records_arrived_publishes_nothing_and_says_all_missing(
+    remote: Path, tmp_path: Path
+) -> None:
+    """Every shard failed before uploading: no commit, no DB created, all shards missing."""
+    a = clone(remote, tmp_path / "a")
+    empty = tmp_path / "incoming"
+    empty.mkdir()
+    before = git(remote, "rev-parse", "main")
+    res = publish.publish([empty], db=a / DB)
+    assert (res.records, res.commit, res.pushed) == (0, None, False)
+    assert git(remote, "rev-parse", "main") == before and not (a / DB).exists()
+    plan = {"shards": [{"shard": 0, "runner_class": "x", "cells": [{"cell_id": "a" * 16}]}]}
+    md = summary.markdown(a / DB, res.run_ids, headline="nothing", plan=plan)
+    assert "| 0 | x | 1 | 0 | **missing**" in md
+
+
+def test_token_reaches_git_only_through_the_environment(remote: Path, tmp_path: Path) -> None:
+    a = clone(remote, tmp_path / "a")
+    g = publish.Git(a, token="secret-token-value")
+    keys = {g.env[f"GIT_CONFIG_KEY_{i}"] for i in range(int(g.env["GIT_CONFIG_COUNT"]))}
+    assert "http.https://github.com/.extraheader" in keys
+    # git sees it (as an HTTP header for github.com only), nothing is written to disk
+    assert "AUTHORIZATION: basic " in g.config("http.https://github.com/.extraheader")
+    assert "extraheader" not in (a / ".git" / "config").read_text()

@@ -1,0 +1,255 @@
+"""Studies (configs/studies/): loading, bad input, the report's ratios next to the
+article's (on SYNTHETIC fixture records), and a tiny study run for real (integration)."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+import yaml
+
+from fixtures.records.synthetic import make_record
+from perftrack import cli
+from perftrack.core import record
+from perftrack.core.errors import ConfigError
+from perftrack.planning import study
+from perftrack.publish import study_report
+from perftrack.servers import catalog
+
+CONFIGS = Path(__file__).resolve().parents[2] / "configs"
+S000 = "000_charset_57_vs_80"
+S001 = "001_mysqlslap_51_vs_57"
+
+
+def test_both_article_studies_load_with_full_and_local_scales() -> None:
+    for name in (S000, S001):
+        st = study.load(name, CONFIGS)
+        assert set(st.scales) == {"full", "local"}
+        full, local = st.matrix("full"), st.matrix("local")
+        # the local scale keeps every axis of the article's matrix
+        for axis in ("workloads", "charsets", "engines", "durabilities"):
+            assert getattr(full, axis) == getattr(local, axis)
+        assert study_report.read_reference(st), "reference numbers present"
+    full = study.load(S000, CONFIGS).matrix("full")
+    assert full.threads == (1, 4, 16, 24, 32, 48, 64, 128, 256)
+    assert (full.tables, full.table_size, full.duration_s) == (10, 10_000_000, 300)
+
+
+def test_local_scale_servers_exist_and_full_scale_ones_are_a_one_line_error() -> None:
+    cat = catalog.load(CONFIGS / "versions.yaml")
+    st = study.load(S001, CONFIGS)
+    study.check_servers(st, "local", cat)
+    with pytest.raises(ConfigError, match=r"needs server 'mysql-5.1' .* or use --scale local"):
+        study.check_servers(st, "full", cat)
+
+
+def test_unknown_study_lists_the_known_ones(capsys) -> None:
+    assert cli.main(["study", "report", "nope"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("error: unknown study 'nope'; known: 000_charset_57_vs_80")
+    assert err.count("\n") == 1
+
+
+def test_report_without_a_run_says_how_to_make_one(tmp_path: Path) -> None:
+    st = study.load(S000, CONFIGS)
+    with pytest.raises(ConfigError, match="perftrack study run 000_charset_57_vs_80"):
+        study_report.find_run(st, "local", tmp_path, None)
+
+
+def _synthetic_run(tmp_path: Path, cells: list[tuple[str, str, int, float]]) -> Path:
+    """SYNTHETIC records: (server, collation, threads, qps) as a run of study 000 local."""
+    run = tmp_path / "runs" / "synthetic-study"
+    (run / "records").mkdir(parents=True)
+    (run / "plan.json").write_text('{"matrix": {"name": "study-000_charset_57_vs_80-local"}}')
+    for i, (server, coll, threads, qps) in enumerate(cells):
+        rec = make_record(run_id="synthetic-study", cell=i, server_id=server, threads=threads)
+        rec["cell"].update(workload="oltp_read_only", collation=coll, charset=coll.split("_")[0])
+        rec["result"]["qps"] = qps
+        record.write(record.validate(rec), run / "records")
+    return run
+
+
+def test_report_ratios_sit_next_to_the_articles(tmp_path: Path) -> None:
+    base, new = "mariadb-10.11.18", "mariadb-10.11.19"
+    run = _synthetic_run(
+        tmp_path,
+        [
+            (base, "latin1_swedish_ci", 4, 2000.0),
+            (base, "utf8mb4_unicode_ci", 4, 1000.0),
+            (new, "latin1_swedish_ci", 4, 3000.0),
+            (new, "utf8mb4_unicode_ci", 4, 2500.0),
+        ],
+    )
+    st = study.load(S000, CONFIGS)
+    assert study_report.find_run(st, "local", tmp_path / "runs", None) == run
+    lines: list[str] = []
+    table = study_report.render(st, "local", run, lines.append)
+    by = {(r.comparison, r.label): r for r in table}
+    v = by[("version", "workload=oltp_read_only threads=4 collation=utf8mb4_unicode_ci")]
+    assert v.ours == pytest.approx(2.5)
+    assert v.article == pytest.approx(3363.7 / 2157.61)  # 8.0.15 / 5.7.25 at 4 threads
+    c = by[
+        (
+            "charset base (5.7.25)",
+            "latin1_swedish_ci / workload=oltp_read_only threads=4 collation=utf8mb4_unicode_ci",
+        )
+    ]
+    assert c.ours == pytest.approx(2.0)
+    assert c.article == pytest.approx(4578.18 / 2157.61)
+    assert c.agrees() is True
+    text = "\n".join(lines)
+    assert "STAND-INS:" in text and "article 5.7.25 -> here mariadb-10.11.18" in text
+
+
+def test_bad_study_files_are_one_line_errors(tmp_path: Path) -> None:
+    d = tmp_path / "configs"
+    (d / "studies").mkdir(parents=True)
+    good = yaml.safe_load((CONFIGS / "studies" / f"{S000}.yaml").read_text())
+    cases = {
+        "reference": "does not exist",
+        "roles": "exactly base and new",
+        "comparisons": "unknown comparison",
+    }
+    for key, message in cases.items():
+        bad = dict(good)
+        bad[key] = {"reference": "nope.csv", "roles": {"base": {}}, "comparisons": ["x"]}[key]
+        (d / "studies" / f"{S000}.yaml").write_text(yaml.safe_dump(bad))
+        with pytest.raises(ConfigError, match=message):
+            study.load(S000, d)
+
+
+@pytest.mark.integration
+def test_a_tiny_study_runs_and_reports_for_real(tmp_path, config_dir, workroot, capsys):
+    """A one-minute copy of study 000's local scale on the MariaDB pair."""
+    st = yaml.safe_load((config_dir / "studies" / f"{S000}.yaml").read_text())
+    st["scales"]["local"].update(
+        workloads=["oltp_point_select"],
+        charsets=["latin1", "utf8mb4_general_ci", "utf8mb4_0900_ai_ci"],
+        threads=[4],
+        repeats=1,
+        duration_s=1,
+        warmup_s=0,
+        tables=1,
+        table_size=500,
+    )
+    (config_dir / "studies" / f"{S000}.yaml").write_text(yaml.safe_dump(st))
+    runs = tmp_path / "runs"
+    env = {"PERFTRACK_CONFIG_DIR": str(config_dir)}
+    old = {k: os.environ.get(k) for k in env}
+    os.environ.update(env)
+    try:
+        rc = cli.main(["study", "run", S000, "--scale", "local", "--out", str(runs)])
+        assert rc == 0, capsys.readouterr().err
+        capsys.readouterr()
+        assert cli.main(["study", "report", S000, "--scale", "local", "--out", str(runs)]) == 0
+    finally:
+        for k, v in old.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
+    text = capsys.readouterr().out
+    assert "[version] new / base" in text
+    assert (
+        "latin1_swedish_ci / workload=oltp_point_select threads=4 collation=utf8mb4_general_ci"
+        in text
+    )
+    assert "utf8mb4_0900_ai_ci is not available on mariadb" in text  # skipped, with reason
+
+
+def test_durability_comparison_matches_the_sync_binlog_rows(tmp_path: Path) -> None:
+    """SYNTHETIC records for study 001: MyISAM writes with and without sync_binlog."""
+    run = tmp_path / "runs" / "synthetic-001"
+    (run / "records").mkdir(parents=True)
+    (run / "plan.json").write_text('{"matrix": {"name": "study-001_mysqlslap_51_vs_57-local"}}')
+    for i, (dur, qps) in enumerate((("strict", 100.0), ("binlog_nosync", 500.0))):
+        rec = make_record(run_id="synthetic-001", cell=i, server_id="mariadb-10.11.18", threads=50)
+        rec["cell"].update(workload="slap_write", engine="MyISAM", durability=dur)
+        rec["result"]["qps"] = qps
+        record.write(record.validate(rec), run / "records")
+    st = study.load(S001, CONFIGS)
+    table = study_report.render(st, "local", run, lambda _: None)
+    (row,) = [r for r in table if r.comparison == "durability new (5.7)"]
+    assert row.ours == pytest.approx(5.0)
+    assert row.article == pytest.approx(19.898 / 0.016)  # 5.7 MyISAM write, 50 clients
+    assert row.agrees() is True
+
+
+def test_handshake_cells_are_reported_apart_and_next_to_the_articles_plain_rows(
+    tmp_path: Path,
+) -> None:
+    """SYNTHETIC records: the same cells with and without `handshake: skip` never pool
+    their repeats; each is compared with the article's row (which has no handshake)."""
+    run = tmp_path / "runs" / "synthetic-hs"
+    (run / "records").mkdir(parents=True)
+    (run / "plan.json").write_text('{"matrix": {"name": "study-000_charset_57_vs_80-local"}}')
+    cells = [(hs, server) for hs in (None, "skip") for server in ("mariadb-10.11.18", "x")]
+    for i, (hs, server) in enumerate(cells):
+        sid = "mariadb-10.11.19" if server == "x" else server
+        rec = make_record(run_id="synthetic-hs", cell=i, server_id=sid, threads=4)
+        rec["cell"].update(workload="oltp_read_only", collation="latin1_swedish_ci", handshake=hs)
+        rec["result"]["qps"] = 1000.0 if hs is None else 1500.0 * (2 if server == "x" else 1)
+        record.write(record.validate(rec), run / "records")
+    st = study.load(S000, CONFIGS)
+    table = study_report.render(st, "local", run, lambda _: None)
+    version = {r.label: r for r in table if r.comparison == "version"}
+    plain = version["workload=oltp_read_only threads=4 collation=latin1_swedish_ci"]
+    skip = version["workload=oltp_read_only threads=4 collation=latin1_swedish_ci handshake=skip"]
+    assert (plain.ours, skip.ours) == (pytest.approx(1.0), pytest.approx(2.0))
+    assert plain.n == skip.n == (1, 1)
+    assert skip.article == plain.article == pytest.approx(4106.69 / 4578.18)
+
+
+def test_a_study_scale_may_set_the_handshake_modifier(tmp_path: Path) -> None:
+    d = tmp_path / "configs"
+    (d / "studies" / "reference").mkdir(parents=True)
+    src = yaml.safe_load((CONFIGS / "studies" / f"{S000}.yaml").read_text())
+    src["scales"]["local"]["handshakes"] = ["skip"]
+    (d / "studies" / f"{S000}.yaml").write_text(yaml.safe_dump(src))
+    ref = CONFIGS / "studies" / "reference" / f"{S000}.csv"
+    (d / "studies" / "reference" / ref.name).write_text(ref.read_text())
+    st = study.load(S000, d)
+    assert st.matrix("local").handshakes == ("skip",)
+
+
+def test_a_study_may_be_named_by_its_number() -> None:
+    assert study.load("000", CONFIGS).name == S000
+    assert study.load("001_mysql", CONFIGS).name == S001
+    with pytest.raises(ConfigError, match="ambiguous: 000_charset_57_vs_80, 001_mysqlslap"):
+        study.load("00", CONFIGS)
+    with pytest.raises(ConfigError, match="unknown study '9'"):
+        study.load("9", CONFIGS)
+
+
+@pytest.mark.parametrize("repeats", [4, 2])
+def test_a_ratio_is_marked_outside_the_noise_only_when_the_repeats_can_show_it(
+    tmp_path: Path, repeats: int
+) -> None:
+    """SYNTHETIC: latin1 clearly faster than both utf8mb4 collations on the base server,
+    general_ci and unicode_ci overlapping. With 4 repeats a side the first is marked `*` and
+    counted outside the noise; with 2 the rank test cannot reach p < 0.05 and the report
+    says so instead of marking anything."""
+    base = "mariadb-10.11.18"
+    cells = []
+    for i in range(repeats):
+        cells += [
+            (base, "latin1_swedish_ci", 4, 2000.0 + 10 * i),
+            (base, "utf8mb4_unicode_ci", 4, 1000.0 + 10 * i),
+            (base, "utf8mb4_general_ci", 4, 1000.0 + 25 * ((i + 1) % 2) + 5 * i),
+        ]
+    run = _synthetic_run(tmp_path, cells)
+    lines: list[str] = []
+    table = study_report.render(study.load(S000, CONFIGS), "local", run, lines.append)
+    text = "\n".join(lines)
+    uni = next(r for r in table if r.comparison.startswith("charset base") and "unicode" in r.label)
+    assert uni.ours == pytest.approx(2.0, rel=0.02)
+    if repeats == 4:
+        assert uni.sure and uni.interval is not None and uni.interval.ci_low > 1
+        assert "outside the noise: 2 faster, 0 slower" in text  # vs unicode_ci, general_ci
+        assert "general_ci/unicode_ci" in text and "within the noise" in text
+        assert "NOTE:" not in text
+    else:
+        assert not uni.sure
+        assert "outside the noise: 0 faster, 0 slower" in text
+        assert "NOTE: 2 repeats on a side" in text
