@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -11,6 +12,8 @@ from pathlib import Path
 import pytest
 
 from clirun import assert_one_line_error, perftrack
+
+REPO = Path(__file__).resolve().parents[2]
 
 FIXTURES = Path(__file__).parents[1] / "fixtures" / "sysbench"
 
@@ -102,3 +105,45 @@ def test_demo_runs_the_main_job_end_to_end_on_the_tiny_matrix(tmp_path: Path, wo
     assert [s[:6] for s in steps] == ["== 1/5", "== 2/5", "== 3/5", "== 4/5", "== 5/5"]
     assert "16 record(s) added" in res.stdout
     assert (site / "index.html").is_file() and (site / "history.html").is_file()
+
+
+# Typos never pass quietly (issue 23 item 5): exit 2, one line naming the bad value and the
+# valid ones.
+def test_unknown_charset_is_refused_naming_the_valid_ones(tmp_path: Path):
+    res = perftrack(
+        "run", "--server", "mariadb-10.11.18", "--charset", "klingon", "--out", str(tmp_path)
+    )
+    assert_one_line_error(res, 2, "'klingon'", "latin1", "utf8mb4_0900_ai_ci")
+    assert not any(tmp_path.iterdir())  # nothing half-written
+
+
+def test_compare_of_servers_without_results_is_refused(tmp_path: Path):
+    db = tmp_path / "r.duckdb"
+    shutil.copy(REPO / "data" / "results.duckdb", db)
+    for args in (("mariadb-10.11.18", "nosuch"), ("nosuch1", "nosuch2")):
+        res = perftrack("compare", *args, "--db", str(db))
+        assert_one_line_error(res, 2, "no results for server 'nosuch", "mariadb-10.11.18")
+
+
+def test_resume_of_an_unknown_run_lists_only_run_ids(tmp_path: Path):
+    (tmp_path / "20261124T000000Z-abcdef").mkdir()
+    (tmp_path / "20261124T000000Z-abcdef" / "plan.json").write_text("{}")
+    (tmp_path / "night-plan.json").write_text("{}")
+    res = perftrack("run", "--resume", "nosuch", "--out", str(tmp_path))
+    assert_one_line_error(res, 2, "no run 'nosuch'", "runs there: 20261124T000000Z-abcdef")
+    assert "plan.json" not in res.stderr
+
+
+def test_missing_db_is_a_user_error_not_a_corrupt_one(tmp_path: Path):
+    res = perftrack("compare", "--db", str(tmp_path / "nope.duckdb"))
+    assert_one_line_error(res, 2, "does not exist", "perftrack ingest")
+
+
+def test_matrix_with_an_unknown_server_names_it_and_the_known_ones(tmp_path: Path):
+    m = tmp_path / "m.yaml"
+    m.write_text(
+        "name: x\nservers: [nosuch]\nworkloads: [oltp_point_select]\n"
+        "charsets: [latin1]\nthreads: [1]\n"
+    )
+    res = perftrack("run", str(m), "--out", str(tmp_path / "runs"))
+    assert_one_line_error(res, 2, "unknown server 'nosuch'; known: mariadb-10.11.18")

@@ -17,7 +17,7 @@ import pytest
 
 from fixtures.records.synthetic import BASE_VARIABLES, make_record
 from perftrack.core import record
-from perftrack.core.errors import DatabaseError, RecordError
+from perftrack.core.errors import ConfigError, DatabaseError, RecordError
 from perftrack.store import migrations, store
 
 
@@ -74,7 +74,8 @@ def test_new_and_compacted_files_use_a_format_duckdb_1_reads(db: Path) -> None:
 
 
 def test_read_mode_on_missing_file_says_ingest_first(db: Path) -> None:
-    with pytest.raises(DatabaseError, match=r"does not exist: run `perftrack ingest` first"):
+    # a missing file is the user's input (exit 2), not a corrupt DB (exit 4)
+    with pytest.raises(ConfigError, match=r"does not exist: run `perftrack ingest` first"):
         store.open_db(db, write=False)
     assert not db.parent.exists() or not any(db.parent.iterdir())
 

@@ -173,6 +173,7 @@ def compare_cmd(
             print(json.dumps(conclude.to_json(o), indent=1))
         return
     with store.open_db(db, write=False) as st:
+        _check_servers_have_results(st, servers or [], run_id, db)
         ts = compare.tables(
             st.con,
             metric=metric,
@@ -184,6 +185,18 @@ def compare_cmd(
         print(json.dumps(compare.to_json(ts, metric), indent=1))
     else:
         print_tables(ts, metric)
+
+
+def _check_servers_have_results(st: Any, servers: list[str], run_id: str | None, db: Path) -> None:
+    """A named server without results is a typo (or the wrong DB/run), never "no results"."""
+    have = st.server_ids(run_id)
+    missing = [s for s in servers if s not in have]
+    if missing:
+        where = f"run {run_id} of {db}" if run_id else str(db)
+        raise ConfigError(
+            f"no results for server {missing[0]!r} in {where}; servers with results: "
+            f"{', '.join(have) or '(none)'}"
+        )
 
 
 def _round_request(a: str, b: str, seconds: float, opts: dict[str, Any]) -> Any:

@@ -10,6 +10,7 @@ from typing import Any
 from perftrack.core import paths, yamlfile
 from perftrack.core.errors import ConfigError
 from perftrack.planning import axes, workloads
+from perftrack.servers import rules
 
 NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.+-]{0,99}\Z")  # \Z: no final newline
 # Bounds keep a typo from planning a week-long night; the full article matrices fit.
@@ -139,6 +140,8 @@ def from_dict(data: Any, where: str = "matrix") -> Matrix:
         prepost=_bool(where, "prepost", data.get("prepost", False)),
         **axis_values,
     )
+    for charset in m.charsets:
+        rules.check_charset_value(charset, where)
     if m.connection not in ("tcp", "socket"):
         raise ConfigError(f"{where}: 'connection' must be tcp or socket")
     for w in m.workloads:

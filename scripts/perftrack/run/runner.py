@@ -163,7 +163,9 @@ def open_run(out_dir: Path, run_id: str) -> RunDir:
         raise ConfigError(f"{run_id!r} is not a run id")
     rd = RunDir(out_dir / run_id)
     if not (rd.path / "plan.json").is_file():
-        known = sorted(p.name for p in out_dir.glob("*/plan.json")) if out_dir.is_dir() else []
+        known = (
+            sorted(p.parent.name for p in out_dir.glob("*/plan.json")) if out_dir.is_dir() else []
+        )
         raise ConfigError(
             f"no run '{run_id}' in {out_dir}; runs there: "
             f"{', '.join(p.split('/')[0] for p in known) or 'none'}"

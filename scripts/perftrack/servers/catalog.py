@@ -199,9 +199,9 @@ class Catalog:
 
     def _unknown_message(self, server_id: str) -> str:
         close = difflib.get_close_matches(server_id, self.ids, MAX_SUGGESTIONS, SUGGESTION_CUTOFF)
-        hint = f"; did you mean {', '.join(repr(c) for c in close)}?" if close else ""
+        hint = f" (did you mean {', '.join(repr(c) for c in close)}?)" if close else ""
         known = ", ".join(self.ids) or "(none)"
-        return f"unknown server {server_id!r}{hint} known: {known} (see {_display(self.path)})"
+        return f"unknown server {server_id!r}{hint}; known: {known} (see {_display(self.path)})"
 
 
 def default_path() -> Path:

@@ -423,11 +423,33 @@ def resolve_collation(rule: Rule, axis_value: str) -> tuple[str, str] | str:
     if "_" not in axis_value:
         collation = rule.default_collation_for(axis_value)
         if collation is None:
-            return f"charset {axis_value} is not one perftrack benchmarks (latin1, utf8mb4)"
+            return (
+                f"charset {axis_value} is not one perftrack benchmarks ({', '.join(AXIS_CHARSETS)})"
+            )
         return axis_value, collation
     if axis_value not in rule.collations:
         return f"collation {axis_value} is not available on {rule.product} {_fmt(rule)}"
     return charset_of(axis_value), axis_value
+
+
+# The charsets the charset axis takes by name (each release's default collation for it).
+AXIS_CHARSETS = ("latin1", "utf8mb4")
+
+
+def known_charset_values() -> tuple[str, ...]:
+    """Every value the charset axis accepts on some release: a charset, or a collation one
+    of the rules rows has. A value outside this set is a typo, not a skip."""
+    collations = sorted(set().union(*(r.collations for r in RULES)))
+    return (*AXIS_CHARSETS, *collations)
+
+
+def check_charset_value(value: str, where: str) -> None:
+    """ConfigError (one line, the valid values) for a charset-axis value no release has."""
+    if value not in known_charset_values():
+        raise ConfigError(
+            f"{where}: charset {value!r} is not a charset or collation perftrack knows; "
+            f"valid: {', '.join(known_charset_values())}"
+        )
 
 
 def _fmt(rule: Rule) -> str:

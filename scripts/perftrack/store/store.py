@@ -33,7 +33,7 @@ import duckdb
 import numpy as np
 
 from perftrack.core import record
-from perftrack.core.errors import DatabaseError, RecordError
+from perftrack.core.errors import ConfigError, DatabaseError, RecordError
 from perftrack.store import migrations
 
 # --- locking ---------------------------------------------------------------------------
@@ -514,7 +514,7 @@ def open_db(path: Path, *, write: bool, lock_timeout_s: float = LOCK_TIMEOUT_S) 
     """
     path = Path(path)
     if not write and not path.exists():
-        raise DatabaseError(f"{path} does not exist: run `perftrack ingest` first to create it")
+        raise ConfigError(f"{path} does not exist: run `perftrack ingest` first to create it")
     if write:
         path.parent.mkdir(parents=True, exist_ok=True)
     lock = _Lock(lock_path(path), exclusive=write)
@@ -525,7 +525,7 @@ def open_db(path: Path, *, write: bool, lock_timeout_s: float = LOCK_TIMEOUT_S) 
         applied: list[int] = []
         if not path.exists():
             if not write:
-                raise DatabaseError(f"{path} does not exist: run `perftrack ingest` first")
+                raise ConfigError(f"{path} does not exist: run `perftrack ingest` first")
             applied = _create(path)
         con, version = _connect(path, read_only=not write)
         try:
@@ -990,6 +990,15 @@ class Store:
         row = self.con.execute(sql, list(params)).fetchone()
         return row[0] if row else None
 
+    def server_ids(self, run_id: str | None = None) -> list[str]:
+        """The ids of the servers with results (in one run, if given), sorted."""
+        sql = "SELECT DISTINCT s.server_id FROM results r JOIN servers s USING (server_key)"
+        rows = self.con.execute(
+            sql + (" WHERE r.run_id = ?" if run_id else "") + " ORDER BY 1",
+            [run_id] if run_id else [],
+        ).fetchall()
+        return [r[0] for r in rows]
+
     def info(self) -> dict[str, Any]:
         """A summary for `perftrack db info`; times are ISO strings (UTC) or None."""
         tables = migrations.user_tables(self.con)
@@ -1092,7 +1101,7 @@ def compact(db_path: Path, *, lock_timeout_s: float = LOCK_TIMEOUT_S) -> tuple[i
     """Rewrite the DB without free blocks (for `perftrack db compact`); (bytes before, after)."""
     db_path = Path(db_path)
     if not db_path.exists():
-        raise DatabaseError(f"{db_path} does not exist: run `perftrack ingest` first to create it")
+        raise ConfigError(f"{db_path} does not exist: run `perftrack ingest` first to create it")
     before = db_path.stat().st_size
     with open_db(db_path, write=True, lock_timeout_s=lock_timeout_s) as store:
         store.compact_on_close = True

@@ -121,13 +121,13 @@ def test_empty_db_builds_a_site_that_knows_it_is_empty(sites: dict[str, Path]) -
     assert columns.read_data_file(sites["empty"] / "data" / "verdicts.js")["n"] == 0
 
 
-def test_cli_build_missing_db_is_one_line_db_error(
+def test_cli_build_missing_db_is_one_line_user_error(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     rc, _out, err = run_cli(
         capsys, "site", "build", "--db", str(tmp_path / "nope.duckdb"), "--out", str(tmp_path / "s")
     )
-    assert rc == EXIT_DB
+    assert rc == EXIT_USER_ERROR
     assert "perftrack ingest" in one_error_line(err)
     assert not (tmp_path / "s").exists()
 
