@@ -11,6 +11,7 @@
 #
 # Environment (set by .github/workflows/new-tags.yml; never ${{ }} in shell lines):
 #   ADDED              server ids that were added, space-separated (tags check's output)
+#   PINNED             server ids whose digest `servers pin` recorded (may be empty)
 #   GITHUB_REPOSITORY  OWNER/NAME
 #   GITHUB_TOKEN       the workflow token (contents, pull-requests, actions: write)
 #   PERFTRACK_PR_TOKEN optional, see above
@@ -23,8 +24,12 @@ die() {
   exit 2
 }
 
-id_list='^[A-Za-z0-9][A-Za-z0-9._+-]*( [A-Za-z0-9][A-Za-z0-9._+-]*)*$'
+id_list='^([A-Za-z0-9][A-Za-z0-9._+-]*( [A-Za-z0-9][A-Za-z0-9._+-]*)*)?$'
 [[ "${ADDED:-}" =~ $id_list ]] || die "ADDED='${ADDED:-}' is not a space-separated list of server ids"
+[[ "${PINNED:-}" =~ $id_list ]] || die "PINNED='${PINNED:-}' is not a space-separated list of server ids"
+[ -n "${ADDED:-}${PINNED:-}" ] || die "neither ADDED nor PINNED names a server: nothing to propose"
+ADDED=${ADDED:-}
+PINNED=${PINNED:-}
 [[ "${GITHUB_REPOSITORY:-}" =~ ^[A-Za-z0-9-]+/[A-Za-z0-9._-]+$ ]] ||
   die "GITHUB_REPOSITORY='${GITHUB_REPOSITORY:-}' is not OWNER/NAME"
 base=${BASE_BRANCH:-main}
@@ -44,7 +49,11 @@ else
   mode=dispatch
 fi
 
-branch="perftrack/new-tags-${ADDED// /-}"
+if [ -n "$ADDED" ]; then
+  branch="perftrack/new-tags-${ADDED// /-}"
+else # pins only: one branch per set of pins (the same pins are proposed once)
+  branch="perftrack/pins-$(git diff -- configs/versions.yaml | sha256sum | cut -c1-12)"
+fi
 if git ls-remote --exit-code --heads origin "$branch" >/dev/null; then
   echo "branch $branch exists already (its PR is open, merged or closed): nothing to do"
   exit 0
@@ -53,8 +62,8 @@ fi
 git add configs/versions.yaml
 git -c user.name="github-actions[bot]" \
   -c user.email="41898282+github-actions[bot]@users.noreply.github.com" \
-  commit --quiet -m "catalog: new MySQL release(s) $ADDED" \
-  -m "Added by \`perftrack tags check --write\` (the new-tags workflow): a release tag on both Docker Hub (library/mysql) and GitHub (mysql/mysql-server)."
+  commit --quiet -m "catalog: new MySQL release(s) ${ADDED:-none}; pinned: ${PINNED:-none}" \
+  -m "Added by \`perftrack tags check --write\` (a release tag on both Docker Hub and GitHub) and pinned by \`perftrack servers pin --write\` (the Docker Hub digest of entries marked unpinned), in the new-tags workflow."
 
 # The token reaches git through the environment only (not argv, not .git/config).
 auth=$(printf 'x-access-token:%s' "$token" | base64 -w0)
@@ -75,18 +84,25 @@ request() { # METHOD PATH JSON -> response body on stdout
     -H "Content-Type: application/json" --data "$3" "$api$2"
 }
 
-pr_json=$(python3 - "$ADDED" "$branch" "$base" "$mode" <<'PY'
+pr_json=$(python3 - "$ADDED" "$branch" "$base" "$mode" "$PINNED" <<'PY'
 import json, sys
-added, branch, base, mode = sys.argv[1:]
+added, branch, base, mode, pinned = sys.argv[1:]
 ids = added.split()
 lines = [f"- `{i}`: image `mysql:{i.removeprefix('mysql-')}`" for i in ids]
+pins = pinned.split()
+if pins:
+    lines.append("\nDigests recorded by `perftrack servers pin` for entries marked unpinned "
+                 "(trust on first use; their cells were skipped until now):\n")
+    lines += [f"- `{i}`" for i in pins]
 how = ("The PR check runs on this PR as usual (opened with PERFTRACK_PR_TOKEN)."
        if mode == "pr-token" else
        "Opened with the workflow token, which triggers no workflows: the PR check was "
        "dispatched on this branch instead (Actions > pr-check). Set PERFTRACK_PR_TOKEN to "
        "have it run on the PR directly (docs/new-tags-and-pr-checks.md).")
+title = (f"catalog: new MySQL release(s) {' '.join(ids)}" if ids
+         else f"catalog: pin {len(pins)} image digest(s)")
 print(json.dumps({
-    "title": f"catalog: new MySQL release(s) {' '.join(ids)}",
+    "title": title,
     "head": branch,
     "base": base,
     "body": "New release tags found by `perftrack tags check` on Docker Hub and GitHub:\n\n"
@@ -116,7 +132,7 @@ if [ -n "${GITHUB_STEP_SUMMARY:-}" ]; then
   {
     echo "### New MySQL releases: PR #$number"
     echo
-    echo "Added: $ADDED (branch \`$branch\`)."
+    echo "Added: ${ADDED:-none}; pinned: ${PINNED:-none} (branch \`$branch\`)."
     if [ "$mode" = dispatch ]; then
       echo "The PR check was dispatched (no PERFTRACK_PR_TOKEN set)."
     fi

@@ -34,7 +34,8 @@ def _head(extra: str) -> str:
             "is not the official mysql image",
         ),
         (
-            "  - {id: x, product: mysql, version: 9.1.0, provider: docker, image: 'mysql:9.1.0'}\n",
+            "  - {id: x, product: mysql, version: 9.1.0, provider: docker, image: 'mysql:9.1.0',"
+            " digest: unpinned}\n",
             "needs its digest",
         ),
         (
@@ -63,8 +64,8 @@ def test_hostile_entries_are_refused(entry: str, complaint: str) -> None:
 
 def test_an_official_pinned_release_is_accepted_and_rewritten_from_its_values() -> None:
     entry = (
-        "  - id: mysql-9.1.0\n    product: mysql\n    version: 9.1.0\n    provider: docker\n"
-        f"    image: mysql:9.1.0\n    digest: {DIGEST}\n"
+        "  - id: mysql-9.2.0\n    product: mysql\n    version: 9.2.0\n    provider: docker\n"
+        f"    image: mysql:9.2.0\n    digest: {DIGEST}\n"
         "    server_options: [innodb_flush_log_at_trx_commit=2, log-bin=binlog]\n"
         "    # a comment the merged file does not carry over\n"
     )

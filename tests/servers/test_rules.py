@@ -66,8 +66,8 @@ def test_0900_collation_is_a_skip_reason_on_mariadb_and_mysql57():
 
 
 def test_unknown_product_and_bad_version_are_one_line_errors():
-    with pytest.raises(ConfigError, match=r"no version rules for mysql 5\.6"):
-        rules.rules_for("mysql", "5.6.51")
+    with pytest.raises(ConfigError, match=r"no version rules for mysql 3\.23"):
+        rules.rules_for("mysql", "3.23.58")
     with pytest.raises(ConfigError, match="is not a version"):
         rules.parse_version("8.0.x; rm -rf /")
 
@@ -418,3 +418,33 @@ def test_real_server_matches_its_rule_and_takes_a_translated_profile(real_instal
         assert total == 96 << 20
         if rule.query_cache:
             assert variable(srv, "query_cache_type") == "OFF"
+
+
+# --- the articles' old releases (issue 18) --------------------------------------------------
+
+
+def test_mysql_51_has_no_utf8mb4_and_the_old_engine_variable():
+    r = rules.rules_for("mysql", "5.1.73")
+    assert r.engine_var == "storage_engine" and not r.drop_user_if_exists
+    assert r.buffer_pool_default == 8 << 20 and r.unsupported is None
+    assert rules.resolve_collation(r, "latin1") == ("latin1", "latin1_swedish_ci")
+    assert (
+        rules.resolve_collation(r, "utf8mb4") == "charset utf8mb4 does not exist on mysql 5.1–5.5"
+    )
+    assert "utf8mb4_general_ci is not available" in rules.resolve_collation(r, "utf8mb4_general_ci")
+    assert r.tarball_file == "mysql-{version}-linux-x86_64-glibc23.tar.gz"
+
+
+def test_mysql_55_and_56_rows():
+    r55, r56 = rules.rules_for("mysql", "5.5.62"), rules.rules_for("mysql", "5.6.39")
+    assert r55.engine_var == r56.engine_var == "default_storage_engine"
+    assert "utf8mb4_unicode_520_ci" not in r55.collations
+    assert "utf8mb4_unicode_520_ci" in r56.collations
+    assert r56.init == rules.INIT_INSTALL_DB and r56.auth_plugin is None
+    assert not r56.drop_user_if_exists and r56.query_cache
+
+
+@pytest.mark.parametrize("version", ["4.1.15", "5.0.15"])
+def test_mysql_41_and_50_are_in_the_table_as_unsupported_with_the_reason(version):
+    r = rules.rules_for("mysql", version)
+    assert r.unsupported and "information_schema" in r.unsupported

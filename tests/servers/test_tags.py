@@ -19,6 +19,13 @@ from replay import Replay, github_tag, hub_tag
 
 REPO = Path(__file__).resolve().parents[2]
 DIGEST = "sha256:" + "ab" * 32
+# A release newer than every catalogued one (the catalog tracks 8.0, 8.4 and 9.x up to 9.1.0).
+D920 = "sha256:" + "92" * 32
+
+
+def load_new_release(replayed: Replay, hub: list | None = None, gh: list | None = None) -> None:
+    replayed.load_docker_hub(extra=[hub_tag("9.2.0", D920), *(hub or [])])
+    replayed.load_github_tags(extra=["mysql-9.2.0", *(gh or [])])
 
 
 @pytest.fixture
@@ -47,14 +54,13 @@ def _check(capsys, *args: str) -> tuple[int, str, str]:
 def test_replayed_new_release_is_found_but_not_written_without_write(
     configs, replayed, capsys
 ) -> None:
-    replayed.load_docker_hub()
-    replayed.load_github_tags()
+    load_new_release(replayed)
     before = (configs / "versions.yaml").read_bytes()
     rc, out, err = _check(capsys)
     assert rc == 0, err
-    # 9.1.0 is on both sources and newer than every tracked series (8.0, 8.4): new.
-    # 8.4.2 / 8.0.39 are older than the catalogued 8.4.3 / 8.0.40; 5.7 is not tracked.
-    assert "new (use --write to add): mysql-9.1.0 (image mysql:9.1.0, sha256:77d1" in out
+    # 9.2.0 is on both sources and newer than the catalogued 9.1.0: new. 9.1.0, 8.4.2 and
+    # 8.0.39 are catalogued already; 5.7 is only an anchor (no newer 5.7 exists).
+    assert "new (use --write to add): mysql-9.2.0 (image mysql:9.2.0, sha256:9292" in out
     assert "8.4.2" not in out and "5.7.44" not in out.replace("5.7.44: on Docker Hub", "")
     assert (configs / "versions.yaml").read_bytes() == before
     # Both sources were paged through, GitHub via its Link header.
@@ -68,16 +74,19 @@ def test_replayed_write_appends_valid_entries_keeps_comments_and_is_idempotent(
 ) -> None:
     # A new patch of a tracked series too: 8.4.4 (8.4.3 is catalogued).
     d844 = "sha256:" + "c4" * 32
-    replayed.load_docker_hub(extra=[hub_tag("8.4.4", d844), hub_tag("8.4.4-oracle", d844)])
-    replayed.load_github_tags(extra=["mysql-8.4.4", "mysql-cluster-8.4.4"])
+    load_new_release(
+        replayed,
+        hub=[hub_tag("8.4.4", d844), hub_tag("8.4.4-oracle", d844)],
+        gh=["mysql-8.4.4", "mysql-cluster-8.4.4"],
+    )
     path = configs / "versions.yaml"
     before = path.read_text()
     out_file = tmp_path / "gh-output"
     rc, out, err = _check(capsys, "--write", "--github-output", str(out_file))
     assert rc == 0, err
     assert "added: mysql-8.4.4 (image mysql:8.4.4, sha256:c4c4" in out
-    assert "added: mysql-9.1.0" in out
-    assert out_file.read_text() == "added=mysql-8.4.4 mysql-9.1.0\ncount=2\n"
+    assert "added: mysql-9.2.0" in out
+    assert out_file.read_text() == "added=mysql-8.4.4 mysql-9.2.0\ncount=2\n"
     after = path.read_text()
     # Every original line (comments included) is still there, in order.
     old_lines = before.splitlines()
@@ -98,7 +107,8 @@ def test_replayed_write_appends_valid_entries_keeps_comments_and_is_idempotent(
         "mysql:8.4.4",
     )
     assert e.digest == d844 and "mysql-8.4.4" in (e.notes or "")
-    assert cat.get("mysql-9.1.0").image == "mysql:9.1.0"
+    assert cat.get("mysql-9.2.0").image == "mysql:9.2.0"
+    assert cat.get("mysql-9.2.0").digest == D920 and not cat.get("mysql-9.2.0").unpinned
     assert not list(configs.glob(".versions.yaml.*"))  # no temp file left
     # Second run: nothing new, file byte-identical.
     out_file.write_text("")
@@ -144,9 +154,7 @@ def test_replayed_hostile_tags_are_refused_with_a_reason_and_never_added(
     assert "refused docker hub tag '9.9.9': no digest" in out
     assert "refused github tag 'mysql-08.4.5': a version part has a leading zero" in out
     cat = catalog.load(path)
-    assert [e.id for e in cat if e.id not in catalog.load(REPO / "configs" / "versions.yaml")] == [
-        "mysql-9.1.0"
-    ]
+    assert [e.id for e in cat if e.id not in catalog.load(REPO / "configs" / "versions.yaml")] == []
 
 
 @pytest.mark.parametrize(
@@ -205,7 +213,7 @@ def test_append_that_would_break_the_file_writes_nothing(tmp_path: Path) -> None
     # A flow-style list: appending block entries after it is not valid YAML.
     path.write_text(
         "# flow style\nservers: [{id: mysql-8.4.3, product: mysql, version: 8.4.3, "
-        "provider: docker, image: 'mysql:8.4.3'}]\n"
+        "provider: docker, image: 'mysql:8.4.3', digest: unpinned}]\n"
     )
     before = path.read_bytes()
     release = tags.Release("8.4.4", DIGEST, "mysql-8.4.4")
@@ -237,11 +245,11 @@ def test_diff_pairs_added_servers_with_their_predecessors(tmp_path: Path, monkey
     monkeypatch.setenv("PERFTRACK_CONFIG_DIR", str(repo / "configs"))
     head = catalog.load(path)
     pairs = prcheck.added_pairs(prcheck.base_catalog(base, path), head)
-    # Same provider first: docker 9.2.0 vs docker 8.4.3, not the sid chroot ("9.0").
-    assert pairs == [prcheck.Pair("mysql-9.2.0", "mysql-8.4.3")]
+    # Same provider first: docker 9.2.0 vs docker 9.1.0, not the sid chroot ("9.0").
+    assert pairs == [prcheck.Pair("mysql-9.2.0", "mysql-9.1.0")]
     assert prcheck.added_pairs(prcheck.base_catalog("HEAD", path), head) == pairs
     spec = prcheck.pr_matrix(pairs, head)
-    assert spec["servers"] == ["mysql-8.4.3", "mysql-9.2.0"]
+    assert spec["servers"] == ["mysql-9.1.0", "mysql-9.2.0"]
     with pytest.raises(Exception, match="not a git ref"):
         prcheck.base_catalog("--output=/tmp/x", path)
     with pytest.raises(Exception, match=r"cannot read configs/versions\.yaml at nope"):

@@ -16,19 +16,24 @@ import pytest
 from act_run import ACT, GIT_ID, ActRun, git, mapped_actions, work_repo
 
 from perftrack.servers import catalog
-from replay import Replay
+from replay import Replay, hub_tag
 
 WORKFLOW = ".github/workflows/new-tags.yml"
 REPOSITORY = "perftrack/perftrack"
-BRANCH = "perftrack/new-tags-mysql-9.1.0"
+BRANCH = "perftrack/new-tags-mysql-9.2.0"
+D920 = "sha256:" + "92" * 32
+D843 = "sha256:" + "84" * 32  # Docker Hub's digest of mysql:8.4.3 (the catalog: unpinned)
+TAG_DETAIL = "/v2/namespaces/library/repositories/mysql/tags/{tag}"
 PULLS = f"/repos/{REPOSITORY}/pulls"
 DISPATCH = f"/repos/{REPOSITORY}/actions/workflows/pr-check.yml/dispatches"
 ACT_TIMEOUT_S = 600
 
 
-def _replay(api: Replay) -> None:
-    api.load_docker_hub()
-    api.load_github_tags()
+def _replay(api: Replay, new_release: bool = True, pin_843: bool = True) -> None:
+    api.load_docker_hub(extra=[hub_tag("9.2.0", D920)] if new_release else [])
+    api.load_github_tags(extra=["mysql-9.2.0"] if new_release else [])
+    if pin_843:  # the one unpinned catalog image Docker Hub answers for: pinned in the PR
+        api.add("GET", TAG_DETAIL.format(tag="8.4.3"), {"name": "8.4.3", "digest": D843})
     api.add(
         "POST", PULLS, {"number": 7, "html_url": f"https://github.com/{REPOSITORY}/pull/7"}, 201
     )
@@ -82,7 +87,11 @@ def test_replayed_new_release_opens_a_pr(tmp_path: Path, with_pr_token: bool) ->
     assert run.returncode == 0, run.log[-5000:]
     # The branch on the remote holds the catalog with the new entry, comments kept.
     cat = _branch_catalog(bare, tmp_path)
-    assert cat.get("mysql-9.1.0").image == "mysql:9.1.0"
+    assert cat.get("mysql-9.2.0").image == "mysql:9.2.0" and cat.get("mysql-9.2.0").digest == D920
+    # the pin step recorded what Docker Hub answered; the others stay unpinned (exit 3 kept
+    # the job green: a tag Hub lacks is not a failed night)
+    assert cat.get("mysql-8.4.3").digest == D843 and not cat.get("mysql-8.4.3").unpinned
+    assert cat.get("mysql-8.0.40").unpinned
     assert "# --- a basedir you already have" in git(
         bare, "show", f"{BRANCH}:configs/versions.yaml"
     )
@@ -92,7 +101,10 @@ def test_replayed_new_release_opens_a_pr(tmp_path: Path, with_pr_token: bool) ->
     assert posts[0].path == PULLS
     assert posts[0].headers["Authorization"] == f"Bearer {token}"
     assert (posts[0].body["head"], posts[0].body["base"]) == (BRANCH, "main")
-    assert "mysql-9.1.0" in posts[0].body["title"]
+    assert "mysql-9.2.0" in posts[0].body["title"]
+    assert (
+        "`mysql-8.4.3`" in posts[0].body["body"] and "trust on first use" in posts[0].body["body"]
+    )
     if with_pr_token:
         assert len(posts) == 1  # the PR triggers pr-check itself
     else:
@@ -109,22 +121,30 @@ def test_replayed_new_release_opens_a_pr(tmp_path: Path, with_pr_token: bool) ->
         again = _act(work, tmp_path, api.url, secrets)
     assert again.returncode == 0, again.log[-5000:]
     assert f"branch {BRANCH} exists already" in again.log
-    assert [r.method for r in api.requests] == ["GET"] * 4
+    assert {r.method for r in api.requests} == {"GET"}
 
 
-def test_replayed_no_new_release_opens_nothing(tmp_path: Path) -> None:
+def test_replayed_no_new_release_and_nothing_to_pin_opens_nothing(tmp_path: Path) -> None:
     work, bare = work_repo(tmp_path)
-    cat_path = work / "configs" / "versions.yaml"
-    cat_path.write_text(
-        cat_path.read_text()
-        + "  - {id: mysql-9.1.0, product: mysql, version: 9.1.0, provider: docker, "
-        "image: 'mysql:9.1.0'}\n"
-    )
-    git(work, "commit", "--quiet", "-am", "9.1.0 already there")
     with Replay() as api:
-        _replay(api)
+        _replay(api, new_release=False, pin_843=False)
         run = _act(work, tmp_path, api.url, {})
     assert run.returncode == 0, run.log[-5000:]
-    assert "no new MySQL releases" in run.log
-    assert [r.method for r in api.requests] == ["GET"] * 4  # two pages from each source
+    assert "no new MySQL releases" in run.log and "could not be pinned" in run.log
+    assert {r.method for r in api.requests} == {"GET"}
     assert git(bare, "branch", "--list", "perftrack/*") == ""
+
+
+def test_replayed_pins_alone_open_a_pr_on_a_pins_branch(tmp_path: Path) -> None:
+    work, bare = work_repo(tmp_path)
+    with Replay() as api:
+        _replay(api, new_release=False)
+        run = _act(work, tmp_path, api.url, {"PERFTRACK_PR_TOKEN": "pr-app-token"})
+    assert run.returncode == 0, run.log[-5000:]
+    (branch,) = git(bare, "branch", "--list", "perftrack/*").split()
+    assert branch.startswith("perftrack/pins-")
+    out = tmp_path / "pins.yaml"
+    out.write_text(git(bare, "show", f"{branch}:configs/versions.yaml"))
+    assert catalog.load(out).get("mysql-8.4.3").digest == D843
+    (post,) = [r for r in api.requests if r.method == "POST"]
+    assert post.body["title"] == "catalog: pin 1 image digest(s)"

@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Annotated
 
 import typer
 from rich.table import Table
 
 from perftrack.cli.app import emit, out
-from perftrack.core.errors import ConfigError
+from perftrack.core.errors import ConfigError, EnvironmentProblem
 from perftrack.servers import catalog, providers
 
 servers_app = typer.Typer(help="The server catalog (configs/versions.yaml).", no_args_is_help=True)
@@ -18,10 +19,65 @@ servers_app = typer.Typer(help="The server catalog (configs/versions.yaml).", no
 def servers_list() -> None:
     """List the servers perftrack can fetch."""
     cat = catalog.load()
-    t = Table("id", "product", "version", "provider", "note")
+    t = Table("id", "product", "version", "provider", "pinned", "note")
     for e in cat.entries:
-        t.add_row(e.id, e.product, e.version, e.provider, e.stand_in or "")
+        t.add_row(e.id, e.product, e.version, e.provider, _pin_state(e), e.stand_in or "")
     out.print(t)
+
+
+def _pin_state(e: catalog.Entry) -> str:
+    if e.unpinned:
+        return "NOT YET"
+    if e.provider in ("docker", "tarball") and not (e.digest or (e.tarball and e.tarball.sha256)):
+        return "no"
+    return "yes"
+
+
+@servers_app.command("pin")
+def servers_pin(
+    ids: Annotated[
+        list[str] | None, typer.Argument(help="server ids (default: all unpinned)")
+    ] = None,
+    provider: Annotated[
+        str | None, typer.Option(help="only entries of this provider: docker or tarball")
+    ] = None,
+    write: Annotated[bool, typer.Option("--write", help="record the pins in the catalog")] = False,
+    github_output: Annotated[
+        Path | None,
+        typer.Option("--github-output", help="append pinned=IDS and pin_count=N here"),
+    ] = None,
+) -> None:
+    """Pin entries marked `unpinned`: Docker Hub digest or tarball sha256 (on a runner)."""
+    from perftrack.servers import pin
+
+    cat = catalog.load()
+    entries = pin.pending(cat, list(ids or []), provider)
+    if not entries:
+        emit("nothing to pin: every docker and tarball entry has its digest or sha256")
+    outcome = pin.pin_all(entries, emit)
+    for p in outcome.pins:
+        emit(f"{p.server_id}: {p.key} {p.value}")
+    if write:
+        pin.write(cat.path, outcome.pins)
+        if outcome.pins:
+            emit(f"wrote {len(outcome.pins)} pin(s) to {cat.path}")
+    if github_output is not None:
+        _github_output(github_output, [p.server_id for p in outcome.pins])
+    for sid, reason in outcome.failed:
+        emit(f"{sid}: NOT pinned: {reason}")
+    if outcome.failed:
+        raise EnvironmentProblem(
+            f"{len(outcome.failed)} of {len(entries)} entries could not be pinned "
+            f"({', '.join(s for s, _ in outcome.failed)}); they stay unpinned"
+        )
+
+
+def _github_output(path: Path, ids: list[str]) -> None:
+    try:
+        with path.open("a", encoding="utf-8") as f:
+            f.write(f"pinned={' '.join(ids)}\npin_count={len(ids)}\n")
+    except OSError as err:
+        raise ConfigError(f"cannot write the GitHub output file {path}: {err.strerror}") from None
 
 
 @servers_app.command("fetch")

@@ -45,16 +45,19 @@ def study_run(
 ) -> None:
     """Run a study's matrix at a scale; `perftrack study report NAME` reads the run."""
     st = study.load(name, paths.config_dir())
-    m = st.matrix(scale)
+    matrices = st.matrices(scale)
     cat = catalog.load()
     study.check_servers(st, scale, cat)
-    tools.check_tools(m)
-    rd = runner.create(m, cat, out_dir, runner_class_of(runner_class))
-    emit(f"study {name} (scale {scale}): run {rd.run_id}, {len(rd.cells())} cells in {rd.path}")
+    for m in matrices:
+        tools.check_tools(m)
     if scale != "full" and st.stand_in:
         emit(f"stand-ins: {st.stand_in}")
-    s = execute(rd, False, retries, reuse_datasets)
-    if s.failed:
+    failed = 0
+    for m in matrices:  # one run per part
+        rd = runner.create(m, cat, out_dir, runner_class_of(runner_class))
+        emit(f"study {st.name} ({m.name}): run {rd.run_id}, {len(rd.cells())} cells in {rd.path}")
+        failed += execute(rd, False, retries, reuse_datasets).failed
+    if failed:
         raise typer.Exit(EXIT_FAILED_CELLS)
 
 
@@ -62,10 +65,13 @@ def study_run(
 def study_report(
     name: Annotated[str, typer.Argument(help="study name (configs/studies/NAME.yaml)")],
     scale: ScaleOpt = "local",
-    run_id: Annotated[str | None, typer.Option("--run", help="run id (default: newest)")] = None,
+    run_ids: Annotated[
+        list[str] | None,
+        typer.Option("--run", help="run id, one per part of the scale (default: the newest)"),
+    ] = None,
     out_dir: RunsOpt = paths.DEFAULT_RUNS,
 ) -> None:
     """Print our ratios next to the article's, from the study's newest run (or --run)."""
     st = study.load(name, paths.config_dir())
-    st.matrix(scale)
-    report.render(st, scale, report.find_run(st, scale, out_dir, run_id), emit)
+    st.matrices(scale)
+    report.render(st, scale, report.find_runs(st, scale, out_dir, list(run_ids or [])), emit)

@@ -108,10 +108,12 @@ def cell_id(fields: dict[str, Any]) -> str:
 
 
 ServerInfo = Callable[[str], tuple[str, str]]  # server id -> (product, version)
+ServerSkip = Callable[[str], str | None]  # server id -> why none of its cells may run
 
 
-def expand(m: Matrix, server_info: ServerInfo) -> list[Cell]:
-    """All cells of the matrix in execution order."""
+def expand(m: Matrix, server_info: ServerInfo, server_skip: ServerSkip | None = None) -> list[Cell]:
+    """All cells of the matrix in execution order; a server `server_skip` names a reason
+    for (not yet pinned) or whose release perftrack cannot run has every cell skipped."""
     cells: list[Cell] = []
     group = 0
     order = _ordered(m)
@@ -126,7 +128,8 @@ def expand(m: Matrix, server_info: ServerInfo) -> list[Cell]:
                 product, version = server_info(sid)
                 rule = rules.rules_for(product, version)
                 resolved = rules.resolve_collation(rule, axis)
-                skip = resolved if isinstance(resolved, str) else None
+                skip = rule.unsupported or (server_skip(sid) if server_skip else None)
+                skip = skip or (resolved if isinstance(resolved, str) else None)
                 skip_handshake = bool(known and handshake and known.handshakes[handshake])
                 skip = skip or axes.skip_reason(rule, engine, skip_handshake)
                 table_size = m.table_size

@@ -10,7 +10,10 @@ from typing import Any
 from perftrack.core import paths, yamlfile
 from perftrack.core.errors import ConfigError
 from perftrack.planning import axes, workloads
+from perftrack.planning import selection as selection_mod
+from perftrack.servers import catalog as catalog_mod
 from perftrack.servers import rules
+from perftrack.servers.catalog import Catalog
 
 NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.+-]{0,99}\Z")  # \Z: no final newline
 # Bounds keep a typo from planning a week-long night; the full article matrices fit.
@@ -58,11 +61,15 @@ class Matrix:
     dataset_sizes: tuple[str, ...] = ()  # small / large: table_size sized to the buffer pool
     # Run discipline: an oltp_read_only pass before (pre) and after (post) a group's writes.
     prepost: bool = False
+    # When `servers` came from selection rules: each server's rule and reason (not written
+    # back: the rules live in the file, the plan records the resolved list).
+    selection: tuple[selection_mod.Choice, ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
         d = {
             f.name: (list(v) if isinstance(v := getattr(self, f.name), tuple) else v)
             for f in fields(self)
+            if f.name != "selection"
         }
         if d.pop("profiles"):  # the file's form: `profile` lists them
             d["profile"] = list(self.profiles)
@@ -98,10 +105,12 @@ def _int(where: str, key: str, value: Any) -> int:
     return value
 
 
-def from_dict(data: Any, where: str = "matrix") -> Matrix:
+def from_dict(data: Any, where: str = "matrix", cat: Catalog | None = None) -> Matrix:
+    """A validated matrix; ``servers: {select: [...]}`` is resolved against ``cat`` (the
+    default catalog when None)."""
     if not isinstance(data, dict):
         raise ConfigError(f"{where}: a matrix must be a mapping of keys to values")
-    known = {f.name for f in fields(Matrix)} - {"profiles"}  # `profile` may be a list
+    known = {f.name for f in fields(Matrix)} - {"profiles", "selection"}
     unknown = sorted(set(map(str, data)) - known)
     if unknown:
         raise ConfigError(
@@ -122,9 +131,15 @@ def from_dict(data: Any, where: str = "matrix") -> Matrix:
     axis_values = {
         key: _names(where, key, data[key]) for key in AXIS_KEYS if data.get(key) is not None
     }
+    chosen: tuple[selection_mod.Choice, ...] = ()
+    servers = data["servers"]
+    if selection_mod.is_selection(servers):
+        chosen = selection_mod.resolve(servers, cat or catalog_mod.load(), where)
+        servers = [c.server_id for c in chosen]
     m = Matrix(
         name=name,
-        servers=_names(where, "servers", data["servers"]),
+        servers=_names(where, "servers", servers),
+        selection=chosen,
         workloads=_names(where, "workloads", data["workloads"]),
         charsets=_names(where, "charsets", data["charsets"]),
         threads=tuple(_int(where, "threads", t) for t in threads),

@@ -11,16 +11,17 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Callable
-from dataclasses import dataclass, fields
+from dataclasses import dataclass, fields, replace
 from datetime import UTC, date, datetime
 from pathlib import Path
 from typing import Any
 
-from perftrack.core import paths
+from perftrack.core import files, paths
 from perftrack.core.errors import ConfigError
 from perftrack.planning import cells as plan
 from perftrack.planning import dispatch, fleet, matrix, schedule
 from perftrack.servers import catalog as catalog_mod
+from perftrack.servers import rules
 
 DEFAULT_OUT = Path("runs/night-plan.json")
 MAX_PLAN_BYTES = 64 * 1024 * 1024
@@ -63,13 +64,14 @@ def make(
     fl = fleet.load(cfg)
     for sid in (*m.servers, *([fl.control_server] if fl.control_server else [])):
         cat.get(sid)
+    m, skipped = without_unrunnable(m, cat)
 
     def info(sid: str) -> tuple[str, str]:
         e = cat.get(sid)
         return e.product, e.version
 
     history = schedule.read_history(db)
-    return schedule.make(
+    p = schedule.make(
         m,
         info,
         fl,
@@ -79,13 +81,32 @@ def make(
         shards=shards,
         rotation_nights=rotation_nights,
     )
+    p.notes[:0] = [f"skipped {sid}: {reason}" for sid, reason in skipped]
+    return p
+
+
+def without_unrunnable(
+    m: matrix.Matrix, cat: catalog_mod.Catalog
+) -> tuple[matrix.Matrix, list[tuple[str, str]]]:
+    """The matrix without servers that cannot run tonight (not yet pinned, a release
+    perftrack cannot run), and those servers with the reason; an error if none is left."""
+    skipped: list[tuple[str, str]] = []
+    for sid in m.servers:
+        e = cat.get(sid)
+        reason = e.skip_reason() or rules.rules_for(e.product, e.version).unsupported
+        if reason:
+            skipped.append((sid, reason))
+    if len(skipped) == len(m.servers):
+        why = "; ".join(f"{sid}: {reason}" for sid, reason in skipped)
+        raise ConfigError(f"matrix {m.name}: none of its servers can run ({why})")
+    gone = {sid for sid, _ in skipped}
+    keep = tuple(s for s in m.servers if s not in gone)
+    return replace(m, servers=keep), skipped  # selection kept whole: render marks the skipped
 
 
 def write(p: schedule.NightPlan, out: Path) -> None:
     out.parent.mkdir(parents=True, exist_ok=True)
-    tmp = out.with_name(f".tmp-{out.name}")
-    tmp.write_text(json.dumps(p.to_dict(), indent=1, sort_keys=True) + "\n")
-    os.replace(tmp, out)
+    files.replace_text(out, json.dumps(p.to_dict(), indent=1, sort_keys=True) + "\n")
 
 
 def _mins(secs: float) -> str:
@@ -113,6 +134,13 @@ def render(p: schedule.NightPlan, emit: Callable[[str], None]) -> None:
         f"rotation: {p.rotation_nights} night(s) cover the matrix; tonight is part "
         f"{p.rotation_part}; {p.deferred_cells} cells of later parts deferred"
     )
+    if p.matrix.selection:
+        emit(f"servers ({len(p.matrix.selection)}, chosen by the matrix's rules):")
+        for c in p.matrix.selection:
+            state = "" if c.server_id in p.matrix.servers else "  [SKIPPED, see below]"
+            emit(f"  {c.server_id:<16} {c.rule:<36} {c.why}{state}")
+    else:
+        emit(f"servers: {', '.join(p.matrix.servers)}")
     by_prio = ", ".join(f"{n} {k}" for k, n in d["cells_by_priority"].items())
     emit(f"tonight by priority: {by_prio or 'nothing'}")
     for sh in d["shards"]:

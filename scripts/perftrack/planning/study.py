@@ -1,14 +1,20 @@
 """Studies (configs/studies/<name>.yaml): one source article as a rerunnable matrix.
 
-A study names two roles, `base` and `new` (the article's older and newer release), and
-for each scale (`full`: the article's matrix, for runners whose catalog has the article's
-servers; `local`: every axis kept, sized to finish in minutes here, with labelled
-stand-in servers) the server playing each role and the rest of the matrix. The report of
-a study's run is publish/study_report.py.
+A study names its roles, the systems the article compared, in order: the first is the
+baseline every other role is compared with (`base`, `new` in two-system articles; `mysql57`,
+`mysql80`, `mysql56`, ... in the others). For each scale (`full`: the article's matrix, for
+runners whose catalog has the article's servers; `local`: every axis kept, sized to finish
+in minutes here, with labelled stand-in servers) it names the server playing each role and
+the rest of the matrix. A scale is one matrix, or `parts:` (a mapping of part name to
+matrix keys, merged over the scale's shared keys) when the article's workloads cannot share
+one matrix (article 004: sysbench read-write with its pre/post read passes, and TPC-C,
+each sized by the dataset axis); each part is its own run. The report of a study's runs is
+publish/study_report.py.
 """
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -20,10 +26,19 @@ from perftrack.servers.catalog import Catalog
 
 STUDIES_DIR = "studies"
 SCALES = ("full", "local")
-ROLES = ("base", "new")
-COMPARISONS = ("version", "charset", "durability")
+ROLES = ("base", "new")  # the roles of a two-system study (the first role is the baseline)
+ROLE_RE = re.compile(r"^[a-z][a-z0-9_]{0,30}\Z")
+MAX_ROLES = 8
+COMPARISONS = ("version", "charset", "durability", "isolation", "profile", "dataset_size", "phase")
 # comparison -> the cell field it varies (the others stay equal)
-AXIS_OF = {"charset": "collation", "durability": "durability"}
+AXIS_OF = {
+    "charset": "collation",
+    "durability": "durability",
+    "isolation": "isolation",
+    "profile": "profile",
+    "dataset_size": "dataset_size",
+    "phase": "phase",
+}
 KEYS = {
     "name",
     "title",
@@ -31,6 +46,7 @@ KEYS = {
     "comparisons",
     "baseline_collation",
     "baseline_durability",
+    "baselines",
     "roles",
     "stand_in",
     "scales",
@@ -50,28 +66,68 @@ class Study:
     stand_in: str = ""
     baseline_collation: str = "latin1_swedish_ci"
     baseline_durability: str = "binlog_nosync"
+    # comparison -> the value every other value of that axis is compared with (isolation:
+    # RR, profile: default, ...); charset and durability also take the two keys above.
+    baselines: dict[str, str] | None = None
 
-    def baseline(self, comparison: str) -> str:
-        return self.baseline_collation if comparison == "charset" else self.baseline_durability
+    @property
+    def role_names(self) -> tuple[str, ...]:
+        """The roles in file order; the first is the baseline."""
+        return tuple(self.roles)
 
-    def matrix_name(self, scale: str) -> str:
-        return f"study-{self.name}-{scale}"
+    @property
+    def base_role(self) -> str:
+        return self.role_names[0]
 
-    def server(self, role: str, scale: str) -> str:
-        return self.roles[role][scale]
+    def role_of_server(self, scale: str) -> dict[str, str]:
+        return {self.server(r, scale): r for r in self.role_names}
 
-    def matrix(self, scale: str) -> matrix.Matrix:
+    def servers(self, scale: str) -> list[str]:
+        return [self.server(r, scale) for r in self.role_names]
+
+    def parts(self, scale: str) -> tuple[str, ...]:
+        """The scale's part names ("" for a one-matrix scale)."""
+        self._check_scale(scale)
+        return tuple(self.scales[scale].get("parts") or {"": None})
+
+    def _check_scale(self, scale: str) -> None:
         if scale not in self.scales:
             raise ConfigError(
                 f"study {self.name} has no scale '{scale}'; scales: {', '.join(self.scales)}"
             )
+
+    def baseline(self, comparison: str) -> str:
+        if self.baselines and comparison in self.baselines:
+            return self.baselines[comparison]
+        return self.baseline_collation if comparison == "charset" else self.baseline_durability
+
+    def matrix_name(self, scale: str, part: str = "") -> str:
+        return f"study-{self.name}-{scale}" + (f"-{part}" if part else "")
+
+    def server(self, role: str, scale: str) -> str:
+        return self.roles[role][scale]
+
+    def matrix(self, scale: str, part: str = "") -> matrix.Matrix:
+        self._check_scale(scale)
+        shared = {k: v for k, v in self.scales[scale].items() if k != "parts"}
+        parts = self.scales[scale].get("parts") or {}
+        if part and part not in parts:
+            known = ", ".join(parts) or "none"
+            raise ConfigError(
+                f"study {self.name} scale {scale} has no part '{part}'; parts: {known}"
+            )
         data = {
-            **self.scales[scale],
-            "name": self.matrix_name(scale),
-            "servers": [self.server("base", scale), self.server("new", scale)],
+            **shared,
+            **(parts.get(part) or {}),
+            "name": self.matrix_name(scale, part),
+            "servers": self.servers(scale),
             "description": self.title,
         }
-        return matrix.from_dict(data, where=f"{self.path} (scale {scale})")
+        where = f"{self.path} (scale {scale}" + (f", part {part})" if part else ")")
+        return matrix.from_dict(data, where=where)
+
+    def matrices(self, scale: str) -> list[matrix.Matrix]:
+        return [self.matrix(scale, p) for p in self.parts(scale)]
 
 
 def known(config_dir: Path) -> list[str]:
@@ -111,13 +167,25 @@ def load(name: str, config_dir: Path) -> Study:
     if data["name"] != name:
         raise ConfigError(f"{where}: 'name' must be the file's name ({name})")
     roles = data["roles"]
-    if not isinstance(roles, dict) or set(roles) != set(ROLES):
-        raise ConfigError(f"{where}: 'roles' must have exactly base and new")
+    if not isinstance(roles, dict) or not 2 <= len(roles) <= MAX_ROLES:
+        raise ConfigError(
+            f"{where}: 'roles' must map 2 to {MAX_ROLES} role names to servers (the first is "
+            "the baseline)"
+        )
     for role, body in roles.items():
+        if not isinstance(role, str) or not ROLE_RE.match(role):
+            raise ConfigError(f"{where}: role name {role!r}: lowercase letters, digits and _")
         if not isinstance(body, dict) or not all(
             isinstance(body.get(k), str) for k in ("article", *SCALES)
         ):
             raise ConfigError(f"{where}: roles.{role} needs article, full and local (text)")
+        extra = sorted(set(map(str, body)) - {"article", *SCALES})
+        if extra:
+            raise ConfigError(f"{where}: roles.{role}: unknown key {extra[0]!r}")
+    for scale in SCALES:
+        ids = [str(b[scale]) for b in roles.values()]
+        if len(set(ids)) != len(ids):
+            raise ConfigError(f"{where}: two roles use the same {scale} server; each needs its own")
     scales = data["scales"]
     if not isinstance(scales, dict) or not set(scales) <= set(SCALES) or not scales:
         raise ConfigError(f"{where}: 'scales' must map {' and/or '.join(SCALES)} to a matrix")
@@ -141,15 +209,39 @@ def load(name: str, config_dir: Path) -> Study:
         stand_in=" ".join(str(data.get("stand_in", "")).split()),
         baseline_collation=str(data.get("baseline_collation", "latin1_swedish_ci")),
         baseline_durability=str(data.get("baseline_durability", "binlog_nosync")),
+        baselines=_baselines(data.get("baselines"), comparisons, where),
     )
     for scale in scales:
-        st.matrix(scale)  # validates every scale's matrix now
+        parts = scales[scale].get("parts") if isinstance(scales[scale], dict) else None
+        if parts is not None and (not isinstance(parts, dict) or not parts):
+            raise ConfigError(f"{where}: scales.{scale}.parts must map part names to matrix keys")
+        for part in parts or ():
+            if not isinstance(part, str) or not ROLE_RE.match(part):
+                raise ConfigError(f"{where}: part name {part!r}: lowercase letters, digits and _")
+        st.matrices(scale)  # validates every scale's matrices now
     return st
+
+
+def _baselines(raw: Any, comparisons: tuple[str, ...], where: str) -> dict[str, str] | None:
+    if raw is None:
+        missing = [c for c in comparisons if c not in ("version", "charset", "durability")]
+        if missing:
+            raise ConfigError(f"{where}: comparison '{missing[0]}' needs baselines.{missing[0]}")
+        return None
+    if not isinstance(raw, dict) or not all(isinstance(v, str) for v in raw.values()):
+        raise ConfigError(f"{where}: 'baselines' maps comparisons to a value (text)")
+    for c in comparisons:
+        if c not in ("version", "charset", "durability") and c not in raw:
+            raise ConfigError(f"{where}: comparison '{c}' needs baselines.{c}")
+    bad = sorted(set(map(str, raw)) - set(AXIS_OF))
+    if bad:
+        raise ConfigError(f"{where}: baselines.{bad[0]} is not an axis comparison")
+    return {str(k): str(v) for k, v in raw.items()}
 
 
 def check_servers(st: Study, scale: str, catalog: Catalog) -> None:
     """One-line error if the catalog lacks a server the scale needs."""
-    for role in ROLES:
+    for role in st.role_names:
         sid = st.server(role, scale)
         if sid not in catalog:
             raise ConfigError(

@@ -23,7 +23,7 @@ from typing import Any
 
 from perftrack.analysis import stats
 from perftrack.core.errors import ConfigError
-from perftrack.planning.study import AXIS_OF, ROLES, Study
+from perftrack.planning.study import AXIS_OF, Study
 
 # The cell fields a reference row is matched on (configs/studies/reference/README.md).
 MATCH = (
@@ -35,6 +35,8 @@ MATCH = (
     "handshake",
     "dataset_size",
     "phase",
+    "isolation",
+    "profile",
 )
 UNITS = {"tps": True, "qps": True, "seconds": False}  # unit -> higher is better
 # Fewest repeats per side at which a two-sided Mann-Whitney test can reach p < 0.05 (4 vs
@@ -64,7 +66,7 @@ def _key(d: dict[str, Any]) -> Key:
 
 def read_reference(st: Study) -> dict[tuple[str, Key], float]:
     """The article's speeds by (role, key); `seconds` become 1/seconds."""
-    by_version = {st.roles[r]["article"]: r for r in ROLES}
+    by_version = {st.roles[r]["article"]: r for r in st.role_names}
     out: dict[tuple[str, Key], float] = {}
     with st.reference.open(newline="") as fh:
         for n, row in enumerate(csv.DictReader(fh), 2):
@@ -79,12 +81,14 @@ def read_reference(st: Study) -> dict[tuple[str, Key], float]:
     return out
 
 
-def read_records(run_dir: Path) -> list[dict[str, Any]]:
+def read_records(run_dirs: Path | list[Path]) -> list[dict[str, Any]]:
+    """The latest attempt of every cell of the runs (a study's parts are one run each)."""
     from perftrack.core import record  # records only: a report needs no server, driver or DB
 
+    dirs = [run_dirs] if isinstance(run_dirs, Path) else run_dirs
     recs: list[dict[str, Any]] = []
     latest: dict[str, dict[str, Any]] = {}
-    for p in record.find([run_dir / "records"]):
+    for p in record.find([d / "records" for d in dirs]):
         rec = record.read(p)
         if rec["cell_id"] not in latest or rec["attempt"] > latest[rec["cell_id"]]["attempt"]:
             latest[rec["cell_id"]] = rec
@@ -92,22 +96,34 @@ def read_records(run_dir: Path) -> list[dict[str, Any]]:
     return recs
 
 
-def find_run(st: Study, scale: str, runs_dir: Path, run_id: str | None) -> Path:
+def find_runs(st: Study, scale: str, runs_dir: Path, run_ids: list[str]) -> list[Path]:
+    """One run per part of the scale: the given ones (in part order), else the newest."""
+    parts = st.parts(scale)
+    if run_ids and len(run_ids) != len(parts):
+        raise ConfigError(
+            f"study {st.name} scale {scale} has {len(parts)} part(s) "
+            f"({', '.join(p or 'one matrix' for p in parts)}): give one --run per part"
+        )
+    ids: list[str | None] = list(run_ids) if run_ids else [None] * len(parts)
+    return [find_run(st, scale, runs_dir, rid, part) for rid, part in zip(ids, parts, strict=True)]
+
+
+def find_run(st: Study, scale: str, runs_dir: Path, run_id: str | None, part: str = "") -> Path:
     """The given run, or the newest complete run of the study at this scale (the newest
     unfinished one if none is complete)."""
-    want = st.matrix_name(scale)
+    want = st.matrix_name(scale, part)
     if run_id:
         path = runs_dir / run_id
         if not (path / "plan.json").is_file():
             raise ConfigError(f"no run '{run_id}' in {runs_dir}")
         if _matrix_name(path) != want:
-            raise ConfigError(f"run {run_id} is not a run of study {st.name} at scale {scale}")
+            raise ConfigError(f"run {run_id} is not a run of {want}")
         return path
     runs = sorted(runs_dir.glob("*/plan.json")) if runs_dir.is_dir() else []
     found = [p.parent for p in runs if _matrix_name(p.parent) == want]
     if not found:
         raise ConfigError(
-            f"no run of study {st.name} at scale {scale} in {runs_dir}: "
+            f"no run of {want} in {runs_dir}: "
             f"run `perftrack study run {st.name} --scale {scale}` first"
         )
     complete = [p for p in found if run_status(p) == "complete"]
@@ -130,7 +146,7 @@ def run_status(run_dir: Path) -> str:
 
 def collect(st: Study, scale: str, recs: Iterable[dict[str, Any]]) -> tuple[Side, list[str]]:
     side = Side(article=read_reference(st))
-    role_of = {st.server(r, scale): r for r in ROLES}
+    role_of = st.role_of_server(scale)
     skipped: list[str] = []
     for rec in recs:
         role = role_of.get(rec["server"]["id"])
@@ -214,18 +230,23 @@ def rows(st: Study, side: Side) -> list[Row]:
     out: list[Row] = []
     keys = sorted({k for _, k in side.ours}, key=lambda k: tuple(str(x) for x in k))
     if "version" in st.comparisons:
-        for k in keys:
-            new, base = side.ours.get(("new", k)), side.ours.get(("base", k))
-            out.append(
-                Row(
-                    "version",
-                    _label(k),
-                    _ratio(_median(new), _median(base)),
-                    (len(new or []), len(base or [])),
-                    _ratio(_article(side, "new", k), _article(side, "base", k)),
-                    _interval(new, base),
+        b = st.base_role
+        for role in st.role_names[1:]:
+            name = "version" if len(st.roles) == 2 else f"version {_who(st, role)} / {_who(st, b)}"
+            for k in keys:
+                new, base = side.ours.get((role, k)), side.ours.get((b, k))
+                if new is None and base is None:
+                    continue
+                out.append(
+                    Row(
+                        name,
+                        _label(k),
+                        _ratio(_median(new), _median(base)),
+                        (len(new or []), len(base or [])),
+                        _ratio(_article(side, role, k), _article(side, b, k)),
+                        _interval(new, base),
+                    )
                 )
-            )
     for comparison in (c for c in st.comparisons if c in AXIS_OF):
         out += _axis_rows(st, side, keys, comparison)
     return out
@@ -236,7 +257,7 @@ def _axis_rows(st: Study, side: Side, keys: list[Key], comparison: str) -> list[
     field_name = AXIS_OF[comparison]
     ai, baseline = MATCH.index(field_name), st.baseline(comparison)
     out = []
-    for role in ROLES:
+    for role in st.role_names:
         for k in keys:
             if k[ai] in (baseline, None):
                 continue
@@ -250,7 +271,7 @@ def _axis_rows(st: Study, side: Side, keys: list[Key], comparison: str) -> list[
             )
             out.append(
                 Row(
-                    f"{comparison} {role} ({st.roles[role]['article']})",
+                    f"{comparison} {_who(st, role)}",
                     f"{baseline} / {_label(k)}",
                     _ratio(_median(num), _median(den)),
                     (len(num or []), len(den or [])),
@@ -261,6 +282,10 @@ def _axis_rows(st: Study, side: Side, keys: list[Key], comparison: str) -> list[
     return out
 
 
+def _who(st: Study, role: str) -> str:
+    return f"{role} ({st.roles[role]['article']})"
+
+
 def _label(k: Key) -> str:
     return " ".join(f"{MATCH[i]}={v}" for i, v in enumerate(k) if v is not None)
 
@@ -269,15 +294,17 @@ def _fmt(v: float | None) -> str:
     return "—" if v is None else f"{v:.3f}"
 
 
-def render(st: Study, scale: str, run_dir: Path, emit: Callable[[str], None]) -> list[Row]:
+def render(
+    st: Study, scale: str, run_dirs: Path | list[Path], emit: Callable[[str], None]
+) -> list[Row]:
     """Print the report; return its rows (for tests and callers)."""
-    side, skipped = collect(st, scale, read_records(run_dir))
+    dirs = [run_dirs] if isinstance(run_dirs, Path) else run_dirs
+    side, skipped = collect(st, scale, read_records(dirs))
     table = rows(st, side)
     emit(f"study {st.name}: {st.title}")
-    emit(
-        f"scale {scale}, run {run_dir.name} ({run_status(run_dir)}); reference {st.reference.name}"
-    )
-    for role in ROLES:
+    runs = ", ".join(f"{d.name} ({run_status(d)})" for d in dirs)
+    emit(f"scale {scale}, run {runs}; reference {st.reference.name}")
+    for role in st.role_names:
         emit(f"  {role}: article {st.roles[role]['article']} -> here {st.server(role, scale)}")
     if scale != "full" and st.stand_in:
         emit(f"  STAND-INS: {st.stand_in}")
@@ -296,7 +323,7 @@ def render(st: Study, scale: str, run_dir: Path, emit: Callable[[str], None]) ->
     for r in table:
         if r.comparison != current:
             current = r.comparison
-            head = "new / base" if r.comparison == "version" else "baseline / other value"
+            head = "new / base" if r.comparison.startswith("version") else "baseline / other value"
             emit(f"[{r.comparison}] {head}")
             emit(
                 f"  {'cells':<{LABEL_WIDTH}} {'ours':>7}  {'95% interval':<15} {'n':>5} "
@@ -326,8 +353,8 @@ def charset_findings(st: Study, table: list[Row], side: Side) -> list[str]:
     our comparisons are outside the noise."""
     out = []
     ci = MATCH.index("collation")
-    for role in ROLES:
-        mine = [r for r in table if r.comparison.startswith(f"charset {role}") and r.ours]
+    for role in st.role_names:
+        mine = [r for r in table if r.comparison.startswith(f"charset {role} ") and r.ours]
         if not mine:
             continue
         faster = sum(1 for r in mine if r.ours and r.ours > 1)

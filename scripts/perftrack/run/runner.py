@@ -128,7 +128,10 @@ def create(m: Matrix, catalog: Catalog, out_dir: Path, runner_class: str) -> Run
         e = catalog.get(sid)
         return e.product, e.version
 
-    return create_from_cells(plan.expand(m, info), m.to_dict(), out_dir, runner_class)
+    def skip(sid: str) -> str | None:
+        return catalog.get(sid).skip_reason()
+
+    return create_from_cells(plan.expand(m, info, skip), m.to_dict(), out_dir, runner_class)
 
 
 def create_from_cells(

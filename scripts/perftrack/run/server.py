@@ -466,11 +466,21 @@ class Server:
         ident = f"IDENTIFIED WITH {plugin} BY %s" if plugin else "IDENTIFIED BY %s"
         for host in ("127.0.0.1", "localhost"):
             if self.template is not None:  # the template's user has an old password
-                self.query(f"DROP USER IF EXISTS '{BENCH_USER}'@'{host}'")
+                self._drop_bench_user(host)
             self.query(f"CREATE USER '{BENCH_USER}'@'{host}' {ident}", (self.password,))
             self.query(f"GRANT ALL ON *.* TO '{BENCH_USER}'@'{host}'")
         self.version_string = str(self.query("SELECT VERSION()")[0][0])
         self.variables = {str(k): self._portable(v) for k, v in self.query("SHOW GLOBAL VARIABLES")}
+
+    def _drop_bench_user(self, host: str) -> None:
+        if self.rule.drop_user_if_exists:
+            self.query(f"DROP USER IF EXISTS '{BENCH_USER}'@'{host}'")
+            return
+        exists = self.query(
+            "SELECT COUNT(*) FROM mysql.user WHERE User = %s AND Host = %s", (BENCH_USER, host)
+        )
+        if exists and exists[0][0]:
+            self.query(f"DROP USER '{BENCH_USER}'@'{host}'")
 
     def _portable(self, value: Any) -> str | None:
         """A variable's value with this run's private paths replaced by placeholders,
@@ -491,7 +501,7 @@ class Server:
         iso = self.rule.isolation_var
         row = self.query(
             "SELECT @@character_set_server, @@collation_server, "
-            f"@@{iso}, @@default_storage_engine, @@version"
+            f"@@{iso}, @@{self.rule.engine_var}, @@version"
         )[0]
         db = self.query(
             "SELECT DEFAULT_CHARACTER_SET_NAME, DEFAULT_COLLATION_NAME "

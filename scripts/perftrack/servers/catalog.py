@@ -50,6 +50,11 @@ DEB_SUITE_RE = re.compile(r"^[a-z][a-z0-9-]{0,30}\Z")
 # An http(s) URL without spaces, quotes, credentials, query or fragment.
 URL_RE = re.compile(r"^https?://[A-Za-z0-9.-]+(:[0-9]{1,5})?(/[A-Za-z0-9._~%+-]+)*/?\Z")
 TARBALL_SUFFIXES = (".tar.xz", ".tar.gz", ".tgz")
+# The explicit "not yet pinned" marker, as a docker entry's `digest` or a tarball's `sha256`:
+# the entry is listed and planned, its cells are skipped with this reason, and its provider
+# refuses to fetch it until `perftrack servers pin` records the digest or checksum.
+UNPINNED = "unpinned"
+UNPINNED_REASON = "not yet pinned (run `perftrack servers pin {id}` on a runner)"
 # A Docker image reference (docker/distribution's reference grammar, lowercase
 # repository) with a tag or a digest: an untagged name would silently mean `latest`.
 IMAGE_RE = re.compile(
@@ -76,6 +81,7 @@ TARBALL_KEYS = ("sha256",)
 TARBALL_OPTIONAL_KEYS = ("url",)
 
 MAX_SUGGESTIONS = 3
+MAX_KNOWN_SHOWN = 10  # an unknown-id message names this many known ids, then a count
 SUGGESTION_CUTOFF = 0.6
 
 
@@ -128,7 +134,7 @@ class Tarball:
     """An official generic Linux tarball.
 
     ``url`` None: the official MySQL download URL for the version (current releases, then
-    the archive). ``sha256`` None: not filled in yet; the provider refuses to download.
+    the archive). ``sha256`` None: ``unpinned`` in the catalog; the provider refuses it.
     """
 
     url: str | None
@@ -152,6 +158,8 @@ class Entry:
     tarball: Tarball | None = None
     image: str | None = None
     digest: str | None = None  # docker only: the image must have it before use
+    # The catalog says `digest: unpinned` / `sha256: unpinned`: known, not yet verified.
+    unpinned: bool = False
     # [mysqld] options of this entry (name, value or None for a flag), in file order: a
     # stand-in's differences from the basedir's defaults. Profiles and cells override them.
     server_options: tuple[tuple[str, str | None], ...] = ()
@@ -160,6 +168,10 @@ class Entry:
     def options(self) -> dict[str, str | None]:
         """``server_options`` as a my.cnf mapping."""
         return dict(self.server_options)
+
+    def skip_reason(self) -> str | None:
+        """Why no cell of this server may run now (None: it may)."""
+        return UNPINNED_REASON.format(id=self.id) if self.unpinned else None
 
     @property
     def server_package(self) -> DebianPackage | None:
@@ -200,7 +212,9 @@ class Catalog:
     def _unknown_message(self, server_id: str) -> str:
         close = difflib.get_close_matches(server_id, self.ids, MAX_SUGGESTIONS, SUGGESTION_CUTOFF)
         hint = f" (did you mean {', '.join(repr(c) for c in close)}?)" if close else ""
-        known = ", ".join(self.ids) or "(none)"
+        known = ", ".join(self.ids[:MAX_KNOWN_SHOWN]) or "(none)"
+        if len(self.ids) > MAX_KNOWN_SHOWN:
+            known += f", … ({len(self.ids) - MAX_KNOWN_SHOWN} more: `perftrack servers list`)"
         return f"unknown server {server_id!r}{hint}; known: {known} (see {_display(self.path)})"
 
 
@@ -338,10 +352,12 @@ def _parse_entry(raw: Any, index: int, parent: _Where) -> Entry:
         tarball=_parse_tarball(raw.get("tarball"), where),
         image=_parse_image(raw.get("image"), where),
         digest=_parse_digest(raw.get("digest"), raw.get("provider"), where),
+        unpinned=UNPINNED in (raw.get("digest"), _tarball_sha(raw.get("tarball"))),
         server_options=_parse_server_options(raw.get("server_options"), where),
     )
     _check_provider_section(raw, entry.provider, where)
     _check_version_agrees(entry, where)
+    _check_pin(raw, entry, where)
     return entry
 
 
@@ -377,6 +393,24 @@ def _check_provider_section(raw: dict, provider: str, where: _Where) -> None:
     for other_provider, key in PROVIDER_SECTIONS.items():
         if key in raw and other_provider != provider:
             where.fail(f"{key!r} belongs to provider {other_provider!r}, not {provider!r}")
+
+
+def _check_pin(raw: dict, entry: Entry, where: _Where) -> None:
+    """A docker image or a tarball is pinned (digest / sha256) or says it is not yet."""
+    if entry.provider == "docker" and raw.get("digest") is None:
+        where.fail(
+            "a docker entry needs 'digest: sha256:…' or, until a runner pins it, "
+            f"'digest: {UNPINNED}' (`perftrack servers pin {entry.id}`)"
+        )
+    if entry.provider == "tarball" and _tarball_sha(raw.get("tarball")) is None:
+        where.fail(
+            "a tarball entry needs 'sha256: <64 hex>' or, until a runner pins it, "
+            f"'sha256: {UNPINNED}' (`perftrack servers pin {entry.id}`)"
+        )
+
+
+def _tarball_sha(raw: Any) -> Any:
+    return raw.get("sha256") if isinstance(raw, dict) else None
 
 
 def _check_version_agrees(entry: Entry, where: _Where) -> None:
@@ -521,7 +555,9 @@ def _parse_tarball(raw: Any, parent: _Where) -> Tarball | None:
                 f"bad tarball url {url!r}: an http(s) URL of a {' / '.join(TARBALL_SUFFIXES)} file"
             )
     sha256 = raw["sha256"]
-    if sha256 is not None:
+    if sha256 == UNPINNED:
+        sha256 = None
+    elif sha256 is not None:
         sha256 = _parse_sha256(sha256, where, "tarball")
     return Tarball(url=url, sha256=sha256)
 
@@ -543,9 +579,12 @@ def _parse_digest(value: Any, provider: Any, where: _Where) -> str | None:
     if provider != "docker":
         where.fail(f"'digest' belongs to provider 'docker', not {provider!r}")
     text = _require_str(value, "digest", where)
+    if text == UNPINNED:
+        return None
     if not IMAGE_DIGEST_RE.match(text):
         where.fail(
-            f"bad digest {text!r}: expected sha256: and 64 lowercase hex digits (`docker image "
+            f"bad digest {text!r}: expected sha256: and 64 lowercase hex digits, or "
+            f"{UNPINNED!r} (`docker image "
             "inspect --format '{{json .RepoDigests}}' IMAGE`, or its Id for an imported image)"
         )
     return text

@@ -90,6 +90,13 @@ class Rule:
     # innodb_buffer_pool_size when nothing sets it: 128 MiB in every tracked release
     # (MariaDB 10.1+, MySQL 5.7+; MySQL sizes it itself only with innodb_dedicated_server).
     buffer_pool_default: int = 128 << 20
+    # The variable holding the default storage engine (MySQL 5.5.3 renamed storage_engine).
+    engine_var: str = "default_storage_engine"
+    # `DROP USER IF EXISTS` exists (MySQL 5.7.8+, MariaDB 10.1.3+); older: plain DROP USER.
+    drop_user_if_exists: bool = True
+    # Why perftrack cannot run this release on a current runner (None: it can); every cell
+    # of such a server is kept as a skipped cell with this reason.
+    unsupported: str | None = None
 
     def applies(self, product: str, version: Version) -> bool:
         if product != self.product or version < self.since:
@@ -100,7 +107,7 @@ class Rule:
         if charset == "latin1":
             return "latin1_swedish_ci"
         if charset == "utf8mb4":
-            return self.utf8mb4_default_collation
+            return self.utf8mb4_default_collation or None  # "": no utf8mb4 (MySQL < 5.5.3)
         return None
 
 
@@ -140,15 +147,102 @@ _REMOVED_IN_MYSQL_84 = (
 _REMOVED_IN_MYSQL_90 = (
     ("mysql_native_password", "the mysql_native_password plugin was removed in MySQL 9.0"),
 )
+# MySQL 4.1 / 5.0 (2004-2005): official x86_64 builds exist (mysql-max-5.0.15-linux-x86_64-
+# glibc23.tar.gz), but perftrack reads every cell's effective settings back from
+# information_schema (absent in 4.1) and creates its benchmark user and datadir in ways these
+# releases predate (no --initialize, no CREATE USER before 5.0.2); nobody has run one under
+# perftrack, so their cells are skipped with this reason instead of failing at random.
+_MYSQL_4X_50 = (
+    "MySQL 4.1/5.0 cannot be run by perftrack: its read-back of effective settings needs "
+    "information_schema (4.1 has none) and its user/datadir setup predates 5.1; measure "
+    "with a hand-run mysqlbench, or use the 003 study's local stand-ins"
+)
+# MySQL 5.1-5.6 tarballs: scripts/mysql_install_db (perl) initialises the datadir.
+_MYSQL_OLD_INIT = ("--force", "--skip-name-resolve")
+_MYSQL_51_TARBALL = "mysql-{version}-linux-x86_64-glibc23.tar.gz"
+_MYSQL_55_TARBALL = "mysql-{version}-linux2.6-x86_64.tar.gz"
+UTF8MB4_55 = frozenset({"utf8mb4_general_ci", "utf8mb4_bin", "utf8mb4_unicode_ci"})
 # MySQL 5.7 packages default secure_file_priv to a directory (/var/lib/mysql-files) the
 # server refuses to start without; perftrack's private datadir has none.
 _MYSQL_57_START = ("--secure-file-priv=",)
 # Official generic tarballs (dev.mysql.com/downloads): 5.7 is built for glibc 2.12 only;
 # 8.0+ for glibc 2.28 (the build the runners use; glibc 2.17 builds exist too).
-_MYSQL_57_TARBALL = "mysql-{version}-linux-glibc2.12-x86_64.tar.gz"
+_MYSQL_57_TARBALL = "mysql-{version}-linux-glibc2.12-x86_64.tar.gz"  # and 5.6
 _MYSQL_TARBALL = "mysql-{version}-linux-glibc2.28-x86_64.tar.xz"
 
 RULES: tuple[Rule, ...] = (
+    Rule(
+        "mysql",
+        (4, 1),
+        (5, 1),
+        INIT_INSTALL_DB,
+        _MYSQL_OLD_INIT,
+        (),
+        "tx_isolation",
+        "latin1",
+        "latin1_swedish_ci",
+        "",
+        LATIN1,
+        None,
+        "MySQL 4.1/5.0: not runnable by perftrack (see unsupported)",
+        engine_var="storage_engine",
+        drop_user_if_exists=False,
+        buffer_pool_default=8 << 20,
+        unsupported=_MYSQL_4X_50,
+    ),
+    Rule(
+        "mysql",
+        (5, 1),
+        (5, 5),
+        INIT_INSTALL_DB,
+        _MYSQL_OLD_INIT,
+        (),
+        "tx_isolation",
+        "latin1",
+        "latin1_swedish_ci",
+        "",  # utf8mb4 arrived in 5.5.3: utf8mb4 cells are skipped
+        LATIN1,
+        None,  # mysql_native_password is the only plugin; CREATE USER … IDENTIFIED BY
+        "MySQL 5.1: MyISAM default engine, storage_engine variable, no utf8mb4, 8 MiB pool",
+        engine_var="storage_engine",
+        drop_user_if_exists=False,
+        buffer_pool_default=8 << 20,
+        tarball_file=_MYSQL_51_TARBALL,
+    ),
+    Rule(
+        "mysql",
+        (5, 5),
+        (5, 6),
+        INIT_INSTALL_DB,
+        _MYSQL_OLD_INIT,
+        (),
+        "tx_isolation",
+        "latin1",
+        "latin1_swedish_ci",
+        "utf8mb4_general_ci",
+        LATIN1 | UTF8MB4_55,
+        None,
+        "MySQL 5.5: InnoDB default engine, utf8mb4 without unicode_520",
+        drop_user_if_exists=False,
+        tarball_file=_MYSQL_55_TARBALL,
+    ),
+    Rule(
+        "mysql",
+        (5, 6),
+        (5, 7),
+        INIT_INSTALL_DB,
+        _MYSQL_OLD_INIT,
+        _MYSQL_57_START,
+        "tx_isolation",
+        "latin1",
+        "latin1_swedish_ci",
+        "utf8mb4_general_ci",
+        LATIN1 | ALL_UTF8MB4_LEGACY,
+        None,
+        "MySQL 5.6: scripts/mysql_install_db, no DROP USER IF EXISTS",
+        drop_user_if_exists=False,
+        tarball_file=_MYSQL_57_TARBALL,
+    ),
     Rule(
         "mariadb",
         (10, 1),
@@ -406,7 +500,7 @@ def rules_for(product: str, version: str) -> Rule:
     known = sorted({r.product for r in RULES})
     raise ConfigError(
         f"no version rules for {product} {version}: perftrack knows {', '.join(known)} "
-        "from MariaDB 10.1 and MySQL 5.7 on (add a row to perftrack/servers/rules.py)"
+        "from MariaDB 10.1 and MySQL 4.1 on (add a row to perftrack/servers/rules.py)"
     )
 
 
@@ -422,6 +516,8 @@ def resolve_collation(rule: Rule, axis_value: str) -> tuple[str, str] | str:
     """
     if "_" not in axis_value:
         collation = rule.default_collation_for(axis_value)
+        if collation is None and axis_value in AXIS_CHARSETS:
+            return f"charset {axis_value} does not exist on {rule.product} {_fmt(rule)}"
         if collation is None:
             return (
                 f"charset {axis_value} is not one perftrack benchmarks ({', '.join(AXIS_CHARSETS)})"

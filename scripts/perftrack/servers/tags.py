@@ -25,7 +25,6 @@ import datetime as dt
 import json
 import os
 import re
-import tempfile
 import urllib.error
 import urllib.parse
 import urllib.request
@@ -33,6 +32,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from perftrack.core import files
 from perftrack.core.errors import ConfigError, FetchError
 from perftrack.servers import catalog, rules
 from perftrack.servers.providers import docker
@@ -339,19 +339,7 @@ def append(path: Path, releases: list[Release], today: str | None = None) -> Non
     block = f"\n{indent}# --- added by `perftrack tags check` (Docker Hub + GitHub release tags)\n"
     block += "".join(entry_text(r, indent, today) for r in releases)
     new_text = _insert(text, block)
-    fd, tmp_name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    tmp = Path(tmp_name)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            f.write(new_text)
-            f.flush()
-            os.fsync(f.fileno())
-        os.chmod(tmp, path.stat().st_mode & 0o7777)
-        _verify(tmp, old, releases, path)
-        os.replace(tmp, path)
-    except BaseException:
-        tmp.unlink(missing_ok=True)
-        raise
+    files.replace_text(path, new_text, check=lambda tmp: _verify(tmp, old, releases, path))
 
 
 def _verify(tmp: Path, old: catalog.Catalog, releases: list[Release], path: Path) -> None:

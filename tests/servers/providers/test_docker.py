@@ -192,6 +192,7 @@ def load_one(tmp_path: Path, image: str, version: str = "8.4.3") -> catalog.Cata
             version: {version}
             provider: docker
             image: "{image}"
+            digest: unpinned
         """)
     )
     return catalog.load(path)
@@ -539,6 +540,7 @@ def test_real_cell_runs_in_a_container_and_records_the_digest(
         catalog_file.write(
             f"\n  - id: mysql-sid-docker\n    product: mysql\n    version: {sid.version}\n"
             f"    provider: docker\n    image: {ref}\n"
+            f"    digest: {_docker('image', 'inspect', '--format', '{{.Id}}', ref).strip()}\n"
         )
     seen: list[dict] = []
 

@@ -168,20 +168,23 @@ def load_one(tmp_path: Path, body: str) -> catalog.Catalog:
     return catalog.load(path)
 
 
-def test_catalog_tarball_sha256_may_be_left_to_fill_in(tmp_path: Path) -> None:
-    e = load_one(tmp_path, "tarball: {sha256: null}\n").get("mysql-8.4.3-tarball")
+def test_catalog_tarball_sha256_may_be_explicitly_unpinned(tmp_path: Path) -> None:
+    e = load_one(tmp_path, "tarball: {sha256: unpinned}\n").get("mysql-8.4.3-tarball")
     assert e.tarball == Tarball(url=None, sha256=None)
+    assert e.unpinned and "not yet pinned" in (e.skip_reason() or "")
 
 
 @pytest.mark.parametrize(
     ("body", "complaint"),
     [
-        ("tarball: {url: 'ftp://x/mysql-8.4.3-a.tar.xz', sha256: null}\n", "bad tarball url"),
-        ("tarball: {url: 'https://x/mysql-8.4.3-a.zip', sha256: null}\n", "bad tarball url"),
-        ("tarball: {url: 'https://x/mysql-8.4.2-a.tar.xz', sha256: null}\n", "the tarball is"),
+        ("tarball: {url: 'ftp://x/mysql-8.4.3-a.tar.xz', sha256: unpinned}\n", "bad tarball url"),
+        ("tarball: {url: 'https://x/mysql-8.4.3-a.zip', sha256: unpinned}\n", "bad tarball url"),
+        ("tarball: {url: 'https://x/mysql-8.4.2-a.tar.xz', sha256: unpinned}\n", "the tarball is"),
+        # neither a pin nor the explicit marker
+        ("tarball: {sha256: null}\n", "needs 'sha256: <64 hex>' or, until a runner pins it"),
         ("tarball: {sha256: abc}\n", "bad sha256"),
         ("tarball: {url: 'https://x/mysql-8.4.3-a.tar.xz'}\n", "missing the required key"),
-        ("tarball: {sha256: null, md5: x}\n", "unknown key 'md5'"),
+        ("tarball: {sha256: unpinned, md5: x}\n", "unknown key 'md5'"),
     ],
 )
 def test_catalog_tarball_section_is_validated(tmp_path: Path, body: str, complaint: str) -> None:
@@ -195,7 +198,10 @@ def test_real_catalog_tarball_entries_wait_for_their_checksum(tmp_path: Path) ->
     entries = [e for e in cat if e.provider == "tarball"]
     assert {e.version.split(".")[0] for e in entries} >= {"8", "9"}
     for e in entries:
-        with pytest.raises(ConfigError, match=r"fill in tarball\.sha256") as info:
+        assert e.unpinned
+        with pytest.raises(
+            ConfigError, match=r"is not yet pinned \(run `perftrack servers pin"
+        ) as info:
             providers.fetch(e, cache_dir=tmp_path / "cache")
         assert "\n" not in str(info.value)
     no_leftovers(tmp_path / "cache")
@@ -261,7 +267,7 @@ def test_wrong_checksum_from_local_http_server_extracts_nothing(mirror, tmp_path
 
 def test_entry_without_checksum_downloads_nothing(mirror, tmp_path: Path) -> None:
     mirror.files[CURRENT_PATH] = server_archive()
-    with pytest.raises(ConfigError, match=r"has no tarball sha256 in configs/versions\.yaml"):
+    with pytest.raises(ConfigError, match=r"the tarball is not yet pinned"):
         tarball.fetch(entry(None), cache_dir=tmp_path / "cache")
     assert mirror.requests == []
 

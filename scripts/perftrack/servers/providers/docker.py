@@ -47,7 +47,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from perftrack.core.errors import ConfigError, FetchError
-from perftrack.servers.catalog import Entry
+from perftrack.servers.catalog import IMAGE_DIGEST_RE, Entry
 from perftrack.servers.install import Install
 
 NAME = "docker"
@@ -110,6 +110,11 @@ def fetch(
     report = progress or (lambda _message: None)
     if entry.image is None:
         raise ConfigError(f"server {entry.id!r} has no 'image' for the docker provider")
+    if entry.unpinned:
+        raise ConfigError(
+            f"server {entry.id!r}: the image {entry.image} is {entry.skip_reason()}; "
+            "nothing unpinned is benchmarked"
+        )
     docker = docker_binary()
     _check_engine(docker)
     info = _inspect(docker, entry.image)
@@ -327,6 +332,24 @@ def _get_json(url: str) -> dict | None:
     if not isinstance(data, dict):
         raise FetchError(f"Docker Hub's answer for {url} is not a JSON object")
     return data
+
+
+def hub_digest(image: str) -> str:
+    """The Docker Hub digest (``sha256:…``) of ``image``'s tag: what ``docker pull`` records
+    in RepoDigests, so `verify_digest` accepts the pulled image. `ConfigError` if the tag is
+    not on Docker Hub, `FetchError` if Hub gives no usable digest."""
+    _, repository, tag = split_image(image)
+    if tag is None:
+        raise ConfigError(f"image {image!r} has no tag to pin")
+    path = f"{_hub_path(repository)}/{urllib.parse.quote(tag, safe='')}"
+    data = _get_json(hub_url() + path)
+    if data is None:
+        check_tag(image)  # names the nearest tags
+        raise ConfigError(f"no tag {tag!r} of {repository} on Docker Hub")
+    digest = data.get("digest")
+    if not isinstance(digest, str) or not IMAGE_DIGEST_RE.match(digest):
+        raise FetchError(f"Docker Hub gives no sha256 digest for {image}: got {digest!r}")
+    return digest
 
 
 def list_tags(repository: str) -> list[Tag]:

@@ -124,9 +124,8 @@ def _checked_sha256(entry: Entry) -> str:
         raise ConfigError(f"server {entry.id!r} has no 'tarball' for the tarball provider")
     if entry.tarball.sha256 is None:
         raise ConfigError(
-            f"server {entry.id!r} has no tarball sha256 in configs/versions.yaml: download "
-            "the tarball on a machine that can, run `sha256sum` on it and fill in "
-            "tarball.sha256 (perftrack never extracts an unverified download)"
+            f"server {entry.id!r}: the tarball is {entry.skip_reason() or 'not yet pinned'}; "
+            "perftrack never extracts an unverified download"
         )
     return entry.tarball.sha256
 
@@ -135,7 +134,7 @@ def _build(
     entry: Entry, urls: list[str], progress: cache.Progress, tree: Path, scratch: Path
 ) -> None:
     assert entry.tarball is not None and entry.tarball.sha256 is not None
-    archive = _download(entry, urls, scratch, progress)
+    archive = download(entry, urls, scratch, progress)
     cache.verify(archive, entry.tarball.sha256, f"{entry.id} ({archive.name})")
     progress(f"extracting {archive.name}")
     cache.safe_extract_tar(archive, tree)
@@ -144,7 +143,7 @@ def _build(
     _check_binary_version(entry, install)
 
 
-def _download(entry: Entry, urls: list[str], scratch: Path, progress: cache.Progress) -> Path:
+def download(entry: Entry, urls: list[str], scratch: Path, progress: cache.Progress) -> Path:
     """The first URL that exists, downloaded into ``scratch``."""
     missing: list[str] = []
     for url in urls:
