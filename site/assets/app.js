@@ -585,10 +585,34 @@
     for (const s of studies) {
       const measured = s.rows.filter((r) => r.ours != null).length;
       list.append(el("li", {}, el("a", { href: `study-${s.name}.html`, text: s.title }),
-        el("span", { class: "note", text: ` — ${s.rows.length} published ratios, ${measured} measured by us` })));
+        el("span", { class: "note", text: ` — scale ${s.scale}: ${measured} ratios measured, ${s.skipped.length} cells not measured` })));
     }
     ready();
   };
+
+  // Our ratio (point, 95% interval as a bar) next to the article's (diamond), per row.
+  function studySpec(rows, width) {
+    const data = rows.filter((r) => r.ours != null || r.article != null).map((r) => ({
+      row: `${r.comparison} · ${r.cells}`,
+      ours: r.ours, ci_low: r.ci_low, ci_high: r.ci_high, article: r.article,
+      noise: r.sure ? "outside the noise" : "within the noise",
+    }));
+    const y = { field: "row", type: "nominal", sort: null, title: null, axis: { labelLimit: 520 } };
+    const x = { type: "quantitative", scale: { zero: false }, title: "ratio (> 1: the numerator is faster)" };
+    return {
+      $schema: "https://vega.github.io/schema/vega-lite/v6.json",
+      width, height: { step: 16 }, data: { values: data },
+      title: { text: "Our ratios (95% interval) and the article's", subtitle: "dots: ours, coloured by the noise test · red diamonds: the article's published ratio" },
+      layer: [
+        { mark: { type: "rule", color: "#888" }, encoding: { x: { datum: 1, type: "quantitative" } } },
+        { mark: { type: "rule" }, encoding: { y, x: { ...x, field: "ci_low" }, x2: { field: "ci_high" },
+          color: { field: "noise", type: "nominal", scale: { domain: ["outside the noise", "within the noise"], range: ["#1f6fb2", "#9aa7b1"] }, title: "ours" } } },
+        { mark: { type: "point", filled: true, size: 50 }, encoding: { y, x: { ...x, field: "ours" },
+          color: { field: "noise", type: "nominal" }, tooltip: [{ field: "row" }, { field: "ours", format: ".3f" }, { field: "ci_low", format: ".3f" }, { field: "ci_high", format: ".3f" }, { field: "article", format: ".3f" }] } },
+        { mark: { type: "point", shape: "diamond", size: 70, color: "#c0392b", filled: true }, encoding: { y, x: { ...x, field: "article" } } },
+      ],
+    };
+  }
 
   pages.study = function () {
     const name = document.body.dataset.study;
@@ -599,18 +623,41 @@
     }
     document.title = s.title + " · perftrack";
     $("study-title").textContent = s.title;
-    $("study-source").textContent = s.stand_in ? "Stand-in: " + s.stand_in : "";
+    $("study-source").textContent = (s.stand_in ? "STAND-INS (scale " + s.scale + "): " + s.stand_in : "Scale " + s.scale + ": the article's own servers.");
+    $("study-roles").replaceChildren(...s.roles.map((r) => el("li", { text: `${r.role}: article ${r.article} → here ${r.server}` })));
     const measured = s.rows.filter((r) => r.ours != null).length;
-    $("study-summary").textContent = `${s.rows.length} ratios published by the article; ${measured} measured by perftrack so far. Ratios are throughput ratios: above 1 = faster.`;
-    if (!s.rows.length) setStatus("This study lists no published numbers perftrack can compare.", "empty");
-    else if (meta.empty) setStatus(NO_RESULTS, "empty");
-    const rowsSorted = s.rows.slice().sort((a, b) => (b.ours != null) - (a.ours != null));
-    fillTable($("study-table"), [{ key: "comparison", label: "comparison" }, C.workload, C.threads, C.collation,
-      { key: "engine", label: "engine" }, { key: "durability", label: "durability" },
-      { key: "article", label: "article's ratio", fmt: fmt.ratio, num: true },
-      { key: "ours", label: "our ratio", fmt: (v) => (v == null ? "not measured yet" : fmt.ratio(v)), num: true },
-      { key: "our_servers", label: "our servers" }], rowsSorted);
-    ready();
+    $("study-summary").textContent = `${measured} of our ratios measured (${s.rows.filter((r) => r.sure).length} outside the noise: 95% interval excludes 1 and Mann-Whitney p < 0.05); the article publishes ${s.reference_rows} numbers. Ratios are throughput ratios: above 1 = the numerator is faster.`;
+    $("study-claims").replaceChildren(...s.claims.map((c) => el("li", { text: c })));
+    $("study-skipped").replaceChildren(...s.skipped.map((c) => el("li", { text: c })));
+    $("study-skipped-count").textContent = String(s.skipped.length);
+    if (!s.rows.length) setStatus("No results of this study's servers yet: run `perftrack study run " + s.name + " --scale local`, ingest and rebuild.", "empty");
+    fillTable($("study-table"), [{ key: "comparison", label: "comparison" }, { key: "cells", label: "cells" },
+      { key: "ours", label: "our ratio", fmt: (v) => (v == null ? "—" : fmt.ratio(v)), num: true },
+      { key: "ci_low", label: "95% low", fmt: (v) => (v == null ? "—" : fmt.ratio(v)), num: true },
+      { key: "ci_high", label: "95% high", fmt: (v) => (v == null ? "—" : fmt.ratio(v)), num: true },
+      { key: "sure", label: "outside the noise", fmt: (v) => (v ? "yes" : "no") },
+      { key: "n", label: "n" },
+      { key: "article", label: "article's ratio", fmt: (v) => (v == null ? "—" : fmt.ratio(v)), num: true },
+      { key: "direction", label: "direction", fmt: (v) => v || "—" }], s.rows);
+    const host = $("chart-study");
+    const chartRows = s.rows.filter((r) => r.ours != null || r.article != null);
+    if (!chartRows.length) {
+      host.replaceChildren(el("p", { class: "empty", text: "Nothing to draw yet." }));
+      host.dataset.marks = "0";
+      return ready();
+    }
+    vegaEmbed(host, studySpec(s.rows, Math.max(240, host.clientWidth - 600)), EMBED_OPTIONS)
+      .then((res) => {
+        state.charts.study = res.view;
+        host.dataset.marks = String(countMarks(res.view));
+        host.setAttribute("role", "img");
+        host.setAttribute("aria-label", "Our ratios and the article's");
+      })
+      .catch((err) => {
+        state.errors.push(String(err));
+        host.replaceChildren(el("p", { class: "error", text: "This chart could not be drawn: " + err }));
+      })
+      .finally(ready);
   };
 
   // ---------------------------------------------------------------- start

@@ -3,6 +3,7 @@ article's (on SYNTHETIC fixture records), and a tiny study run for real (integra
 
 from __future__ import annotations
 
+import dataclasses
 import os
 from pathlib import Path
 
@@ -36,12 +37,47 @@ def test_both_article_studies_load_with_full_and_local_scales() -> None:
     assert (full.tables, full.table_size, full.duration_s) == (10, 10_000_000, 300)
 
 
-def test_local_scale_servers_exist_and_full_scale_ones_are_a_one_line_error() -> None:
+ALL = (
+    S000,
+    S001,
+    "002_utf8mb4_80_57_56_mariadb103",
+    "003_tpcb_41_vs_50",
+    "004_sakila_57_80_84_ps_mariadb",
+)
+
+
+def test_every_article_is_a_study_whose_servers_are_in_the_catalog() -> None:
+    assert study.known(CONFIGS) == list(ALL)
     cat = catalog.load(CONFIGS / "versions.yaml")
-    st = study.load(S001, CONFIGS)
-    study.check_servers(st, "local", cat)
+    for name in ALL:
+        st = study.load(name, CONFIGS)
+        for scale in ("full", "local"):
+            study.check_servers(st, scale, cat)
+    missing = dataclasses.replace(
+        study.load(S001, CONFIGS),
+        roles={**study.load(S001, CONFIGS).roles, "base": {"article": "5.1", "full": "mysql-5.1"}},
+    )
     with pytest.raises(ConfigError, match=r"needs server 'mysql-5.1' .* or use --scale local"):
-        study.check_servers(st, "full", cat)
+        study.check_servers(missing, "full", cat)
+
+
+def test_multi_system_studies_compare_every_role_with_the_first() -> None:
+    st = study.load("004_sakila_57_80_84_ps_mariadb", CONFIGS)
+    assert st.role_names == ("mysql57", "mysql8036", "mysql84", "ps8036", "mariadb113")
+    assert st.parts("local") == ("rw", "tpcc")
+    rw, tpcc = st.matrices("local")
+    assert rw.prepost and rw.dataset_sizes == ("small", "large")
+    assert rw.profiles == ("local-default", "local-tuned")
+    assert tpcc.workloads == ("tpcc",) and tpcc.isolations == ("RR", "RC")
+    assert st.matrices("full")[0].profiles == ("default", "tuned")
+    assert [m.name for m in st.matrices("full")] == [
+        "study-004_sakila_57_80_84_ps_mariadb-full-rw",
+        "study-004_sakila_57_80_84_ps_mariadb-full-tpcc",
+    ]
+    assert st.baseline("profile") == ("default", "local-default")
+    st2 = study.load("002_utf8mb4_80_57_56_mariadb103", CONFIGS)
+    assert st2.matrix("full").handshakes == ("skip",) and st2.matrix("full").profile == "article002"
+    assert len(st2.claims) == 4 and st2.claims[0].value == pytest.approx(1.40)
 
 
 def test_unknown_study_lists_the_known_ones(capsys) -> None:
@@ -106,17 +142,36 @@ def test_bad_study_files_are_one_line_errors(tmp_path: Path) -> None:
     d = tmp_path / "configs"
     (d / "studies").mkdir(parents=True)
     good = yaml.safe_load((CONFIGS / "studies" / f"{S000}.yaml").read_text())
+    (d / "studies" / "reference").mkdir()
+    ref = CONFIGS / "studies" / "reference" / f"{S000}.csv"
+    (d / "studies" / "reference" / ref.name).write_text(ref.read_text())
+    base_role = good["roles"]["base"]
     cases = {
-        "reference": "does not exist",
-        "roles": "exactly base and new",
-        "comparisons": "unknown comparison",
+        "reference": ("nope.csv", "does not exist"),
+        "roles": ({"base": {}}, "must map 2 to 8 role names"),
+        "comparisons": (["x"], "unknown comparison"),
+        "claims": ([{"text": "t", "rows": "version"}], r"claims\[0\]: needs text, rows"),
+        "baselines": ({"nosuch": "x"}, "baselines.nosuch is not an axis comparison"),
     }
-    for key, message in cases.items():
-        bad = dict(good)
-        bad[key] = {"reference": "nope.csv", "roles": {"base": {}}, "comparisons": ["x"]}[key]
+    for key, (value, message) in cases.items():
+        bad = dict(good, **{key: value})
         (d / "studies" / f"{S000}.yaml").write_text(yaml.safe_dump(bad))
+        with pytest.raises(ConfigError, match=message) as info:
+            study.load(S000, d)
+        assert "\n" not in str(info.value) and str(d / "studies") in str(info.value)
+    # two roles on one server, an unknown axis value, a comparison without its baseline
+    for change, message in (
+        ({"roles": {"base": base_role, "new": base_role}}, "two roles use the same"),
+        ({"comparisons": ["version", "isolation"]}, "needs baselines.isolation"),
+    ):
+        (d / "studies" / f"{S000}.yaml").write_text(yaml.safe_dump(dict(good, **change)))
         with pytest.raises(ConfigError, match=message):
             study.load(S000, d)
+    bad_axis = yaml.safe_load(yaml.safe_dump(good))
+    bad_axis["scales"]["local"]["charsets"] = ["klingon"]
+    (d / "studies" / f"{S000}.yaml").write_text(yaml.safe_dump(bad_axis))
+    with pytest.raises(ConfigError, match=r"\(scale local\): charset 'klingon' is not"):
+        study.load(S000, d)
 
 
 @pytest.mark.integration
@@ -253,3 +308,39 @@ def test_a_ratio_is_marked_outside_the_noise_only_when_the_repeats_can_show_it(
         assert not uni.sure
         assert "outside the noise: 0 faster, 0 slower" in text
         assert "NOTE: 2 repeats on a side" in text
+
+
+def test_four_system_report_rows_and_claims_from_synthetic_records(tmp_path: Path) -> None:
+    """SYNTHETIC records for study 002 local: 8.0's stand-in 1.3x 5.7's on OLTP_RO utf8mb4,
+    5.6's 0.8x on point selects; every role is compared with the first (5.7)."""
+    name = "002_utf8mb4_80_57_56_mariadb103"
+    run = tmp_path / "runs" / "synthetic-002"
+    (run / "records").mkdir(parents=True)
+    (run / "plan.json").write_text(f'{{"matrix": {{"name": "study-{name}-local"}}}}')
+    speed = {"mariadb-10.2.11": 1.0, "mariadb-10.11.18": 1.3, "mariadb-10.1.23": 0.8}
+    i = 0
+    for server, factor in speed.items():
+        for wl in ("oltp_read_only", "oltp_point_select"):
+            for rep in range(4):
+                rec = make_record(run_id="synthetic-002", cell=i, server_id=server, threads=4)
+                rec["cell"].update(workload=wl, collation="utf8mb4_general_ci", charset="utf8mb4")
+                rec["result"]["qps"] = 1000.0 * factor * (1 + rep / 1000)
+                record.write(record.validate(rec), run / "records")
+                i += 1
+    st = study.load(name, CONFIGS)
+    lines: list[str] = []
+    table = study_report.render(st, "local", [run], lines.append)
+    comparisons = {r.comparison for r in table if r.ours is not None}
+    assert comparisons == {
+        "version mysql80 (8.0) / mysql57 (5.7)",
+        "version mysql56 (5.6) / mysql57 (5.7)",
+    }
+    ro80 = next(r for r in table if "mysql80" in r.comparison and "oltp_read_only" in r.label)
+    assert ro80.ours == pytest.approx(1.3) and ro80.sure
+    claims = [line for line in lines if line.startswith("claim:")]
+    assert len(claims) == 4
+    assert "up to 1.40; ours: max 1.300 over 1 rows (1 outside the noise): agrees" in claims[0]
+    assert "ours: no data" in claims[1]  # no distinct-ranges records
+    assert "< 1; ours: min 0.800 over 1 rows (1 outside the noise): agrees" in claims[2]
+    with pytest.raises(ConfigError, match="has 1 part"):
+        study_report.find_runs(st, "local", tmp_path / "runs", ["a", "b"])

@@ -47,11 +47,27 @@ KEYS = {
     "baseline_collation",
     "baseline_durability",
     "baselines",
+    "claims",
     "roles",
     "stand_in",
     "scales",
 }
 # The cell fields a reference row is matched on (configs/studies/reference/README.md).
+
+
+CLAIM_KINDS = ("up_to", "above", "below")
+
+
+@dataclass(frozen=True)
+class Claim:
+    """A finding the article states in words (no numbers to transcribe): checked on our
+    report rows whose comparison starts with `rows` and whose cells match `where`."""
+
+    text: str
+    rows: str  # a report comparison prefix: "version mysql80", "charset", ...
+    where: tuple[tuple[str, str], ...]  # (cell field, value prefix)
+    kind: str  # up_to: the best ratio is about `value`; above / below: every ratio is
+    value: float
 
 
 @dataclass(frozen=True)
@@ -68,7 +84,8 @@ class Study:
     baseline_durability: str = "binlog_nosync"
     # comparison -> the value every other value of that axis is compared with (isolation:
     # RR, profile: default, ...); charset and durability also take the two keys above.
-    baselines: dict[str, str] | None = None
+    baselines: dict[str, tuple[str, ...]] | None = None
+    claims: tuple[Claim, ...] = ()
 
     @property
     def role_names(self) -> tuple[str, ...]:
@@ -96,10 +113,14 @@ class Study:
                 f"study {self.name} has no scale '{scale}'; scales: {', '.join(self.scales)}"
             )
 
-    def baseline(self, comparison: str) -> str:
+    def baseline(self, comparison: str) -> tuple[str, ...]:
+        """The axis value(s) every other value is compared with: one per scale where the
+        scales name it differently (profile `default` at full, `local-default` at local)."""
         if self.baselines and comparison in self.baselines:
             return self.baselines[comparison]
-        return self.baseline_collation if comparison == "charset" else self.baseline_durability
+        if comparison == "charset":
+            return (self.baseline_collation,)
+        return (self.baseline_durability,)
 
     def matrix_name(self, scale: str, part: str = "") -> str:
         return f"study-{self.name}-{scale}" + (f"-{part}" if part else "")
@@ -210,6 +231,7 @@ def load(name: str, config_dir: Path) -> Study:
         baseline_collation=str(data.get("baseline_collation", "latin1_swedish_ci")),
         baseline_durability=str(data.get("baseline_durability", "binlog_nosync")),
         baselines=_baselines(data.get("baselines"), comparisons, where),
+        claims=_claims(data.get("claims"), where),
     )
     for scale in scales:
         parts = scales[scale].get("parts") if isinstance(scales[scale], dict) else None
@@ -222,21 +244,63 @@ def load(name: str, config_dir: Path) -> Study:
     return st
 
 
-def _baselines(raw: Any, comparisons: tuple[str, ...], where: str) -> dict[str, str] | None:
+def _claims(raw: Any, where: str) -> tuple[Claim, ...]:
+    if raw is None:
+        return ()
+    if not isinstance(raw, list):
+        raise ConfigError(f"{where}: 'claims' must be a list")
+    out = []
+    for n, c in enumerate(raw):
+        here = f"{where}: claims[{n}]"
+        if not isinstance(c, dict):
+            raise ConfigError(f"{here} must be a mapping")
+        kinds = [k for k in CLAIM_KINDS if k in c]
+        extra = sorted(set(map(str, c)) - {"text", "rows", "where", *CLAIM_KINDS})
+        if extra or len(kinds) != 1 or not isinstance(c.get("text"), str):
+            raise ConfigError(
+                f"{here}: needs text, rows, where and one of {', '.join(CLAIM_KINDS)}"
+                + (f" (unknown key {extra[0]!r})" if extra else "")
+            )
+        cond = c.get("where") or {}
+        value = c[kinds[0]]
+        if (
+            not isinstance(cond, dict)
+            or isinstance(value, bool)
+            or not isinstance(value, int | float)
+        ):
+            raise ConfigError(f"{here}: 'where' is a mapping and {kinds[0]} a number")
+        out.append(
+            Claim(
+                " ".join(c["text"].split()),
+                str(c.get("rows", "")),
+                tuple((str(k), str(v)) for k, v in cond.items()),
+                kinds[0],
+                float(value),
+            )
+        )
+    return tuple(out)
+
+
+def _baselines(
+    raw: Any, comparisons: tuple[str, ...], where: str
+) -> dict[str, tuple[str, ...]] | None:
     if raw is None:
         missing = [c for c in comparisons if c not in ("version", "charset", "durability")]
         if missing:
             raise ConfigError(f"{where}: comparison '{missing[0]}' needs baselines.{missing[0]}")
         return None
-    if not isinstance(raw, dict) or not all(isinstance(v, str) for v in raw.values()):
-        raise ConfigError(f"{where}: 'baselines' maps comparisons to a value (text)")
+    if not isinstance(raw, dict) or not all(
+        isinstance(v, str) or (isinstance(v, list) and v and all(isinstance(x, str) for x in v))
+        for v in raw.values()
+    ):
+        raise ConfigError(f"{where}: 'baselines' maps comparisons to a value or a list of them")
     for c in comparisons:
         if c not in ("version", "charset", "durability") and c not in raw:
             raise ConfigError(f"{where}: comparison '{c}' needs baselines.{c}")
     bad = sorted(set(map(str, raw)) - set(AXIS_OF))
     if bad:
         raise ConfigError(f"{where}: baselines.{bad[0]} is not an axis comparison")
-    return {str(k): str(v) for k, v in raw.items()}
+    return {str(k): (v,) if isinstance(v, str) else tuple(v) for k, v in raw.items()}
 
 
 def check_servers(st: Study, scale: str, catalog: Catalog) -> None:

@@ -23,7 +23,7 @@ from typing import Any
 
 from perftrack.analysis import stats
 from perftrack.core.errors import ConfigError
-from perftrack.planning.study import AXIS_OF, Study
+from perftrack.planning.study import AXIS_OF, Claim, Study
 
 # The cell fields a reference row is matched on (configs/studies/reference/README.md).
 MATCH = (
@@ -172,7 +172,7 @@ def _median(values: list[float] | None) -> float | None:
 OPTIONAL_MATCH = ("collation", "durability")
 # Axes no reference file has a column for yet (the article's value is the setting it
 # describes): our cells with them set are compared with the article's plain rows.
-UNREFERENCED = ("handshake", "dataset_size", "phase")
+UNREFERENCED = ("handshake", "dataset_size", "phase", "isolation", "profile")
 
 
 def _article(side: Side, role: str, key: Key, keep: str = "") -> float | None:
@@ -255,13 +255,15 @@ def rows(st: Study, side: Side) -> list[Row]:
 def _axis_rows(st: Study, side: Side, keys: list[Key], comparison: str) -> list[Row]:
     """baseline / value of one axis, per role, everything else equal."""
     field_name = AXIS_OF[comparison]
-    ai, baseline = MATCH.index(field_name), st.baseline(comparison)
+    ai, baselines = MATCH.index(field_name), st.baseline(comparison)
     out = []
     for role in st.role_names:
         for k in keys:
-            if k[ai] in (baseline, None):
+            if k[ai] is None or k[ai] in baselines:
                 continue
-            base_k = (*k[:ai], baseline, *k[ai + 1 :])
+            candidates = [(*k[:ai], b, *k[ai + 1 :]) for b in baselines]
+            base_k = next((c for c in candidates if (role, c) in side.ours), candidates[0])
+            baseline = base_k[ai]
             num, den = side.ours.get((role, base_k)), side.ours.get((role, k))
             if num is None and den is None:
                 continue
@@ -287,7 +289,12 @@ def _who(st: Study, role: str) -> str:
 
 
 def _label(k: Key) -> str:
-    return " ".join(f"{MATCH[i]}={v}" for i, v in enumerate(k) if v is not None)
+    """The cell in words; the default profile goes without saying."""
+    return " ".join(
+        f"{MATCH[i]}={v}"
+        for i, v in enumerate(k)
+        if v is not None and not (MATCH[i] == "profile" and v == "default")
+    )
 
 
 def _fmt(v: float | None) -> str:
@@ -341,11 +348,73 @@ def render(
     if "charset" in st.comparisons:
         for line in charset_findings(st, table, side):
             emit(line)
+    for check in claim_checks(st, table):
+        emit(check.line())
     if skipped:
         emit(f"not measured ({len(skipped)}):")
         for s in skipped:
             emit(f"  {s}")
     return table
+
+
+@dataclass(frozen=True)
+class ClaimCheck:
+    """An article's claim in words, next to what our rows say."""
+
+    claim: Claim
+    rows: list[Row]
+
+    @property
+    def ours(self) -> float | None:
+        values = [r.ours for r in self.rows if r.ours is not None]
+        if not values:
+            return None
+        return max(values) if self.claim.kind != "below" else min(values)
+
+    @property
+    def holds(self) -> bool | None:
+        """Does our data agree in direction (up_to: the best ratio is > 1 too; above/below:
+        every ratio is on that side)? None without data."""
+        values = [r.ours for r in self.rows if r.ours is not None]
+        if not values:
+            return None
+        c = self.claim
+        if c.kind == "up_to":
+            return (max(values) > 1) == (c.value > 1)
+        return (
+            all(v > c.value for v in values)
+            if c.kind == "above"
+            else all(v < c.value for v in values)
+        )
+
+    def line(self) -> str:
+        c = self.claim
+        want = {
+            "up_to": f"up to {c.value:.2f}",
+            "above": f"> {c.value:g}",
+            "below": f"< {c.value:g}",
+        }
+        sure = sum(1 for r in self.rows if r.sure)
+        if self.ours is None:
+            return f"claim: {c.text} — article: {want[c.kind]}; ours: no data"
+        best = "max" if c.kind != "below" else "min"
+        verdict = {True: "agrees", False: "DISAGREES", None: "—"}[self.holds]
+        return (
+            f"claim: {c.text} — article: {want[c.kind]}; ours: {best} {self.ours:.3f} over "
+            f"{len(self.rows)} rows ({sure} outside the noise): {verdict}"
+        )
+
+
+def claim_checks(st: Study, table: list[Row]) -> list[ClaimCheck]:
+    out = []
+    for c in st.claims:
+        mine = [
+            r
+            for r in table
+            if r.comparison.startswith(c.rows) and all(f"{k}={v}" in r.label for k, v in c.where)
+        ]
+        out.append(ClaimCheck(c, mine))
+    return out
 
 
 def charset_findings(st: Study, table: list[Row], side: Side) -> list[str]:

@@ -20,8 +20,8 @@ from site_helpers import (
     HOSTILE_REASON,
     HOSTILE_VERSION,
     PHONE,
-    REPO,
     Tab,
+    synthetic_studies,
 )
 
 from fixtures.records.synthetic import make_record
@@ -99,7 +99,7 @@ def sites(
     notes = write_hostile_annotations(root / "annotations.yaml")
     return {
         "history": build.build(
-            history_db, root / "history", studies_dir=REPO / "configs" / "studies"
+            history_db, root / "history", studies_dir=synthetic_studies(root / "cfg")
         ).out,
         "empty": build.build(empty_db, root / "empty").out,
         "hostile": build.build(hostile_db, root / "hostile", annotations_path=notes).out,

@@ -57,3 +57,45 @@ class Tab:
 
     def drawn(self) -> int:
         return int(self.page.evaluate("window.perftrack ? window.perftrack.drawn : 0"))
+
+
+SYNTHETIC_STUDY = "zz-synthetic"
+
+
+def synthetic_studies(root: Path) -> Path:
+    """configs/studies/ plus a SYNTHETIC study (test fixture, not an article) whose roles are
+    the synthetic history DB's servers, so a study page has our ratios to draw."""
+    import shutil
+
+    import yaml
+
+    studies = root / "studies"
+    shutil.copytree(REPO / "configs" / "studies", studies)
+    (studies / "reference" / f"{SYNTHETIC_STUDY}.csv").write_text(
+        "version,workload,threads,collation,engine,durability,value,unit,source\n"
+        "A,oltp_read_only,4,latin1_swedish_ci,,,1000,tps,SYNTHETIC\n"
+        "B,oltp_read_only,4,latin1_swedish_ci,,,930,tps,SYNTHETIC\n"
+        "A,oltp_read_only,4,utf8mb4_0900_ai_ci,,,800,tps,SYNTHETIC\n"
+    )
+    scale = {
+        "workloads": ["oltp_read_only"],
+        "charsets": ["latin1", "utf8mb4_0900_ai_ci"],
+        "threads": [1, 4],
+        "repeats": 3,
+    }
+    doc = {
+        "name": SYNTHETIC_STUDY,
+        "title": "SYNTHETIC study <b>bold?</b> (test fixture, not an article)",
+        "reference": f"reference/{SYNTHETIC_STUDY}.csv",
+        "comparisons": ["version", "charset"],
+        "baseline_collation": "latin1_swedish_ci",
+        "stand_in": "SYNTHETIC servers stand in for A and B",
+        "roles": {
+            "base": {"article": "A", "full": "nosuch-a", "local": "synthetic-mysql-8.0.36"},
+            "new": {"article": "B", "full": "nosuch-b", "local": "synthetic-mysql-8.4.0"},
+        },
+        "claims": [{"text": "B is slower than A", "rows": "version", "where": {}, "below": 1.0}],
+        "scales": {"full": scale, "local": scale},
+    }
+    (studies / f"{SYNTHETIC_STUDY}.yaml").write_text(yaml.safe_dump(doc, sort_keys=False))
+    return studies

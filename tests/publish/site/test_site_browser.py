@@ -15,7 +15,14 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from site_helpers import HOSTILE_REASON, HOSTILE_VERSION, READY_TIMEOUT_MS, Tab
+from site_helpers import (
+    HOSTILE_REASON,
+    HOSTILE_VERSION,
+    READY_TIMEOUT_MS,
+    REPO,
+    SYNTHETIC_STUDY,
+    Tab,
+)
 
 CHART_PAGES = {
     "index": "overview",
@@ -251,14 +258,35 @@ def test_html_in_version_strings_and_annotations_is_shown_as_text(
 def test_study_pages_show_the_articles_ratios(sites: dict[str, Path], tab: Tab) -> None:
     site = sites["history"]
     pages = sorted(p.stem for p in site.glob("study-*.html"))
-    assert pages, "configs/studies/ has study files: each needs a page"
+    real = [p for p in pages if p != f"study-{SYNTHETIC_STUDY}"]
+    assert len(real) == len(list((REPO / "configs" / "studies").glob("*.yaml"))) == 5
     tab.open(url(site, "studies"))
     assert tab.page.locator("#study-list li").count() == len(pages)
-    for page in pages:
+    # the SYNTHETIC study: its servers are in the DB, so the page draws our ratios
+    tab.open(url(site, f"study-{SYNTHETIC_STUDY}"))
+    tab.shot(f"desktop-study-{SYNTHETIC_STUDY}")
+    assert "STAND-INS (scale local): SYNTHETIC servers" in tab.page.inner_text("#study-source")
+    assert tab.page.inner_text("#study-roles") == (
+        "base: article A → here synthetic-mysql-8.0.36\nnew: article B → here synthetic-mysql-8.4.0"
+    )
+    marks = int(tab.page.get_attribute("#chart-study", "data-marks") or 0)
+    assert marks > 0
+    rows = tab.page.locator("#study-table tbody tr")
+    assert rows.count() > 0
+    text = tab.page.inner_text("#study-table")
+    assert "0.930" in text and "NaN" not in text and "undefined" not in text
+    assert "claim: B is slower than A" in tab.page.inner_text("#study-claims")
+    # the real studies: no results of their servers in this DB; the page says what to run,
+    # names the stand-ins and the article's claims
+    for page in real:
         tab.open(url(site, page))
         tab.shot(f"desktop-{page}")
         assert tab.page.inner_text("#study-title") not in ("", "Study")
-        assert tab.page.locator("#study-table tbody tr").count() > 0
+        assert tab.page.locator("#study-roles li").count() >= 2
+        assert "perftrack study run" in tab.page.inner_text("#status")
+        assert "Nothing to draw yet" in tab.page.inner_text("#chart-study")
+    tab.open(url(site, "study-002_utf8mb4_80_57_56_mariadb103"))
+    assert "up to 1.40" in tab.page.inner_text("#study-claims")
     assert tab.problems() == []
 
 

@@ -8,11 +8,11 @@ from __future__ import annotations
 import hashlib
 import json
 import re
+import shutil
 from pathlib import Path
 
 import pytest
-import yaml
-from site_helpers import HOSTILE_VERSION
+from site_helpers import HOSTILE_VERSION, SYNTHETIC_STUDY, synthetic_studies
 
 from perftrack import cli
 from perftrack.core.errors import EXIT_DB, EXIT_USER_ERROR
@@ -163,45 +163,40 @@ def test_cli_build_refuses_a_directory_it_did_not_write(
 def test_study_pages_come_from_configs_studies(
     tmp_path: Path, history_db: Path, config_dir: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    studies = config_dir / "studies"
-    studies.mkdir(exist_ok=True)
-    (studies / "reference").mkdir(exist_ok=True)
-    (studies / "reference" / "zz-synthetic.csv").write_text(
-        "version,workload,threads,collation,engine,durability,value,unit,source\n"
-        "A,oltp_read_only,4,latin1_swedish_ci,,,1000,tps,SYNTHETIC\n"
-        "B,oltp_read_only,4,latin1_swedish_ci,,,930,tps,SYNTHETIC\n"
-        "A,oltp_read_only,4,utf8mb4_0900_ai_ci,,,800,tps,SYNTHETIC\n"
-    )
-    doc = {
-        "name": "zz-synthetic",
-        "title": "SYNTHETIC study <b>bold?</b> (test fixture, not an article)",
-        "reference": "reference/zz-synthetic.csv",
-        "comparisons": ["version", "charset"],
-        "baseline_collation": "latin1_swedish_ci",
-        "roles": {
-            "base": {"article": "A", "local": "synthetic-mysql-8.0.36"},
-            "new": {"article": "B", "local": "synthetic-mysql-8.4.0"},
-        },
-    }
-    (studies / "zz-synthetic.yaml").write_text(yaml.safe_dump(doc))
+    shutil.rmtree(config_dir / "studies", ignore_errors=True)
+    synthetic_studies(config_dir)
     monkeypatch.setenv("PERFTRACK_CONFIG_DIR", str(config_dir))
     out = tmp_path / "site"
     assert cli.main(["site", "build", "--db", str(history_db), "--out", str(out)]) == 0
-    assert (out / "study-zz-synthetic.html").is_file()
-    assert "<b>bold?</b>" not in (out / "study-zz-synthetic.html").read_text()
+    assert (out / f"study-{SYNTHETIC_STUDY}.html").is_file()
+    assert "<b>bold?</b>" not in (out / f"study-{SYNTHETIC_STUDY}.html").read_text()
+    pages = sorted(p.name for p in out.glob("study-*.html"))
+    assert len(pages) == len(list((config_dir / "studies").glob("*.yaml")))
     study = next(
         s
         for s in columns.read_data_file(out / "data" / "studies.js")
-        if s["name"] == "zz-synthetic"
+        if s["name"] == SYNTHETIC_STUDY
     )
-    by = {r["comparison"]: r for r in study["rows"]}
-    version = by["B vs A"]
+    # the DB has the local servers' results: the page shows the local scale, labelled
+    assert study["scale"] == "local" and "SYNTHETIC servers" in study["stand_in"]
+    by = {(r["comparison"], r["cells"]): r for r in study["rows"]}
+    version = by[("version", "workload=oltp_read_only threads=4 collation=latin1_swedish_ci")]
     assert version["article"] == pytest.approx(0.93)
     assert version["ours"] == pytest.approx(0.95, abs=0.06)  # synthetic: 8.4.0 is 5% slower
-    assert "(local)" in version["our_servers"]
-    charset = by["utf8mb4_0900_ai_ci vs latin1_swedish_ci on A"]
-    assert charset["article"] == pytest.approx(0.8)
-    assert charset["ours"] == pytest.approx(0.9, abs=0.06)  # synthetic: utf8mb4 10% slower
+    assert version["ci_low"] < version["ours"] < version["ci_high"]
+    assert version["n"] == "36/36"  # 12 nights x 3 repeats pooled per side
+    charset = by[
+        (
+            "charset base (A)",
+            "latin1_swedish_ci / workload=oltp_read_only threads=4 collation=utf8mb4_0900_ai_ci",
+        )
+    ]
+    assert charset["article"] == pytest.approx(1 / 0.8)  # latin1 / utf8mb4: > 1 = latin1 faster
+    assert charset["ours"] == pytest.approx(1 / 0.9, abs=0.08)  # synthetic: utf8mb4 10% slower
+    assert (
+        study["claims"][0].startswith("claim: B is slower than A")
+        and "agrees" in study["claims"][0]
+    )
 
 
 # --- vendored JS ------------------------------------------------------------------------

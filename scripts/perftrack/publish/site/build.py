@@ -76,7 +76,7 @@ def _nav(current: str) -> str:
 
 def _scripts(page: source.Page, study: str | None) -> str:
     srcs = []
-    if page.specs:
+    if page.specs or page.vega:
         srcs += [f"vendor/{v}" for v in source.VENDOR_FILES]
         srcs += [f"specs/{s}.js" for s in page.specs]
     srcs += [f"data/{d}.js" for d in page.data]
@@ -137,6 +137,8 @@ def build(
     try:
         with store.open_db(db, write=False) as st:  # one snapshot for the charts and the SQL
             data = export.export(st.con, notes)
+            records = export.study_records(st.con, study_files.servers(studies))
+            data.studies = [study_files.page_data(s, records) for s in studies]
             parquet.export(st.con, tmp)
         say(
             f"exported {len(data.verdicts)} verdicts, {len(data.summary)} summary rows, "
@@ -178,15 +180,7 @@ def _write(
     data_dir = tmp / "data"
     sets: dict[str, Any] = {name: getattr(data, name) for name in TABLES}
     sets["change_points"] = data.change_points
-    study_sets = [
-        {
-            "name": s.name,
-            "title": s.title,
-            "stand_in": s.stand_in,
-            "rows": study_files.rows(s, data.summary),
-        }
-        for s in studies
-    ]
+    study_sets = data.studies
     res.data_bytes["meta"] = columns.write_data_file(data_dir / "meta.js", "meta", data.meta)
     res.data_bytes["studies"] = columns.write_data_file(
         data_dir / "studies.js", "studies", study_sets

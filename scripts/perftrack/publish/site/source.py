@@ -47,6 +47,7 @@ class Page:
     nav: bool = True
     script: str = "assets/app.js"  # the page's own logic
     csp: str = CSP
+    vega: bool = False  # loads Vega-Lite without a spec file (builds its chart in app.js)
 
 
 PAGES: tuple[Page, ...] = (
@@ -66,7 +67,7 @@ PAGES: tuple[Page, ...] = (
     Page("studies", "Studies", ("meta", "studies")),
     Page("sql", "SQL", ("meta",), script="assets/sql.js", csp=SQL_CSP),
 )
-STUDY_PAGE = Page("study", "Study", ("meta", "summary", "studies"), nav=False)
+STUDY_PAGE = Page("study", "Study", ("meta", "studies"), nav=False, vega=True)
 
 # chart name -> the data set it draws (the spec's "table"); `site png` uses the same map.
 CHARTS: dict[str, str] = {
