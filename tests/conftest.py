@@ -24,6 +24,13 @@ def config_dir(tmp_path: Path) -> Path:
 
 
 @pytest.fixture
+def configs(config_dir: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """`config_dir`, made the configs every perftrack command of the test reads."""
+    monkeypatch.setenv("PERFTRACK_CONFIG_DIR", str(config_dir))
+    return config_dir
+
+
+@pytest.fixture
 def workroot(tmp_path: Path):
     """Directory for server datadirs; after the test nothing may run from it or remain."""
     root = tmp_path / "w"

@@ -8,11 +8,12 @@ request is recorded (method, path, headers, JSON body) for the tests to assert o
 
 from __future__ import annotations
 
+import contextlib
 import http.server
 import json
 import re
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -182,3 +183,44 @@ def github_tag(name: str) -> dict[str, Any]:
         },
         "node_id": "MDM6UmVmMA==",
     }
+
+
+@dataclass
+class LocalFiles:
+    """A download site on 127.0.0.1: ``files`` (path -> bytes), every GET path requested."""
+
+    url: str
+    files: dict[str, bytes]
+    requests: list[str]
+
+
+@contextlib.contextmanager
+def serve_files() -> Iterator[LocalFiles]:
+    """An HTTP server on 127.0.0.1 serving ``files``; 404 for anything else."""
+    files: dict[str, bytes] = {}
+    requests: list[str] = []
+
+    class Handler(http.server.BaseHTTPRequestHandler):
+        def do_GET(self) -> None:
+            requests.append(self.path)
+            body = files.get(self.path)
+            if body is None:
+                self.send_error(404)
+                return
+            self.send_response(200)
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, *args: object) -> None:
+            pass
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield LocalFiles(f"http://127.0.0.1:{server.server_address[1]}", files, requests)
+    finally:
+        server.shutdown()
+        server.server_close()
+        thread.join()

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import shutil
 from pathlib import Path
 
 import pytest
@@ -29,14 +28,6 @@ TRACKED = [
     "mariadb-11.4.5",
     "mariadb-10.11.18",
 ]
-
-
-@pytest.fixture
-def configs(tmp_path: Path, monkeypatch) -> Path:
-    d = tmp_path / "configs"
-    shutil.copytree(REPO / "configs", d)
-    monkeypatch.setenv("PERFTRACK_CONFIG_DIR", str(d))
-    return d
 
 
 def test_the_nightly_tracks_mysql_series_anchors_percona_mariadb_and_the_control() -> None:

@@ -6,9 +6,6 @@ official download paths); a private copy of the real catalog."""
 from __future__ import annotations
 
 import hashlib
-import http.server
-import shutil
-import threading
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -19,20 +16,12 @@ from perftrack.core.errors import ConfigError
 from perftrack.planning import cells, matrix
 from perftrack.servers import catalog, pin
 from perftrack.servers.providers import docker, tarball
-from replay import Replay
+from replay import Replay, serve_files
 
 REPO = Path(__file__).resolve().parents[2]
 TAG_PATH = "/v2/namespaces/library/repositories/mysql/tags/{tag}"
 D843 = "sha256:" + "84" * 32
 D840 = "sha256:" + "80" * 32
-
-
-@pytest.fixture
-def configs(tmp_path: Path, monkeypatch) -> Path:
-    d = tmp_path / "configs"
-    shutil.copytree(REPO / "configs", d)
-    monkeypatch.setenv("PERFTRACK_CONFIG_DIR", str(d))
-    return d
 
 
 @pytest.fixture
@@ -107,32 +96,9 @@ def test_replayed_hub_answer_without_a_digest_is_refused(configs, hub, capsys) -
 @pytest.fixture
 def downloads(monkeypatch) -> Iterator[dict[str, bytes]]:
     """An HTTP server on 127.0.0.1 serving files at the official download paths."""
-    files: dict[str, bytes] = {}
-
-    class Handler(http.server.BaseHTTPRequestHandler):
-        def do_GET(self) -> None:
-            body = files.get(self.path)
-            if body is None:
-                self.send_error(404)
-                return
-            self.send_response(200)
-            self.send_header("Content-Length", str(len(body)))
-            self.end_headers()
-            self.wfile.write(body)
-
-        def log_message(self, *args: object) -> None:
-            pass
-
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    monkeypatch.setenv(tarball.ENV_MIRROR, f"http://127.0.0.1:{server.server_address[1]}")
-    try:
-        yield files
-    finally:
-        server.shutdown()
-        server.server_close()
-        thread.join()
+    with serve_files() as server:
+        monkeypatch.setenv(tarball.ENV_MIRROR, server.url)
+        yield server.files
 
 
 def test_local_http_tarball_pin_records_the_sha256_of_the_download(

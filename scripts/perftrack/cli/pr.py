@@ -8,8 +8,7 @@ from typing import Annotated
 
 import typer
 
-from perftrack.core import paths
-from perftrack.core.errors import ConfigError
+from perftrack.core import ghoutput, paths
 
 tags_app = typer.Typer(
     help="New MySQL release tags (Docker Hub + GitHub) and catalog changes.", no_args_is_help=True
@@ -26,19 +25,6 @@ def _say(msg: str) -> None:
     typer.echo(msg)
 
 
-def _outputs(path: Path | None, values: dict[str, str]) -> None:
-    if path is None:
-        return
-    try:
-        with path.open("a", encoding="utf-8") as f:
-            for k, v in values.items():
-                if "\n" in v or "\r" in v:
-                    raise ConfigError(f"output {k} would span lines")
-                f.write(f"{k}={v}\n")
-    except OSError as err:
-        raise ConfigError(f"cannot write the GitHub output file {path}: {err.strerror}") from None
-
-
 @tags_app.command("check")
 def tags_check(
     write: Annotated[bool, typer.Option("--write", help="append the new versions")] = False,
@@ -53,7 +39,8 @@ def tags_check(
         tags.append(cat.path, result.new)
     tags.report(result, write, _say)
     if github_output is not None:
-        tags.write_github_output(github_output, [r.server_id for r in result.new])
+        ids = [r.server_id for r in result.new]
+        ghoutput.append(github_output, {"added": " ".join(ids), "count": str(len(ids))})
 
 
 @tags_app.command("diff")
@@ -86,7 +73,7 @@ def tags_diff(
         _say(f"{matrix_out}: the {matrix_name} matrix with {len(runnable)} pair(s)")
     if pairs_out is not None:
         pairs_out.write_text(prcheck.pairs_json(pairs) + "\n", encoding="utf-8")
-    _outputs(
+    ghoutput.append(
         github_output,
         {"pairs": prcheck.pairs_json(pairs), "added": str(len(pairs)), "count": str(len(runnable))},
     )
@@ -120,7 +107,7 @@ def pr_report(
         f"{len(rep.lines)} comparison(s): {len(rep.regressions)} unacknowledged regression(s), "
         f"{len(rep.acknowledged)} acknowledged; report in {markdown}"
     )
-    _outputs(github_output, {"regressions": str(len(rep.regressions))})
+    ghoutput.append(github_output, {"regressions": str(len(rep.regressions))})
 
 
 @pr_app.command("comment")

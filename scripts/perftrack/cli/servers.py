@@ -1,4 +1,4 @@
-"""`perftrack servers`: the server catalog (list, fetch, Docker Hub tags)."""
+"""`perftrack servers`: the server catalog (list, pin, fetch, Docker Hub tags)."""
 
 from __future__ import annotations
 
@@ -9,6 +9,7 @@ import typer
 from rich.table import Table
 
 from perftrack.cli.app import emit, out
+from perftrack.core import ghoutput
 from perftrack.core.errors import ConfigError, EnvironmentProblem
 from perftrack.servers import catalog, providers
 
@@ -61,8 +62,8 @@ def servers_pin(
         pin.write(cat.path, outcome.pins)
         if outcome.pins:
             emit(f"wrote {len(outcome.pins)} pin(s) to {cat.path}")
-    if github_output is not None:
-        _github_output(github_output, [p.server_id for p in outcome.pins])
+    ids = [p.server_id for p in outcome.pins]
+    ghoutput.append(github_output, {"pinned": " ".join(ids), "pin_count": str(len(ids))})
     for sid, reason in outcome.failed:
         emit(f"{sid}: NOT pinned: {reason}")
     if outcome.failed:
@@ -70,14 +71,6 @@ def servers_pin(
             f"{len(outcome.failed)} of {len(entries)} entries could not be pinned "
             f"({', '.join(s for s, _ in outcome.failed)}); they stay unpinned"
         )
-
-
-def _github_output(path: Path, ids: list[str]) -> None:
-    try:
-        with path.open("a", encoding="utf-8") as f:
-            f.write(f"pinned={' '.join(ids)}\npin_count={len(ids)}\n")
-    except OSError as err:
-        raise ConfigError(f"cannot write the GitHub output file {path}: {err.strerror}") from None
 
 
 @servers_app.command("fetch")

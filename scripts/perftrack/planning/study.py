@@ -309,7 +309,7 @@ def check_servers(st: Study, scale: str, catalog: Catalog) -> None:
         sid = st.server(role, scale)
         if sid not in catalog:
             raise ConfigError(
-                f"study {st.name} (scale {scale}) needs server '{sid}' as {role} "
+                f"{st.path}: roles.{role}.{scale}: study {st.name} needs server '{sid}' as {role} "
                 f"(article: {st.roles[role]['article']}), which configs/versions.yaml does not "
                 f"have: add it on a runner whose providers can supply it, or use --scale local"
             )

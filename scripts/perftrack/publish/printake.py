@@ -39,6 +39,7 @@ from typing import Any
 
 import yaml
 
+from perftrack.core import ghoutput
 from perftrack.core.errors import ConfigError, PerftrackError
 from perftrack.publish import prcheck, prcomment
 from perftrack.servers import catalog
@@ -220,14 +221,6 @@ def read_request(path: Path) -> str:
     return number
 
 
-def _outputs(path: Path | None, values: dict[str, str]) -> None:
-    if path is None:
-        return
-    with path.open("a", encoding="utf-8") as handle:
-        for key, value in values.items():
-            handle.write(f"{key}={' '.join(value.split())}\n")
-
-
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         prog="python -m perftrack.publish.printake", description=__doc__
@@ -265,9 +258,9 @@ def main(argv: list[str] | None = None) -> int:
         print(f"catalog refused: {values['refused']}")
     except PerftrackError as err:
         print(f"error: {' '.join(str(err).split())}", file=sys.stderr)
-        _outputs(args.github_output, values)
+        ghoutput.append(args.github_output, {k: " ".join(v.split()) for k, v in values.items()})
         return err.exit_code
-    _outputs(args.github_output, values)
+    ghoutput.append(args.github_output, {k: " ".join(v.split()) for k, v in values.items()})
     return 0
 
 

@@ -361,15 +361,6 @@ def _verify(tmp: Path, old: catalog.Catalog, releases: list[Release], path: Path
         )
 
 
-def write_github_output(path: Path, ids: list[str]) -> None:
-    """Append ``added=ID ID…`` and ``count=N`` to a GitHub Actions output file."""
-    try:
-        with path.open("a", encoding="utf-8") as f:
-            f.write(f"added={' '.join(ids)}\ncount={len(ids)}\n")
-    except OSError as err:
-        raise ConfigError(f"cannot write the GitHub output file {path}: {err.strerror}") from None
-
-
 def report(result: Check, wrote: bool, say: Callable[[str], None]) -> None:
     for source, tag, reason in result.refused:
         say(f"refused {source} tag '{tag}': {reason}")

@@ -11,13 +11,11 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
-import http.server
 import io
 import os
 import re
 import tarfile
 import textwrap
-import threading
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -28,6 +26,7 @@ from perftrack.run.server import Server
 from perftrack.servers import cache, catalog, providers
 from perftrack.servers.catalog import Entry, Tarball
 from perftrack.servers.providers import tarball
+from replay import LocalFiles, serve_files
 
 REPO = Path(__file__).resolve().parents[3]
 VERSION = "8.4.3"
@@ -43,43 +42,11 @@ FAKE_MYSQLD = (
 # --- a local HTTP server -------------------------------------------------------------------
 
 
-@dataclasses.dataclass
-class LocalServer:
-    url: str
-    files: dict[str, bytes]
-    requests: list[str]
-
-
 @pytest.fixture
-def http_server() -> Iterator[LocalServer]:
+def http_server() -> Iterator[LocalFiles]:
     """An HTTP server on 127.0.0.1 serving `files` (path -> bytes); 404 for anything else."""
-    files: dict[str, bytes] = {}
-    requests: list[str] = []
-
-    class Handler(http.server.BaseHTTPRequestHandler):
-        def do_GET(self) -> None:
-            requests.append(self.path)
-            body = files.get(self.path)
-            if body is None:
-                self.send_error(404)
-                return
-            self.send_response(200)
-            self.send_header("Content-Length", str(len(body)))
-            self.end_headers()
-            self.wfile.write(body)
-
-        def log_message(self, *args: object) -> None:
-            pass
-
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield LocalServer(f"http://127.0.0.1:{server.server_address[1]}", files, requests)
-    finally:
-        server.shutdown()
-        server.server_close()
-        thread.join()
+    with serve_files() as server:
+        yield server
 
 
 # --- archives ------------------------------------------------------------------------------
@@ -131,7 +98,7 @@ def no_leftovers(root: Path) -> None:
 
 
 @pytest.fixture
-def mirror(http_server: LocalServer, monkeypatch) -> LocalServer:
+def mirror(http_server: LocalFiles, monkeypatch) -> LocalFiles:
     monkeypatch.setenv(tarball.ENV_MIRROR, http_server.url)
     return http_server
 
