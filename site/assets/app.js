@@ -610,7 +610,7 @@
         { mark: { type: "point", filled: true, size: 50 }, encoding: { y, x: { ...x, field: "ours" },
           color: { field: "noise", type: "nominal" }, tooltip: [{ field: "row" }, { field: "ours", format: ".3f" }, { field: "ci_low", format: ".3f" }, { field: "ci_high", format: ".3f" }, { field: "article", format: ".3f" }] } },
         { mark: { type: "point", shape: "diamond", size: 70, color: "#c0392b", filled: true }, encoding: { y, x: { ...x, field: "article" } } },
-      ],
+      ].filter((layer, i) => i < 3 || data.some((r) => r.article != null)),  // no article numbers: no empty layer
     };
   }
 
@@ -627,7 +627,7 @@
     $("study-roles").replaceChildren(...s.roles.map((r) => el("li", { text: `${r.role}: article ${r.article} → here ${r.server}` })));
     const measured = s.rows.filter((r) => r.ours != null).length;
     $("study-summary").textContent = `${measured} of our ratios measured (${s.rows.filter((r) => r.sure).length} outside the noise: 95% interval excludes 1 and Mann-Whitney p < 0.05); the article publishes ${s.reference_rows} numbers. Ratios are throughput ratios: above 1 = the numerator is faster.`;
-    $("study-claims").replaceChildren(...s.claims.map((c) => el("li", { text: c })));
+    $("study-claims").replaceChildren(...(s.claims.length ? s.claims : ["The article's claims are its numbers: see the table."]).map((c) => el("li", { text: c })));
     $("study-skipped").replaceChildren(...s.skipped.map((c) => el("li", { text: c })));
     $("study-skipped-count").textContent = String(s.skipped.length);
     if (!s.rows.length) setStatus("No results of this study's servers yet: run `perftrack study run " + s.name + " --scale local`, ingest and rebuild.", "empty");

@@ -14,7 +14,7 @@ from perftrack.core.errors import ConfigError
 from perftrack.planning import axes, matrix
 from perftrack.planning import cells as plan
 from perftrack.run import runner
-from perftrack.servers import catalog, rules
+from perftrack.servers import catalog, options, rules
 from perftrack.store import store
 
 CONFIGS = Path(__file__).resolve().parents[2] / "configs"
@@ -197,7 +197,7 @@ def test_handshake_skip_sets_the_option_and_checks_the_connection_charset() -> N
 
 def test_a_profile_cannot_set_the_removed_handshake_option_on_mysql_8_4() -> None:
     with pytest.raises(ConfigError, match=r"removed in MySQL 8\.3\.0"):
-        rules.translate_options(
+        options.translate_options(
             rules.rules_for("mysql", "8.4.3"), {"skip-character-set-client-handshake": None}
         )
     assert rules.rules_for("mysql", "8.0.36").client_handshake_option

@@ -339,8 +339,8 @@ def test_four_system_report_rows_and_claims_from_synthetic_records(tmp_path: Pat
     assert ro80.ours == pytest.approx(1.3) and ro80.sure
     claims = [line for line in lines if line.startswith("claim:")]
     assert len(claims) == 4
-    assert "up to 1.40; ours: max 1.300 over 1 rows (1 outside the noise): agrees" in claims[0]
+    assert "up to 1.40; ours: 1.300–1.300 over 1 rows (1 outside the noise): agrees" in claims[0]
     assert "ours: no data" in claims[1]  # no distinct-ranges records
-    assert "< 1; ours: min 0.800 over 1 rows (1 outside the noise): agrees" in claims[2]
+    assert "< 1; ours: 0.800–0.800 over 1 rows (1 outside the noise): agrees" in claims[2]
     with pytest.raises(ConfigError, match="has 1 part"):
         study_report.find_runs(st, "local", tmp_path / "runs", ["a", "b"])

@@ -7,6 +7,7 @@ import mysql_sid
 from perftrack.core.errors import ConfigError
 from perftrack.run.server import Server
 from perftrack.servers import catalog, providers, rules
+from perftrack.servers import options as release_options
 from perftrack.servers.install import Install
 
 
@@ -137,13 +138,15 @@ def test_start_args(product, version, present, absent):
 
 
 def translate(product: str, version: str, **options: str | None) -> dict[str, str | None]:
-    return rules.translate_options(rules.rules_for(product, version), options)
+    return release_options.translate_options(rules.rules_for(product, version), options)
 
 
 @pytest.mark.parametrize("name", ["tx_isolation", "tx-isolation", "TX_ISOLATION"])
 @pytest.mark.parametrize(("product", "version"), [("mysql", "9.7.4"), ("mariadb", "10.11.19")])
 def test_tx_isolation_becomes_the_startup_option_every_release_takes(name, product, version):
-    out = rules.translate_options(rules.rules_for(product, version), {name: "READ-COMMITTED"})
+    out = release_options.translate_options(
+        rules.rules_for(product, version), {name: "READ-COMMITTED"}
+    )
     assert out == {"transaction-isolation": "READ-COMMITTED"}
     assert translate(product, version, tx_read_only="ON") == {"transaction-read-only": "ON"}
 
@@ -202,7 +205,7 @@ def test_asking_for_the_query_cache_on_mysql_8_is_refused(value):
     ],
 )
 def test_redo_log_size_keeps_its_total_across_releases(product, version, options, expected):
-    assert rules.translate_options(rules.rules_for(product, version), options) == expected
+    assert release_options.translate_options(rules.rules_for(product, version), options) == expected
 
 
 @pytest.mark.parametrize(
@@ -216,7 +219,7 @@ def test_redo_log_size_keeps_its_total_across_releases(product, version, options
 )
 def test_bad_redo_log_settings_are_one_line_errors(options, complaint):
     with pytest.raises(ConfigError, match=complaint) as info:
-        rules.translate_options(rules.rules_for("mysql", "8.4.3"), options)
+        release_options.translate_options(rules.rules_for("mysql", "8.4.3"), options)
     assert "\n" not in str(info.value)
 
 
@@ -278,7 +281,9 @@ def fake_install(product: str, version: str, install_db: bool) -> Install:
 
 def unstarted(tmp_path: Path, product: str, version: str, options=None) -> Server:
     install = fake_install(product, version, install_db=product == "mariadb")
-    srv = Server(install, rules.translate_options(rules.rules_for(product, version), options or {}))
+    srv = Server(
+        install, release_options.translate_options(rules.rules_for(product, version), options or {})
+    )
     srv.dir = tmp_path
     srv.port = 3306
     return srv
@@ -394,7 +399,7 @@ def test_real_server_matches_its_rule_and_takes_a_translated_profile(real_instal
         "tx_isolation": "READ-COMMITTED",
         "query_cache_type": "OFF",
     }
-    options = rules.translate_options(rule, profile)
+    options = release_options.translate_options(rule, profile)
     with Server(real_install, options, workroot=workroot) as srv:
         # defaults the profile does not touch
         assert variable(srv, "character_set_server") == rule.default_charset

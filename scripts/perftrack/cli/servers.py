@@ -22,7 +22,9 @@ def servers_list() -> None:
     cat = catalog.load()
     t = Table("id", "product", "version", "provider", "pinned", "note")
     for e in cat.entries:
-        t.add_row(e.id, e.product, e.version, e.provider, _pin_state(e), e.stand_in or "")
+        t.add_row(
+            e.id, e.product, e.version, e.provider, _pin_state(e), e.stand_in or e.notes or ""
+        )
     out.print(t)
 
 

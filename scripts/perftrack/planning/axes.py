@@ -17,7 +17,7 @@ from typing import Any, Protocol
 
 from perftrack.core import yamlfile
 from perftrack.core.errors import ConfigError
-from perftrack.servers import rules
+from perftrack.servers import options, rules
 
 AXES_FILE = "axes.yaml"
 AXIS_NAMES = ("engine", "isolation", "durability", "handshake", "dataset_size")
@@ -168,8 +168,8 @@ def skip_reason(rule: rules.Rule, engine: str | None, handshake_skip: bool = Fal
 def buffer_pool_bytes(rule: rules.Rule, profile: dict[str, str | None]) -> int:
     """The buffer pool a profile declares, else the release's default."""
     for name, value in profile.items():
-        if rules.option_key(name) == BUFFER_POOL_OPTION:
-            return rules.size_bytes(name, value)
+        if options.option_key(name) == BUFFER_POOL_OPTION:
+            return options.size_bytes(name, value)
     return rule.buffer_pool_default
 
 

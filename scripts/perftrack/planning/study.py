@@ -65,7 +65,7 @@ class Claim:
 
     text: str
     rows: str  # a report comparison prefix: "version mysql80", "charset", ...
-    where: tuple[tuple[str, str], ...]  # (cell field, value prefix)
+    where: tuple[tuple[str, tuple[str, ...]], ...]  # (cell field, value prefixes: any)
     kind: str  # up_to: the best ratio is about `value`; above / below: every ratio is
     value: float
 
@@ -262,6 +262,8 @@ def _claims(raw: Any, where: str) -> tuple[Claim, ...]:
                 + (f" (unknown key {extra[0]!r})" if extra else "")
             )
         cond = c.get("where") or {}
+        if isinstance(cond, dict):
+            cond = {k: v if isinstance(v, list) else [v] for k, v in cond.items()}
         value = c[kinds[0]]
         if (
             not isinstance(cond, dict)
@@ -273,7 +275,7 @@ def _claims(raw: Any, where: str) -> tuple[Claim, ...]:
             Claim(
                 " ".join(c["text"].split()),
                 str(c.get("rows", "")),
-                tuple((str(k), str(v)) for k, v in cond.items()),
+                tuple((str(k), tuple(str(x) for x in v)) for k, v in cond.items()),
                 kinds[0],
                 float(value),
             )

@@ -214,6 +214,7 @@ class Row:
     n: tuple[int, int]
     article: float | None
     interval: stats.Comparison | None = None  # our ratio's 95% interval and rank test
+    cell: Key = ()  # the cell's MATCH values (the axis comparison's: the other value's)
 
     @property
     def sure(self) -> bool:
@@ -245,6 +246,7 @@ def rows(st: Study, side: Side) -> list[Row]:
                         (len(new or []), len(base or [])),
                         _ratio(_article(side, role, k), _article(side, b, k)),
                         _interval(new, base),
+                        k,
                     )
                 )
     for comparison in (c for c in st.comparisons if c in AXIS_OF):
@@ -279,6 +281,7 @@ def _axis_rows(st: Study, side: Side, keys: list[Key], comparison: str) -> list[
                     (len(num or []), len(den or [])),
                     article,
                     _interval(num, den),
+                    k,
                 )
             )
     return out
@@ -373,19 +376,28 @@ class ClaimCheck:
 
     @property
     def holds(self) -> bool | None:
-        """Does our data agree in direction (up_to: the best ratio is > 1 too; above/below:
-        every ratio is on that side)? None without data."""
-        values = [r.ours for r in self.rows if r.ours is not None]
-        if not values:
-            return None
+        """True: every ratio is on the claim's side (up_to: the best is > 1 like the
+        article's); False: a ratio outside the noise is on the other side; None: no data,
+        or the rows against it are all within the noise."""
         c = self.claim
+        rows = [r for r in self.rows if r.ours is not None]
+        if not rows:
+            return None
+
+        def on_side(v: float) -> bool:
+            if c.kind == "up_to":
+                return (v > 1) == (c.value > 1)
+            return v > c.value if c.kind == "above" else v < c.value
+
         if c.kind == "up_to":
-            return (max(values) > 1) == (c.value > 1)
-        return (
-            all(v > c.value for v in values)
-            if c.kind == "above"
-            else all(v < c.value for v in values)
-        )
+            best = max(r.ours for r in rows if r.ours is not None)
+            if on_side(best):
+                return True
+            return False if any(r.sure for r in rows) else None
+        against = [r for r in rows if r.ours is not None and not on_side(r.ours)]
+        if not against:
+            return True
+        return False if any(r.sure for r in against) else None
 
     def line(self) -> str:
         c = self.claim
@@ -394,25 +406,31 @@ class ClaimCheck:
             "above": f"> {c.value:g}",
             "below": f"< {c.value:g}",
         }
-        sure = sum(1 for r in self.rows if r.sure)
-        if self.ours is None:
+        values = [r.ours for r in self.rows if r.ours is not None]
+        if not values:
             return f"claim: {c.text} — article: {want[c.kind]}; ours: no data"
-        best = "max" if c.kind != "below" else "min"
-        verdict = {True: "agrees", False: "DISAGREES", None: "—"}[self.holds]
+        sure = sum(1 for r in self.rows if r.sure)
+        verdict = {True: "agrees", False: "DISAGREES", None: "not shown either way (noise)"}
         return (
-            f"claim: {c.text} — article: {want[c.kind]}; ours: {best} {self.ours:.3f} over "
-            f"{len(self.rows)} rows ({sure} outside the noise): {verdict}"
+            f"claim: {c.text} — article: {want[c.kind]}; ours: {min(values):.3f}–"
+            f"{max(values):.3f} over {len(values)} rows ({sure} outside the noise): "
+            f"{verdict[self.holds]}"
         )
+
+
+def _claim_cell(c: Claim, cell: Key) -> bool:
+    """The cell matches every `where` field: its value starts with one of the claim's."""
+    values = dict(zip(MATCH, cell, strict=True)) if cell else {}
+    return all(
+        field in values and any(str(values[field] or "").startswith(v) for v in wanted)
+        for field, wanted in c.where
+    )
 
 
 def claim_checks(st: Study, table: list[Row]) -> list[ClaimCheck]:
     out = []
     for c in st.claims:
-        mine = [
-            r
-            for r in table
-            if r.comparison.startswith(c.rows) and all(f"{k}={v}" in r.label for k, v in c.where)
-        ]
+        mine = [r for r in table if r.comparison.startswith(c.rows) and _claim_cell(c, r.cell)]
         out.append(ClaimCheck(c, mine))
     return out
 

@@ -48,7 +48,7 @@ from perftrack.planning import cells as plan
 from perftrack.planning.matrix import Matrix
 from perftrack.run import readback, sampler
 from perftrack.run.server import BENCH_DB, BENCH_USER, Server, mount_point
-from perftrack.servers import cache, profiles, providers, rules
+from perftrack.servers import cache, options, profiles, providers, rules
 from perftrack.servers.catalog import Catalog
 from perftrack.servers.install import Install
 
@@ -308,7 +308,7 @@ class Runner:
 
     def _options(self, cell: plan.Cell) -> dict[str, str | None]:
         inst = self._install(cell.server_id)
-        opts = rules.translate_options(  # option names/units of this release (rules.py)
+        opts = options.translate_options(  # option names/units of this release (options.py)
             rules.rules_for(inst.product, inst.version),
             # the catalog entry's server_options first: the profile's win (later in my.cnf)
             {

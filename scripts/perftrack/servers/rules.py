@@ -6,7 +6,7 @@ start options, the redo log sizing option, whether the query cache exists, wheth
 binary log is on by default, the state of mysql_native_password, options a release
 removed, whether skip-character-set-client-handshake exists, the default buffer pool) is
 a column of `RULES`; code asks `rules_for(product, version)` and never
-compares versions itself. `translate_options` rewrites a profile's options for a release.
+compares versions itself. `servers/options.py` rewrites a profile's options for a release.
 Sources: the MySQL and MariaDB reference manuals' "changes in release" notes for each
 row's first version.
 
@@ -517,14 +517,18 @@ def resolve_collation(rule: Rule, axis_value: str) -> tuple[str, str] | str:
     if "_" not in axis_value:
         collation = rule.default_collation_for(axis_value)
         if collation is None and axis_value in AXIS_CHARSETS:
-            return f"charset {axis_value} does not exist on {rule.product} {_fmt(rule)}"
+            return (
+                f"charset {axis_value} does not exist on {rule.product} {describe_versions(rule)}"
+            )
         if collation is None:
             return (
                 f"charset {axis_value} is not one perftrack benchmarks ({', '.join(AXIS_CHARSETS)})"
             )
         return axis_value, collation
     if axis_value not in rule.collations:
-        return f"collation {axis_value} is not available on {rule.product} {_fmt(rule)}"
+        return (
+            f"collation {axis_value} is not available on {rule.product} {describe_versions(rule)}"
+        )
     return charset_of(axis_value), axis_value
 
 
@@ -548,129 +552,8 @@ def check_charset_value(value: str, where: str) -> None:
         )
 
 
-def _fmt(rule: Rule) -> str:
+def describe_versions(rule: Rule) -> str:
+    """The versions a rules row covers, e.g. ``8.0.30–8.3``, ``9.0+``."""
     since = ".".join(map(str, rule.since))
     until = ".".join(map(str, rule.until)) if rule.until else ""
     return f"{since}–{until}" if until else f"{since}+"
-
-
-# --- profile options across releases -------------------------------------------------------
-
-# Option names a profile may use on any release, and the startup option every tracked
-# release accepts for them: MySQL 8.0.3 removed tx_isolation/tx_read_only, MariaDB 10.11
-# refuses `tx_isolation=` in my.cnf (measured), and `transaction-isolation` /
-# `transaction-read-only` are startup options of MySQL 5.7+ and MariaDB 10.1+.
-RENAMED_OPTIONS = {
-    "tx_isolation": "transaction-isolation",
-    "tx_read_only": "transaction-read-only",
-}
-QUERY_CACHE_PREFIX = "query_cache_"
-# query_cache_type values that turn the cache on (ON/1 always, DEMAND/2 on request).
-QUERY_CACHE_ON = frozenset({"1", "on", "2", "demand"})
-# innodb_log_files_in_group's default in every release that had it (MySQL 5.7-8.0.29,
-# MariaDB 10.1-10.4); MySQL 8.0.30+ multiplies innodb_log_file_size by it the same way
-# when innodb_redo_log_capacity is not set.
-LEGACY_REDO_LOG_FILES = 2
-_REDO_OPTIONS = (REDO_LOG_FILE_SIZE, REDO_LOG_CAPACITY, REDO_LOG_FILES_IN_GROUP)
-_SIZE_RE = re.compile(r"^(\d+)([KMGT]?)$", re.IGNORECASE)
-_SIZE_UNITS = (("T", 1 << 40), ("G", 1 << 30), ("M", 1 << 20), ("K", 1 << 10))
-
-
-def option_key(name: str) -> str:
-    """An option name as the server matches it: '-' and '_' are the same, case-blind."""
-    return name.replace("-", "_").lower()
-
-
-def translate_options(rule: Rule, options: dict[str, str | None]) -> dict[str, str | None]:
-    """A profile's [mysqld] options in the names and units ``rule``'s release understands.
-
-    - tx_isolation / tx_read_only become transaction-isolation / transaction-read-only;
-    - the query cache's options are dropped where there is no query cache (MySQL 8.0+),
-      unless they turn it on: then `ConfigError` (the cell cannot be what it asks for);
-    - redo log size keeps its *total*: innodb_redo_log_capacity on MySQL 8.0.30+,
-      innodb_log_file_size (x the release's number of files) elsewhere;
-    - an option the release removed (``removed_options``) is a `ConfigError` saying why.
-    """
-    removed = dict(rule.removed_options)
-    out: dict[str, str | None] = {}
-    for name, value in options.items():
-        key = option_key(name)
-        if key in removed:
-            raise ConfigError(
-                f"option {name} cannot be used on {rule.product} {_fmt(rule)}: "
-                f"{removed[key]}; remove it from the profile"
-            )
-        if key.startswith(QUERY_CACHE_PREFIX) and not rule.query_cache:
-            if key == "query_cache_type" and str(value).lower() in QUERY_CACHE_ON:
-                raise ConfigError(
-                    f"{name}={value} asks for the query cache, which {rule.product} "
-                    f"{_fmt(rule)} does not have (removed in MySQL 8.0.3); use a profile "
-                    "without it for this server"
-                )
-            continue  # a disabled cache that does not exist: nothing to set
-        if key in _REDO_OPTIONS:
-            continue  # below, as one total
-        out[RENAMED_OPTIONS.get(key, name)] = value
-    out.update(_redo_log_options(rule, options))
-    return out
-
-
-def _redo_log_options(rule: Rule, options: dict[str, str | None]) -> dict[str, str]:
-    given = {option_key(k): v for k, v in options.items() if option_key(k) in _REDO_OPTIONS}
-    size, capacity = given.get(REDO_LOG_FILE_SIZE), given.get(REDO_LOG_CAPACITY)
-    files_text = given.get(REDO_LOG_FILES_IN_GROUP)
-    if size is not None and capacity is not None:
-        raise ConfigError(
-            f"the profile sets both {REDO_LOG_FILE_SIZE} and {REDO_LOG_CAPACITY}: set one "
-            f"(perftrack converts it to what each release uses)"
-        )
-    if capacity is not None and files_text is not None:
-        raise ConfigError(
-            f"{REDO_LOG_FILES_IN_GROUP} has no meaning with {REDO_LOG_CAPACITY}: remove it"
-        )
-    files = _whole_number(REDO_LOG_FILES_IN_GROUP, files_text) if files_text else None
-    if capacity is not None:
-        total = _size_bytes(REDO_LOG_CAPACITY, capacity)
-    elif size is not None:
-        total = _size_bytes(REDO_LOG_FILE_SIZE, size) * (files or _files_meant(rule))
-    else:
-        return {}  # innodb_log_files_in_group alone: no size to keep
-    if rule.redo_log_option == REDO_LOG_CAPACITY:
-        return {REDO_LOG_CAPACITY: _format_size(total)}
-    out = {REDO_LOG_FILE_SIZE: _format_size(total // rule.redo_log_files)}
-    if rule.redo_log_files > 1:
-        out[REDO_LOG_FILES_IN_GROUP] = str(rule.redo_log_files)
-    return out
-
-
-def _files_meant(rule: Rule) -> int:
-    """How many files an innodb_log_file_size without innodb_log_files_in_group means."""
-    if rule.redo_log_option == REDO_LOG_FILE_SIZE:
-        return rule.redo_log_files  # this release's own meaning: pass it through unchanged
-    return LEGACY_REDO_LOG_FILES
-
-
-def size_bytes(name: str, value: str | None) -> int:
-    """A my.cnf size (bytes, or a number with K, M, G, T) in bytes; ConfigError if not."""
-    return _size_bytes(name, value)
-
-
-def _size_bytes(name: str, value: str | None) -> int:
-    m = _SIZE_RE.match(str(value or "").strip())
-    if not m:
-        raise ConfigError(f"{name}={value} is not a size: use bytes or a number with K, M, G, T")
-    factor = dict(_SIZE_UNITS).get(m.group(2).upper(), 1)
-    return int(m.group(1)) * factor
-
-
-def _whole_number(name: str, value: str) -> int:
-    if not value.isdigit() or int(value) < 1:
-        raise ConfigError(f"{name}={value} must be a whole number of at least 1")
-    return int(value)
-
-
-def _format_size(size: int) -> str:
-    for suffix, factor in _SIZE_UNITS:
-        if size >= factor and size % factor == 0:
-            return f"{size // factor}{suffix}"
-    return str(size)

@@ -82,6 +82,8 @@ def synthetic_studies(root: Path) -> Path:
         "charsets": ["latin1", "utf8mb4_0900_ai_ci"],
         "threads": [1, 4],
         "repeats": 3,
+        "duration_s": 60,  # the synthetic history's cells
+        "tables": 8,
     }
     doc = {
         "name": SYNTHETIC_STUDY,

@@ -550,7 +550,7 @@ def study_records(con: Any, server_ids: list[str]) -> list[dict[str, Any]]:
     axes = ", ".join(f"r.{a}" for a in STUDY_AXES)
     cur = con.execute(
         f"""SELECT s.server_id, r.status, r.reason, r.qps, r.workload, r.threads,
-                   r."collation", r.profile, {axes}
+                   r."collation", r.profile, r.tables, r.duration_s, {axes}
             FROM results r JOIN servers s USING (server_key)
             WHERE s.server_id IN (SELECT unnest(?))
             QUALIFY row_number() OVER (PARTITION BY r.run_id, r.cell_id
@@ -559,8 +559,15 @@ def study_records(con: Any, server_ids: list[str]) -> list[dict[str, Any]]:
     )
     out = []
     for row in cur.fetchall():
-        sid, status, reason, qps, workload, threads, coll, profile, *ax = row
-        cell = {"workload": workload, "threads": threads, "collation": coll, "profile": profile}
+        sid, status, reason, qps, workload, threads, coll, profile, tables, duration, *ax = row
+        cell = {
+            "workload": workload,
+            "threads": threads,
+            "collation": coll,
+            "profile": profile,
+            "tables": tables,
+            "duration_s": duration,
+        }
         cell.update(zip(STUDY_AXES, ax, strict=True))
         out.append(
             {
