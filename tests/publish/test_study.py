@@ -75,6 +75,12 @@ def test_multi_system_studies_compare_every_role_with_the_first() -> None:
         "study-004_sakila_57_80_84_ps_mariadb-full-tpcc",
     ]
     assert st.baseline("profile") == ("default", "local-default")
+    # the article's chart data: 5 systems x 2 datasets x 2 profiles x 11 thread counts
+    ref = study_report.read_reference(st)
+    assert len(ref) == 220
+    small = ("oltp_read_write", 4, None, None, None, None, "small", None, None, "default")
+    assert ref[("mysql57", small)] > 10 * ref[("mysql8036", small)]  # 8.0.36's defaults
+    assert st.stand_in_profiles == {"local-default": "default", "local-tuned": "tuned"}
     st2 = study.load("002_utf8mb4_80_57_56_mariadb103", CONFIGS)
     assert st2.matrix("full").handshakes == ("skip",) and st2.matrix("full").profile == "article002"
     assert len(st2.claims) == 4 and st2.claims[0].value == pytest.approx(1.40)

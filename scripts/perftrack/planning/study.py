@@ -48,6 +48,7 @@ KEYS = {
     "baseline_durability",
     "baselines",
     "claims",
+    "stand_in_profiles",
     "roles",
     "stand_in",
     "scales",
@@ -86,6 +87,8 @@ class Study:
     # RR, profile: default, ...); charset and durability also take the two keys above.
     baselines: dict[str, tuple[str, ...]] | None = None
     claims: tuple[Claim, ...] = ()
+    # a local scale's stand-in profile -> the article's profile it stands for (004)
+    stand_in_profiles: dict[str, str] | None = None
 
     @property
     def role_names(self) -> tuple[str, ...]:
@@ -232,6 +235,7 @@ def load(name: str, config_dir: Path) -> Study:
         baseline_durability=str(data.get("baseline_durability", "binlog_nosync")),
         baselines=_baselines(data.get("baselines"), comparisons, where),
         claims=_claims(data.get("claims"), where),
+        stand_in_profiles=_text_map(data.get("stand_in_profiles"), "stand_in_profiles", where),
     )
     for scale in scales:
         parts = scales[scale].get("parts") if isinstance(scales[scale], dict) else None
@@ -242,6 +246,14 @@ def load(name: str, config_dir: Path) -> Study:
                 raise ConfigError(f"{where}: part name {part!r}: lowercase letters, digits and _")
         st.matrices(scale)  # validates every scale's matrices now
     return st
+
+
+def _text_map(raw: Any, key: str, where: str) -> dict[str, str] | None:
+    if raw is None:
+        return None
+    if not isinstance(raw, dict) or not all(isinstance(v, str) for v in raw.values()):
+        raise ConfigError(f"{where}: '{key}' maps names to names (text)")
+    return {str(k): v for k, v in raw.items()}
 
 
 def _claims(raw: Any, where: str) -> tuple[Claim, ...]:

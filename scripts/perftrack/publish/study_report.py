@@ -54,6 +54,8 @@ class Side:
 
     ours: dict[tuple[str, Key], list[float]] = field(default_factory=dict)
     article: dict[tuple[str, Key], float] = field(default_factory=dict)
+    # our profile -> the article's it stands in for (the study's `stand_in_profiles`)
+    profile_alias: dict[str, str] = field(default_factory=dict)
 
 
 def _norm(v: Any) -> Any:
@@ -145,7 +147,7 @@ def run_status(run_dir: Path) -> str:
 
 
 def collect(st: Study, scale: str, recs: Iterable[dict[str, Any]]) -> tuple[Side, list[str]]:
-    side = Side(article=read_reference(st))
+    side = Side(article=read_reference(st), profile_alias=dict(st.stand_in_profiles or {}))
     role_of = st.role_of_server(scale)
     skipped: list[str] = []
     for rec in recs:
@@ -177,7 +179,10 @@ UNREFERENCED = ("handshake", "dataset_size", "phase", "isolation", "profile")
 
 def _article(side: Side, role: str, key: Key, keep: str = "") -> float | None:
     """The article's speed for the key, allowing the reference's empty optional fields
-    (except `keep`: the field an axis comparison varies must match exactly)."""
+    (except `keep`: the field an axis comparison varies must match exactly); a stand-in
+    profile is looked up as the profile it stands in for."""
+    pi = MATCH.index("profile")
+    key = tuple(side.profile_alias.get(v, v) if i == pi else v for i, v in enumerate(key))
     for extra in ((), UNREFERENCED):
         for optional in ((), ("durability",), ("collation",), OPTIONAL_MATCH):
             blank = (*optional, *extra)
