@@ -16,6 +16,7 @@ import duckdb
 import pytest
 
 from fixtures.records.synthetic import SYNTHETIC_START, make_record
+from perftrack import cli
 from perftrack.core import record
 from perftrack.core.errors import ConfigError
 from perftrack.publish import job_summary as summary
@@ -290,3 +291,39 @@ def test_token_reaches_git_only_through_the_environment(remote: Path, tmp_path: 
     # git sees it (as an HTTP header for github.com only), nothing is written to disk
     assert "AUTHORIZATION: basic " in g.config("http.https://github.com/.extraheader")
     assert "extraheader" not in (a / ".git" / "config").read_text()
+
+
+def changes(repo: Path) -> list[str]:
+    """`git status` lines, without the store's lock file (gitignored in the project)."""
+    return [line for line in git(repo, "status", "--porcelain").splitlines() if ".lock" not in line]
+
+
+def test_a_file_over_the_limit_is_refused_before_any_commit(remote: Path, tmp_path: Path) -> None:
+    a = clone(remote, tmp_path / "a")
+    first = publish.publish([night(tmp_path, 1)], db=a / DB, pause=lambda _s: None)
+    head = git(a, "rev-parse", "HEAD")
+    size = (a / DB).stat().st_size
+    with pytest.raises(publish.TooLarge) as exc:
+        publish.publish(
+            [night(tmp_path, 2)], db=a / DB, pause=lambda _s: None, max_file_mb=size / 2e6
+        )
+    msg = str(exc.value)
+    assert msg.startswith(f"{DB} would be ") and "MB limit" in msg and "\n" not in msg
+    # nothing committed, nothing pushed, the DB file as the branch has it
+    assert git(a, "rev-parse", "HEAD") == head == git(remote, "rev-parse", "main")
+    assert changes(a) == []
+    assert db_rows(a / DB)[2] == ["synthetic-night-1"] and first.pushed
+
+
+def test_the_cli_names_the_limit_and_exits_3(remote: Path, tmp_path: Path, capsys) -> None:
+    a = clone(remote, tmp_path / "a")
+    rc = cli.main(
+        ["publish", str(night(tmp_path, 1)), "--db", str(a / DB), "--max-file-mb", "0.001"]
+    )
+    err = capsys.readouterr().err
+    assert rc == 3 and "over the 0.001 MB limit" in err and len(err.strip().splitlines()) == 1
+    assert not (a / DB).exists() and changes(a) == []
+    assert (
+        cli.main(["publish", str(night(tmp_path, 1)), "--db", str(a / DB), "--max-file-mb", "0"])
+        == 2
+    )

@@ -17,6 +17,9 @@ def publish_cmd(
     remote: Annotated[str, typer.Option(help="git remote to push to")] = "origin",
     branch: Annotated[str | None, typer.Option(help="branch (default: the current one)")] = None,
     attempts: Annotated[int, typer.Option(help="push attempts (lost races retried)")] = 5,
+    max_file_mb: Annotated[
+        float, typer.Option(help="refuse a commit holding a file larger than this (MB)")
+    ] = 50,
     push: Annotated[bool, typer.Option("--push/--no-push", help="push the commit")] = True,
     plan_file: Annotated[Path | None, typer.Option("--plan", help="the night plan")] = None,
     summary_file: Annotated[Path | None, typer.Option("--summary", help="append markdown")] = None,
@@ -28,7 +31,14 @@ def publish_cmd(
 
     plan = summary.load_plan(plan_file) if plan_file else None
     res = publish.publish(
-        sources, db=db, remote=remote, branch=branch, attempts=attempts, push=push, say=emit
+        sources,
+        db=db,
+        remote=remote,
+        branch=branch,
+        attempts=attempts,
+        push=push,
+        say=emit,
+        max_file_mb=max_file_mb,
     )
     state = f"pushed as `{res.commit[:12]}`" if res.pushed and res.commit else "no new commit"
     head = (

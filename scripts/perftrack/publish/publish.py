@@ -68,6 +68,16 @@ class PushError(EnvironmentProblem):
     """The DB commit could not be pushed (attempts exhausted, or git refused)."""
 
 
+class TooLarge(EnvironmentProblem):
+    """A file the commit would hold is over the size limit: refused before committing."""
+
+
+# The largest file publish commits. GitHub refuses a push with a file over 100 MB, and a
+# refused push would fail every night from then on; the repository's budget is 50 MB
+# (docs/benchmarks.md, "Repository cost").
+DEFAULT_MAX_FILE_MB = 50
+
+
 @dataclass
 class Result:
     records: int = 0  # record files read
@@ -189,6 +199,25 @@ def _is_race(stderr: str) -> bool:
     return any(m in stderr for m in RACE_MARKERS)
 
 
+def _check_sizes(git: Git, top: Path, rel: Path, max_file_mb: float) -> None:
+    """`TooLarge` naming the file and the limit if a staged file is over it; the DB file
+    is then restored to the branch's (the night's records stay in the run's artifacts)."""
+    limit = int(max_file_mb * 1_000_000)
+    staged = [n for n in git.out("diff", "--cached", "--name-only", "-z").split("\0") if n]
+    for name in staged:
+        size = (top / name).stat().st_size if (top / name).is_file() else 0
+        if size > limit:
+            git.run("reset", "--quiet", "--", str(rel))
+            git.run("checkout", "--quiet", "--", str(rel), check=False)
+            if not git.out("ls-files", "--", str(rel)):  # new file: not on the branch yet
+                (top / rel).unlink(missing_ok=True)
+            raise TooLarge(
+                f"{name} would be {size / 1e6:.1f} MB, over the {max_file_mb:g} MB limit "
+                "for a file in the repository: nothing committed or pushed (the records are "
+                "in the run's artifacts); see docs/schema.md for the storage layout"
+            )
+
+
 def default_message(run_ids: Sequence[str], added: int) -> str:
     runs = ", ".join(run_ids[:5]) + (f" and {len(run_ids) - 5} more" if len(run_ids) > 5 else "")
     return f"data: publish {added} result(s) from run(s) {runs or '(none)'}"
@@ -205,10 +234,16 @@ def publish(
     message: str | None = None,
     say: Callable[[str], None] = lambda _m: None,
     pause: Callable[[float], None] = time.sleep,
+    max_file_mb: float = DEFAULT_MAX_FILE_MB,
 ) -> Result:
-    """Ingest `sources` into `db`, detect, commit the DB and push (retrying lost races)."""
+    """Ingest `sources` into `db`, detect, commit the DB and push (retrying lost races).
+
+    A commit that would hold a file over `max_file_mb` is refused before it is made: the
+    DB file is put back as the branch has it, and nothing is committed or pushed."""
     if not 1 <= attempts <= MAX_ATTEMPTS:
         raise ConfigError(f"--attempts must be 1..{MAX_ATTEMPTS}, not {attempts}")
+    if not 0 < max_file_mb <= 100:
+        raise ConfigError(f"--max-file-mb must be above 0 and at most 100, not {max_file_mb:g}")
     prepared, run_ids = read_records(sources)
     top, rel = worktree_of(db)
     git = Git(top, os.environ.get("GITHUB_TOKEN") or None)
@@ -227,6 +262,7 @@ def publish(
         if git.run("diff", "--cached", "--quiet", "--", str(rel), check=False).returncode == 0:
             say(f"{rel} unchanged: nothing to commit")
             return result
+        _check_sizes(git, top, rel, max_file_mb)
         git.run(
             "commit", "--quiet", "-m", message or default_message(run_ids, res.added), "--",
             str(rel),
@@ -259,6 +295,7 @@ __all__ = [
     "DEFAULT_ATTEMPTS",
     "Git",
     "PushError",
+    "TooLarge",
     "Result",
     "default_message",
     "ingest_and_detect",
