@@ -423,7 +423,7 @@ def test_docker_server_is_sampled_from_its_container(
     with (config_dir / "versions.yaml").open("a") as catalog_file:
         catalog_file.write(
             f"\n  - id: mysql-sid-docker\n    product: mysql\n    version: {sid.version}\n"
-            f"    provider: docker\n    image: {ref}\n"
+            f"    provider: docker\n    image: {ref}\n    digest: {image_id(ref)}\n"
         )
     m = tiny(servers=["mysql-sid-docker"], workloads=["oltp_point_select"], warmup_s=0)
     s, recs, _ = run_cells(tmp_path, config_dir, workroot, m)
@@ -436,3 +436,13 @@ def test_docker_server_is_sampled_from_its_container(
     assert res["cpu_us_per_txn"] > 0 and res["ctx_vol_per_txn"] > 0
     assert res["write_bytes_per_txn"] is not None and res["peak_rss_bytes"] > 0
     assert set(cost["unavailable"]) <= {"instructions_per_txn", "cycles_per_txn", "ipc"}
+
+
+def image_id(ref: str) -> str:
+    """The local image's id: the digest a catalog entry for an imported image records."""
+    return subprocess.run(
+        ["docker", "image", "inspect", "--format", "{{.Id}}", ref],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.strip()
