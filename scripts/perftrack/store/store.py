@@ -222,6 +222,44 @@ class Store:
         ).fetchall()
         return [r[0] for r in rows]
 
+    def cell_records(self, server_ids: list[str]) -> list[dict[str, Any]]:
+        """The latest attempt of every cell of these servers, shaped like run records
+        (server.id, status, reason, cell fields, result.qps): what a study page reads."""
+        if not server_ids:
+            return []
+        axes = ", ".join(f"r.{a}" for a in record.OPTIONAL_CELL_FIELDS)
+        cur = self.con.execute(
+            f"""SELECT s.server_id, r.status, r.reason, r.qps, r.workload, r.threads,
+                       r."collation", r.profile, r.tables, r.duration_s, {axes}
+                FROM results r JOIN servers s USING (server_key)
+                WHERE s.server_id IN (SELECT unnest(?))
+                QUALIFY row_number() OVER (PARTITION BY r.run_id, r.cell_id
+                                           ORDER BY r.attempt DESC) = 1""",
+            [server_ids],
+        )
+        out = []
+        for row in cur.fetchall():
+            sid, status, reason, qps, workload, threads, coll, profile, tables, dur, *ax = row
+            cell = {
+                "workload": workload,
+                "threads": threads,
+                "collation": coll,
+                "profile": profile,
+                "tables": tables,
+                "duration_s": dur,
+                **dict(zip(record.OPTIONAL_CELL_FIELDS, ax, strict=True)),
+            }
+            out.append(
+                {
+                    "server": {"id": sid},
+                    "status": status,
+                    "reason": reason,
+                    "cell": cell,
+                    "result": {"qps": qps},
+                }
+            )
+        return out
+
     def info(self) -> dict[str, Any]:
         """A summary for `perftrack db info`; times are ISO strings (UTC) or None."""
         tables = migrations.user_tables(self.con)
