@@ -41,7 +41,7 @@ from perftrack.analysis import stats
 from perftrack.core import paths
 from perftrack.drivers import sysbench
 from perftrack.planning import matrix, workloads
-from perftrack.run import runner, sampler
+from perftrack.run import perf, runner, sampler, targets
 from perftrack.run.server import BENCH_DB, BENCH_USER, Server
 from perftrack.servers import catalog, providers
 
@@ -83,7 +83,7 @@ def overhead(
         off: list[float] = []
         for i in range(pairs):
             for sampled in (True, False) if i % 2 == 0 else (False, True):
-                tgt, why = sampler.target_for(srv)
+                tgt, why = targets.target_for(srv)
                 assert tgt is not None, why
                 win = sampler.Window(tgt) if sampled else None
                 if win:
@@ -95,7 +95,7 @@ def overhead(
                     win.stop()
                 (on if sampled else off).append(float(parsed["tps"]))
         # the sampling's own work, on the live server: one Window start + stop
-        tgt, _ = sampler.target_for(srv)
+        tgt, _ = targets.target_for(srv)
         assert tgt is not None
         cpu0, wall0 = time.process_time(), time.perf_counter()
         for _ in range(SNAPSHOT_REPEATS):
@@ -310,7 +310,7 @@ def main() -> None:
         "args": {k: str(v) for k, v in vars(a).items()},
         "cores": os.cpu_count(),
         "load_before": [round(x, 2) for x in os.getloadavg()],
-        "perf_hardware": sampler.perf_hardware() or "available",
+        "perf_hardware": perf.perf_hardware() or "available",
     }
     try:
         if not a.skip_overhead:

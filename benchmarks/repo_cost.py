@@ -32,7 +32,7 @@ sys.path.insert(0, str(REPO / "benchmarks"))
 import synthetic_history as synth  # noqa: E402
 
 from perftrack.cli import main as cli  # noqa: E402
-from perftrack.store import store  # noqa: E402
+from perftrack.store import dbfile, store  # noqa: E402
 
 
 def git(repo: Path, *args: str) -> str:
@@ -92,8 +92,8 @@ def measure(base: int, nights: int, work: Path) -> dict[str, float]:
         "pack_mb_end": end / 1e6,
         "pack_kb_per_night": (end - start) / nights / 1e3,
         "loop_s": loop_s,
-        "row_group_size": store.ROW_GROUP_SIZE,
-        "compact_free_fraction": store.COMPACT_FREE_FRACTION,
+        "row_group_size": dbfile.ROW_GROUP_SIZE,
+        "compact_free_fraction": dbfile.COMPACT_FREE_FRACTION,
     }
 
 
@@ -104,18 +104,18 @@ def main() -> None:
     ap.add_argument(
         "--row-group-size",
         type=int,
-        default=store.ROW_GROUP_SIZE or 0,
+        default=dbfile.ROW_GROUP_SIZE or 0,
         help="rows per row group when writing (0: DuckDB's default, 122,880)",
     )
     ap.add_argument(
         "--compact-fraction",
         type=float,
-        default=store.COMPACT_FREE_FRACTION,
+        default=dbfile.COMPACT_FREE_FRACTION,
         help="rewrite the file at close when this share of it is free (above 1: never)",
     )
     a = ap.parse_args()
-    store.ROW_GROUP_SIZE = a.row_group_size or None
-    store.COMPACT_FREE_FRACTION = a.compact_fraction
+    dbfile.ROW_GROUP_SIZE = a.row_group_size or None
+    dbfile.COMPACT_FREE_FRACTION = a.compact_fraction
     with tempfile.TemporaryDirectory(prefix="perftrack-repo-cost-") as tmp:
         print(json.dumps(measure(a.base, a.nights, Path(tmp))))
 

@@ -15,7 +15,7 @@ import pytest
 from perftrack.core import record
 from perftrack.core.errors import ConfigError
 from perftrack.planning import matrix
-from perftrack.run import runner, sampler
+from perftrack.run import perf, runner, sampler, targets
 from perftrack.run.server import BENCH_DB, Server
 from perftrack.servers import catalog, providers
 from perftrack.store import store
@@ -75,7 +75,7 @@ def test_real_run_records_cost_per_transaction(tmp_path, config_dir, workroot) -
     assert res["read_bytes_per_txn"] >= 0
     assert res["peak_rss_bytes"] > 50 * 1024 * 1024
     # hardware counters: either measured, or null with the reason (never 0)
-    reason = sampler.perf_hardware()
+    reason = perf.perf_hardware()
     for f in ("instructions_per_txn", "cycles_per_txn", "ipc"):
         if reason is None:
             assert res[f] > 0
@@ -176,9 +176,9 @@ def mariadb_server(tmp_path: Path, config_dir: Path, workroot: Path):
 
 @pytest.mark.integration
 def test_target_is_the_server_process_and_counters_read(mariadb_server: Server) -> None:
-    target, why = sampler.target_for(mariadb_server)
-    assert why is None and isinstance(target, sampler.ProcTarget)
-    assert sampler._comm(target.pid) in sampler.SERVER_NAMES
+    target, why = targets.target_for(mariadb_server)
+    assert why is None and isinstance(target, targets.ProcTarget)
+    assert targets._comm(target.pid) in targets.SERVER_NAMES
     c = target.counters()
     assert c.unavailable == {}
     assert c.cpu_user_us is not None and c.cpu_user_us > 0
@@ -191,38 +191,38 @@ def test_perf_attaches_to_the_server_with_software_events(mariadb_server: Server
     """The attach / stop / parse path of PerfStat, with events every machine can count."""
     if shutil.which("perf") is None:
         pytest.skip("perf is not installed (apt-get install linux-perf)")
-    target, _ = sampler.target_for(mariadb_server)
+    target, _ = targets.target_for(mariadb_server)
     assert target is not None and target.pid is not None
-    perf = sampler.PerfStat(target.pid, ("task-clock", "context-switches"))
-    perf.start()
+    stat = perf.PerfStat(target.pid, ("task-clock", "context-switches"))
+    stat.start()
     mariadb_server.query("SELECT SLEEP(0.3)")
     for _ in range(50):
         mariadb_server.query("SELECT COUNT(*) FROM information_schema.tables")
-    counts = perf.stop()
-    assert perf.error is None
+    counts = stat.stop()
+    assert stat.error is None
     assert isinstance(counts["task-clock"], float) and counts["task-clock"] > 0
     assert isinstance(counts["context-switches"], float) and counts["context-switches"] > 0
-    assert not perf.out.exists()
+    assert not stat.out.exists()
 
 
 @pytest.mark.integration
 def test_cgroup_target_reads_a_real_cgroup(mariadb_server: Server) -> None:
     """The docker provider's path (cgroup v2 files) on a cgroup made for the server here."""
-    root = next((r for r in sampler.CGROUP_ROOTS if (r / "cgroup.controllers").is_file()), None)
+    root = next((r for r in targets.CGROUP_ROOTS if (r / "cgroup.controllers").is_file()), None)
     if root is None or not os.access(root, os.W_OK):
         pytest.skip("no writable cgroup v2 hierarchy here")
-    target, _ = sampler.target_for(mariadb_server)
-    assert isinstance(target, sampler.ProcTarget)
+    target, _ = targets.target_for(mariadb_server)
+    assert isinstance(target, targets.ProcTarget)
     cg = root / f"perftrack-test-{secrets.token_hex(4)}"
     try:
         cg.mkdir()
     except OSError as exc:
         pytest.skip(f"cannot create a cgroup: {exc}")
-    old = sampler.cgroup_dir(target.pid)
+    old = targets.cgroup_dir(target.pid)
     try:
         (cg / "cgroup.procs").write_text(str(target.pid))
-        assert sampler.cgroup_dir(target.pid) == cg
-        cgt = sampler.CgroupTarget(cg, target.pid)
+        assert targets.cgroup_dir(target.pid) == cg
+        cgt = targets.CgroupTarget(cg, target.pid)
         assert cgt.pids() == [target.pid]
         win = sampler.Window(cgt, perf=False)
         win.start()
@@ -235,7 +235,7 @@ def test_cgroup_target_reads_a_real_cgroup(mariadb_server: Server) -> None:
         # io.stat / memory.peak absent (controllers off in a bare hierarchy): the server
         # process's own /proc files stand in; without a pid, a reason
         assert sample.peak_rss_bytes is not None and sample.peak_rss_bytes > 0
-        bare = sampler.CgroupTarget(cg).counters()
+        bare = targets.CgroupTarget(cg).counters()
         assert bare.cpu_user_us is not None
         for group in ("io", "rss"):
             if group in bare.unavailable:
@@ -324,11 +324,11 @@ def test_noisy_decision(host: dict, expected: str | None) -> None:
 
 
 def test_host_signals_from_proc_stat_deltas() -> None:
-    hz = sampler.CLK_TCK
-    a = sampler.Snapshot(0.0, sampler.Counters(), [0] * 8, 0.0, 2600.0)
+    hz = targets.CLK_TCK
+    a = sampler.Snapshot(0.0, targets.Counters(), [0] * 8, 0.0, 2600.0)
     # 2 CPUs x 10 s: 2000 ticks at 100 Hz; user 900, system 300, idle 600, iowait 100,
     # steal 100; the server used 6 s, perftrack + sysbench 3 s -> foreign 3 s of 20 s
-    b = sampler.Snapshot(10.0, sampler.Counters(), [900, 0, 300, 600, 100, 0, 0, 100], 3e6, None)
+    b = sampler.Snapshot(10.0, targets.Counters(), [900, 0, 300, 600, 100, 0, 0, 100], 3e6, None)
     b.host_cpu = [x * hz // 100 for x in b.host_cpu]
     h = sampler.host_signals(a, b, 6e6)
     assert h["steal_pct"] == 5.0 and h["iowait_pct"] == 5.0
@@ -352,16 +352,16 @@ def test_perf_csv_parsing_keeps_not_supported_as_a_reason() -> None:
         "2,,context-switches,1171234,100.00,1.712,K/sec\n"
         "12345678,,instructions:u,1000,100.00,,\n"
     )
-    got = sampler._parse_perf_csv(text)
+    got = perf._parse_perf_csv(text)
     assert got["cycles"] == "not supported"
     assert got["task-clock"] == 1.17 and got["context-switches"] == 2.0
     assert got["instructions"] == 12345678.0  # the :u modifier names the same event
 
 
 def test_perf_probe_gives_a_reason_or_none() -> None:
-    reason = sampler.perf_hardware()
+    reason = perf.perf_hardware()
     if shutil.which("perf") is None:
-        assert reason == sampler.PERF_HINT
+        assert reason == perf.PERF_HINT
     else:
         out = subprocess.run(
             ["perf", "stat", "-x,", "-e", "instructions", "--", "true"],

@@ -12,7 +12,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from perftrack.core.errors import ConfigError
-from perftrack.servers import catalog
+from perftrack.servers import catalog, catalog_file
 from perftrack.servers.catalog import Entry
 
 REPO = Path(__file__).resolve().parents[2]
@@ -366,7 +366,9 @@ def test_any_id_is_either_accepted_verbatim_or_refused_cleanly(server_id: str) -
     quoted = '"' + server_id.replace("\\", "\\\\").replace('"', '\\"') + '"'
     text = one_server(id=quoted)
     try:
-        cat = catalog.Catalog(Path("v.yaml"), catalog._parse_catalog(_yaml(text), Path("v.yaml")))
+        cat = catalog.Catalog(
+            Path("v.yaml"), catalog_file.parse_entries(_yaml(text), Path("v.yaml"))
+        )
     except ConfigError as err:
         assert "\n" not in str(err)
         assert catalog.ID_RE.match(server_id) is None
@@ -378,7 +380,7 @@ def test_any_id_is_either_accepted_verbatim_or_refused_cleanly(server_id: str) -
 def _yaml(text: str) -> object:
     import yaml
 
-    return yaml.load(text, Loader=catalog._Loader)
+    return yaml.load(text, Loader=catalog_file._Loader)
 
 
 # --- server_options (stand-ins with a configuration of their own) -------------------------

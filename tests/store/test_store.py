@@ -18,7 +18,7 @@ import pytest
 from fixtures.records.synthetic import BASE_VARIABLES, make_record
 from perftrack.core import record
 from perftrack.core.errors import ConfigError, DatabaseError, RecordError
-from perftrack.store import migrations, store
+from perftrack.store import dbfile, migrations, rows, store
 
 
 def write_records(directory: Path, records: list[dict[str, Any]]) -> Path:
@@ -174,14 +174,14 @@ def test_failure_mid_transaction_writes_nothing(
     filled_db: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     before = counts(filled_db)
-    real_insert = store._insert
+    real_insert = rows._insert
 
     def failing_insert(con: Any, table: str, *args: Any, **kwargs: Any) -> None:
         if table == "results":
             con.execute("SELECT error('disk full (simulated)')")
         real_insert(con, table, *args, **kwargs)
 
-    monkeypatch.setattr(store, "_insert", failing_insert)
+    monkeypatch.setattr(rows, "_insert", failing_insert)
     new = [make_record(run_id="synthetic-run-2", cell=i, hw_key="ba9876543210") for i in range(2)]
     with (
         store.open_db(filled_db, write=True) as st,
@@ -590,10 +590,10 @@ def test_worth_compacting(free: int, total: int, expected: bool) -> None:
 def test_a_row_group_size_holds_for_every_write_and_compaction(
     db: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """store.ROW_GROUP_SIZE (off by default; benchmarks/repo_cost.py --row-group-size):
+    """dbfile.ROW_GROUP_SIZE (off by default; benchmarks/repo_cost.py --row-group-size):
     write connections attach with it and compaction copies with it, so a later checkpoint
     never merges the results back into one 122,880-row group."""
-    monkeypatch.setattr(store, "ROW_GROUP_SIZE", 2048)
+    monkeypatch.setattr(dbfile, "ROW_GROUP_SIZE", 2048)
 
     def night(n: int) -> list[store.PreparedRecord]:
         recs = [make_record(run_id=f"synthetic-rg-{n}", cell=i) for i in range(2500)]

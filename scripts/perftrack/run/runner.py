@@ -46,7 +46,7 @@ from perftrack.drivers import slap, sysbench
 from perftrack.planning import axes, workloads
 from perftrack.planning import cells as plan
 from perftrack.planning.matrix import Matrix
-from perftrack.run import readback, sampler
+from perftrack.run import readback, sampler, targets
 from perftrack.run.server import BENCH_DB, BENCH_USER, Server, mount_point
 from perftrack.servers import cache, options, profiles, providers, rules
 from perftrack.servers.catalog import Catalog
@@ -755,7 +755,7 @@ class Runner:
         self._sampled = {}
         if not self.sample_cost:
             return None
-        target, why = sampler.target_for(srv)
+        target, why = targets.target_for(srv)
         if target is None:
             return why or "no sampling target"
         try:

@@ -30,34 +30,18 @@ run, so the threads doing the work are counted.
 
 from __future__ import annotations
 
-import contextlib
-import os
 import re
 import resource
-import shutil
-import signal
-import subprocess
-import tempfile
 import time
-from dataclasses import dataclass, field
-from functools import cache
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from perftrack.core import yamlfile
 from perftrack.core.errors import ConfigError
+from perftrack.run.perf import HW_EVENTS, PerfStat, perf_hardware
+from perftrack.run.targets import CLK_TCK, PROC, Counters, Target, read_file
 
-CLK_TCK = os.sysconf("SC_CLK_TCK")
-PAGE = os.sysconf("SC_PAGE_SIZE")
-PROC = Path("/proc")
-CGROUP_ROOTS = (Path("/sys/fs/cgroup"), Path("/sys/fs/cgroup/unified"))
-SERVER_NAMES = ("mysqld", "mariadbd")
-# Hardware events asked of perf; software ones (task-clock) work on every VM and are not
-# what issue #9 is after: CPU time comes from /proc already.
-HW_EVENTS = ("instructions", "cycles")
-PERF_TIMEOUT_S = 10.0  # perf stat attaching / printing its counts: well under a second
-DOCKER_TIMEOUT_S = 20.0
-PERF_HINT = "perf is not installed (apt-get install linux-perf, or `make setup`)"
 # Defaults of `noise_limits:` in configs/runners.yaml (percent of all CPUs of the host).
 DEFAULT_LIMITS: dict[str, float] = {"steal_pct": 5.0, "iowait_pct": 10.0, "foreign_cpu_pct": 25.0}
 LIMIT_KEYS = (*DEFAULT_LIMITS, "repeat_noisy")
@@ -123,343 +107,13 @@ def noisy_reason(host: dict[str, Any], limits: NoiseLimits) -> str | None:
 # === the server's counters ==============================================================
 
 
-@dataclass
-class Counters:
-    """Cumulative counters of the server at one instant (None: not readable)."""
-
-    cpu_user_us: float | None = None
-    cpu_sys_us: float | None = None
-    ctx: dict[int, tuple[int, int]] = field(default_factory=dict)  # tid -> (vol, invol)
-    read_bytes: int | None = None
-    write_bytes: int | None = None
-    peak_rss_bytes: int | None = None
-    unavailable: dict[str, str] = field(default_factory=dict)
-
-
-def _read(path: Path) -> str | None:
-    try:
-        return path.read_text()
-    except OSError:
-        return None
-
-
-def _kv(text: str | None, sep: str = ":") -> dict[str, str]:
-    out: dict[str, str] = {}
-    for line in (text or "").splitlines():
-        k, _, v = line.partition(sep)
-        out[k.strip()] = v.strip()
-    return out
-
-
-def _stat_times(pid: int) -> tuple[float, float] | None:
-    """(user µs, sys µs) of the whole process from /proc/PID/stat."""
-    text = _read(PROC / str(pid) / "stat")
-    if text is None:
-        return None
-    fields = text[text.rindex(")") + 2 :].split()  # after "pid (comm) "
-    utime, stime = int(fields[11]), int(fields[12])  # fields 14 and 15 of proc(5)
-    return utime * 1e6 / CLK_TCK, stime * 1e6 / CLK_TCK
-
-
-def _thread_ctx(pids: list[int]) -> dict[int, tuple[int, int]]:
-    out: dict[int, tuple[int, int]] = {}
-    for pid in pids:
-        try:
-            tids = os.listdir(PROC / str(pid) / "task")
-        except OSError:
-            continue
-        for tid in tids:
-            kv = _kv(_read(PROC / str(pid) / "task" / tid / "status"))
-            if "voluntary_ctxt_switches" in kv:
-                out[int(tid)] = (
-                    int(kv["voluntary_ctxt_switches"]),
-                    int(kv["nonvoluntary_ctxt_switches"]),
-                )
-    return out
-
-
-def _hwm_bytes(pid: int) -> int | None:
-    m = re.match(r"(\d+)\s*kB", _kv(_read(PROC / str(pid) / "status")).get("VmHWM", ""))
-    return int(m.group(1)) * 1024 if m else None
-
-
-@dataclass(frozen=True)
-class ProcTarget:
-    """A server process on this host (tarball, maven, path, debian, debian-sid)."""
-
-    pid: int
-    source: str = "proc"
-
-    def counters(self) -> Counters:
-        c = Counters()
-        times = _stat_times(self.pid)
-        if times is None:
-            c.unavailable["cpu"] = f"/proc/{self.pid}/stat is not readable"
-        else:
-            c.cpu_user_us, c.cpu_sys_us = times
-        c.ctx = _thread_ctx([self.pid])
-        if not c.ctx:
-            c.unavailable["ctx"] = f"/proc/{self.pid}/task/*/status is not readable"
-        io = _kv(_read(PROC / str(self.pid) / "io"))
-        if "read_bytes" in io:
-            c.read_bytes, c.write_bytes = int(io["read_bytes"]), int(io["write_bytes"])
-        else:
-            c.unavailable["io"] = (
-                f"/proc/{self.pid}/io is not readable (another user's process, or no "
-                "task IO accounting in this kernel)"
-            )
-        c.peak_rss_bytes = _hwm_bytes(self.pid)
-        if c.peak_rss_bytes is None:
-            c.unavailable["rss"] = f"/proc/{self.pid}/status has no VmHWM"
-        return c
-
-
-@dataclass(frozen=True)
-class CgroupTarget:
-    """A server in its own cgroup (the docker provider's container)."""
-
-    path: Path  # the cgroup's directory (v2: cpu.stat, io.stat, memory.peak)
-    pid: int | None = None  # the server process as the host sees it (for perf)
-    source: str = "cgroup"
-
-    def pids(self) -> list[int]:
-        text = _read(self.path / "cgroup.procs") or ""
-        return [int(p) for p in text.split() if p.isdigit()]
-
-    def counters(self) -> Counters:
-        """cgroup files; where a controller is off (io.stat, memory.peak absent, e.g. a
-        hybrid v1/v2 host), the server process's own /proc files instead."""
-        c = Counters()
-        proc = ProcTarget(self.pid).counters() if self.pid is not None else None
-        cpu = _kv(_read(self.path / "cpu.stat"), " ")
-        if "user_usec" in cpu:
-            c.cpu_user_us, c.cpu_sys_us = float(cpu["user_usec"]), float(cpu["system_usec"])
-        else:
-            c.unavailable["cpu"] = f"{self.path}/cpu.stat has no user_usec"
-        c.ctx = _thread_ctx(self.pids())
-        if not c.ctx:
-            c.unavailable["ctx"] = f"no readable threads in {self.path}/cgroup.procs"
-        io = _read(self.path / "io.stat")
-        if io is None and proc is not None and proc.read_bytes is not None:
-            c.read_bytes, c.write_bytes = proc.read_bytes, proc.write_bytes
-        elif io is None:
-            c.unavailable["io"] = f"{self.path}/io.stat is absent (io controller not enabled)"
-        else:
-            rb = sum(int(m) for m in re.findall(r"\brbytes=(\d+)", io))
-            wb = sum(int(m) for m in re.findall(r"\bwbytes=(\d+)", io))
-            c.read_bytes, c.write_bytes = rb, wb
-        peak = _read(self.path / "memory.peak")
-        if (peak is None or not peak.strip().isdigit()) and proc and proc.peak_rss_bytes:
-            c.peak_rss_bytes = proc.peak_rss_bytes
-        elif peak is None or not peak.strip().isdigit():
-            c.unavailable["rss"] = (
-                f"{self.path}/memory.peak is absent (memory controller not enabled, or a "
-                "kernel older than 5.19)"
-            )
-        else:
-            c.peak_rss_bytes = int(peak)
-        return c
-
-
-Target = ProcTarget | CgroupTarget
-
-
-def _comm(pid: int) -> str:
-    return (_read(PROC / str(pid) / "comm") or "").strip()
-
-
-def _children(pid: int) -> list[int]:
-    """Direct children of a process (via /proc/PID/task/*/children)."""
-    out: list[int] = []
-    with contextlib.suppress(OSError):
-        for tid in os.listdir(PROC / str(pid) / "task"):
-            text = _read(PROC / str(pid) / "task" / tid / "children") or ""
-            out += [int(p) for p in text.split()]
-    return out
-
-
-def find_server_pid(root_pid: int) -> int | None:
-    """The mysqld/mariadbd process at or below `root_pid` (a launcher may fork it)."""
-    todo, seen = [root_pid], set()
-    while todo:
-        pid = todo.pop(0)
-        if pid in seen:
-            continue
-        seen.add(pid)
-        if _comm(pid) in SERVER_NAMES:
-            return pid
-        todo += _children(pid)
-    return None
-
-
-def cgroup_dir(pid: int) -> Path | None:
-    """The cgroup v2 directory of a process, if a v2 hierarchy is mounted."""
-    for line in (_read(PROC / str(pid) / "cgroup") or "").splitlines():
-        if line.startswith("0::"):
-            rel = line[3:].strip().lstrip("/")
-            if not rel:  # the root cgroup is the whole machine, not the server
-                return None
-            for root in CGROUP_ROOTS:
-                cand = root / rel
-                if (root / "cgroup.controllers").is_file() and (cand / "cpu.stat").is_file():
-                    return cand
-    return None
-
-
-def docker_server_pid(server_dir: Path) -> int | None:
-    """Host PID of the server in the container the docker launcher started for `server_dir`
-    (containers carry the label io.perftrack.server-dir=DIR)."""
-    from perftrack.servers.providers.docker_run import LABEL
-
-    docker = shutil.which("docker")
-    if docker is None:
-        return None
-    try:
-        ids = subprocess.run(
-            [docker, "ps", "-q", "--filter", f"label={LABEL}={server_dir}"],
-            capture_output=True,
-            text=True,
-            timeout=DOCKER_TIMEOUT_S,
-            check=False,
-        ).stdout.split()
-        if not ids:
-            return None
-        out = subprocess.run(
-            [docker, "inspect", "-f", "{{.State.Pid}}", ids[0]],
-            capture_output=True,
-            text=True,
-            timeout=DOCKER_TIMEOUT_S,
-            check=False,
-        ).stdout.strip()
-    except (OSError, subprocess.TimeoutExpired):
-        return None
-    return int(out) if out.isdigit() and int(out) > 0 else None
-
-
-def target_for(srv: Any) -> tuple[Target | None, str | None]:
-    """The sampling target of a running `Server`, or (None, why not)."""
-    proc = getattr(srv, "process", None)
-    if proc is None or proc.poll() is not None:
-        return None, "the server is not running"
-    if srv.install.provider == "docker":
-        pid = docker_server_pid(srv.dir)
-        if pid is None:
-            return None, "the server's container was not found (docker ps)"
-        cg = cgroup_dir(pid)
-        if cg is None:
-            return ProcTarget(pid), None  # cgroup v1 host: the container's process, seen here
-        return CgroupTarget(cg, pid), None
-    pid = find_server_pid(proc.pid)
-    if pid is None:
-        pidfile = _read(srv.dir / "mysqld.pid")
-        pid = int(pidfile.strip()) if pidfile and pidfile.strip().isdigit() else None
-    if pid is None:
-        return None, f"no mysqld/mariadbd process under pid {proc.pid}"
-    return ProcTarget(pid), None
-
-
-# === perf stat ==========================================================================
-
-
-def _parse_perf_csv(text: str) -> dict[str, float | str]:
-    """`perf stat -x,` lines -> {event: count, or the reason perf gave ("not supported")}."""
-    out: dict[str, float | str] = {}
-    for line in text.splitlines():
-        parts = line.split(",")
-        if len(parts) < 3 or line.startswith("#"):
-            continue
-        value, event = parts[0].strip(), parts[2].strip()
-        event = event.split(":")[0].split("/")[0] or event
-        if not event:
-            continue
-        if value.startswith("<"):
-            out[event] = value.strip("<>")
-        else:
-            with contextlib.suppress(ValueError):
-                out[event] = float(value)
-    return out
-
-
-@cache
-def perf_hardware() -> str | None:
-    """None if `perf stat` counts instructions and cycles here; else why not."""
-    perf = shutil.which("perf")
-    if perf is None:
-        return PERF_HINT
-    try:
-        res = subprocess.run(
-            [perf, "stat", "-x,", "-e", ",".join(HW_EVENTS), "--", "true"],
-            capture_output=True,
-            text=True,
-            timeout=PERF_TIMEOUT_S,
-            check=False,
-        )
-    except (OSError, subprocess.TimeoutExpired) as exc:
-        return f"perf stat did not run ({exc})"
-    counts = _parse_perf_csv(res.stderr)
-    bad = {e: counts.get(e, "no count") for e in HW_EVENTS if not isinstance(counts.get(e), float)}
-    if res.returncode != 0 and not counts:
-        first = (res.stderr.strip().splitlines() or ["no output"])[0]
-        return f"perf stat failed: {first[:200]}"
-    if bad:
-        what = ", ".join(f"{e}: {v}" for e, v in bad.items())
-        return f"perf stat cannot count hardware events on this machine ({what})"
-    return None
-
-
-class PerfStat:
-    """`perf stat -p PID -e EVENTS` over a window (SIGINT ends it and prints the counts)."""
-
-    def __init__(self, pid: int, events: tuple[str, ...] = HW_EVENTS) -> None:
-        self.pid, self.events = pid, events
-        self.proc: subprocess.Popen[bytes] | None = None
-        fd, name = tempfile.mkstemp(prefix="perftrack-perf-", suffix=".csv")
-        os.close(fd)
-        self.out = Path(name)
-        self.error: str | None = None
-
-    def start(self) -> None:
-        perf = shutil.which("perf")
-        if perf is None:
-            self.error = PERF_HINT
-            return
-        cmd = [perf, "stat", "-x,", "-e", ",".join(self.events), "-p", str(self.pid)]
-        self.proc = subprocess.Popen(
-            [*cmd, "-o", str(self.out)],
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.PIPE,
-            start_new_session=True,
-        )
-
-    def stop(self) -> dict[str, float | str]:
-        try:
-            if self.proc is None:
-                return {}
-            with contextlib.suppress(ProcessLookupError):
-                self.proc.send_signal(signal.SIGINT)
-            try:
-                _, err = self.proc.communicate(timeout=PERF_TIMEOUT_S)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                _, err = self.proc.communicate()
-                self.error = "perf stat did not stop; killed"
-                return {}
-            counts = _parse_perf_csv(_read(self.out) or "")
-            if not counts:
-                first = (err.decode(errors="replace").strip().splitlines() or ["no output"])[0]
-                self.error = f"perf stat -p {self.pid} gave no counts: {first[:200]}"
-            return counts
-        finally:
-            self.out.unlink(missing_ok=True)
-
-
 # === host signals ========================================================================
 
 
 def _proc_stat_cpu() -> list[int]:
     """The aggregate `cpu` line of /proc/stat: user nice system idle iowait irq softirq
     steal (guest time is already inside user)."""
-    line = (_read(PROC / "stat") or "").splitlines()[0]
+    line = (read_file(PROC / "stat") or "").splitlines()[0]
     return [int(x) for x in line.split()[1:9]]
 
 
@@ -467,11 +121,11 @@ def cpu_mhz() -> float | None:
     """Mean current frequency over the CPUs: cpufreq if exposed, else /proc/cpuinfo."""
     freqs = []
     for p in Path("/sys/devices/system/cpu").glob("cpu[0-9]*/cpufreq/scaling_cur_freq"):
-        text = _read(p)
+        text = read_file(p)
         if text and text.strip().isdigit():
             freqs.append(int(text) / 1000)
     if not freqs:
-        cpuinfo = _read(PROC / "cpuinfo") or ""
+        cpuinfo = read_file(PROC / "cpuinfo") or ""
         freqs = [float(m) for m in re.findall(r"^cpu MHz\s*:\s*([\d.]+)", cpuinfo, re.M)]
     return round(sum(freqs) / len(freqs), 1) if freqs else None
 

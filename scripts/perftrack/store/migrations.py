@@ -230,7 +230,7 @@ V4_STATEMENTS: tuple[str, ...] = tuple(
 # - `results` loses its PRIMARY KEY: DuckDB's ART index on record_id was ~3/4 of the
 #   file at scale (30 MB of 40 MB for 400,000 ids, measured) and is rewritten whole at
 #   every checkpoint, which git cannot delta. Ingest stays idempotent by record_id
-#   (store._existing) and `db check` reports any record_id stored twice.
+#   (store/rows.py existing_ids) and `db check` reports any record_id stored twice.
 V5_AXES: tuple[str, ...] = (
     "engine",
     "isolation",

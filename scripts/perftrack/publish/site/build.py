@@ -137,7 +137,7 @@ def build(
     try:
         with store.open_db(db, write=False) as st:  # one snapshot for the charts and the SQL
             data = export.export(st.con, notes)
-            records = export.study_records(st.con, study_files.servers(studies))
+            records = st.cell_records(study_files.servers(studies))
             data.studies = [study_files.page_data(s, records) for s in studies]
             parquet.export(st.con, tmp)
         say(

