@@ -802,6 +802,7 @@ def make_tar(path: Path, members: list[tuple[str, str, str]]) -> None:
 @example(members=[("a", "file", ""), ("a/b", "file", "")])
 @example(members=[("a/b", "dir", ""), ("a/b", "file", "")])
 @example(members=[("dev", "chardev", "")])
+@example(members=[("a/b", "symlink", "\x00\x80")])  # found by hypothesis: NUL in a link
 @example(members=[("top", "hardlink", "top"), ("top", "fifo", "")])
 @given(members=st.lists(tar_member, min_size=1, max_size=5))
 def test_tar_extraction_never_writes_outside_its_directory(members) -> None:

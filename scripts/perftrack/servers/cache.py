@@ -421,6 +421,11 @@ def safe_extract_tar(archive: Path, dest: Path) -> None:
             # so a FIFO elsewhere in the archive could still be created (found by the
             # hostile-input property test).
             for member in members:
+                if "\0" in member.name or "\0" in (member.linkname or ""):
+                    raise FetchError(
+                        f"refusing member {member.name!r} in {archive.name}: a NUL byte in "
+                        "its name or link target"
+                    )
                 if not (member.isfile() or member.isdir() or member.issym() or member.islnk()):
                     raise FetchError(
                         f"refusing member {member.name!r} in {archive.name}: devices and "
