@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import dataclasses
 import os
+import shutil
 from pathlib import Path
 
 import pytest
@@ -21,6 +22,7 @@ from perftrack.servers import catalog
 CONFIGS = Path(__file__).resolve().parents[2] / "configs"
 S000 = "000_charset_57_vs_80"
 S001 = "001_mysqlslap_51_vs_57"
+FIXTURE_DB = Path(__file__).resolve().parents[1] / "fixtures" / "db" / "schema_v5.duckdb"
 
 
 def test_both_article_studies_load_with_full_and_local_scales() -> None:
@@ -97,6 +99,22 @@ def test_report_without_a_run_says_how_to_make_one(tmp_path: Path) -> None:
     st = study.load(S000, CONFIGS)
     with pytest.raises(ConfigError, match="perftrack study run 000_charset_57_vs_80"):
         study_report.find_run(st, "local", tmp_path, None)
+
+
+def test_report_with_neither_a_run_nor_a_result_in_the_db_is_one_line(tmp_path, capsys) -> None:
+    db = tmp_path / "empty.duckdb"
+    assert cli.main(["db", "info", "--db", str(db)]) == 2  # a missing DB is user input
+    capsys.readouterr()
+    argv = ["study", "report", S000, "--out", str(tmp_path), "--db", str(db)]
+    assert cli.main(argv) == 2  # no run, no DB: the run directory's message
+    err = capsys.readouterr().err
+    assert "perftrack study run 000_charset_57_vs_80" in err and err.count("\n") == 1
+    assert cli.main([*argv, "--from-db", "--run", "x"]) == 2
+    assert "exclude each other" in capsys.readouterr().err
+    shutil.copy(FIXTURE_DB, db)  # a DB whose results are none of the study's cells
+    assert cli.main(argv) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"error: no results of study {S000} at scale local in {db}")
 
 
 def _synthetic_run(tmp_path: Path, cells: list[tuple[str, str, int, float]]) -> Path:
@@ -204,6 +222,19 @@ def test_a_tiny_study_runs_and_reports_for_real(tmp_path, config_dir, workroot, 
         assert rc == 0, capsys.readouterr().err
         capsys.readouterr()
         assert cli.main(["study", "report", S000, "--scale", "local", "--out", str(runs)]) == 0
+        from_runs = capsys.readouterr().out
+        # The same report from the results DB, as on a fresh clone with no runs/ directory.
+        db = tmp_path / "results.duckdb"
+        assert cli.main(["ingest", *map(str, runs.iterdir()), "--db", str(db)]) == 0
+        capsys.readouterr()
+        empty = tmp_path / "no-runs"
+        argv = ["study", "report", S000, "--scale", "local", "--out", str(empty), "--db", str(db)]
+        assert cli.main(argv) == 0
+        from_db = capsys.readouterr().out
+        assert f"from {db} (run " in from_db
+        rows = [ln for ln in from_runs.splitlines() if "threads=4" in ln]
+        assert rows and rows == [ln for ln in from_db.splitlines() if "threads=4" in ln]
+        print(from_runs)  # the assertions below read the report made from the run directory
     finally:
         for k, v in old.items():
             if v is None:

@@ -6,14 +6,15 @@ from typing import Annotated
 
 import typer
 
-from perftrack.cli.app import RunsOpt, emit, runner_class_of
+from perftrack.cli.app import DbOpt, RunsOpt, emit, runner_class_of
 from perftrack.cli.run import execute
 from perftrack.core import paths
-from perftrack.core.errors import EXIT_FAILED_CELLS
+from perftrack.core.errors import EXIT_FAILED_CELLS, ConfigError
 from perftrack.planning import study
 from perftrack.publish import study_report as report
 from perftrack.run import runner, tools
 from perftrack.servers import catalog
+from perftrack.store import store
 
 study_app = typer.Typer(
     help="Studies: the source articles (configs/studies/).", no_args_is_help=True
@@ -70,8 +71,39 @@ def study_report(
         typer.Option("--run", help="run id, one per part of the scale (default: the newest)"),
     ] = None,
     out_dir: RunsOpt = paths.DEFAULT_RUNS,
+    db: DbOpt = paths.DEFAULT_DB,
+    from_db: Annotated[
+        bool,
+        typer.Option(
+            "--from-db",
+            help="read the study's cells from the results DB (--db), as its site page does; "
+            "the default when runs/ holds no run of the study",
+        ),
+    ] = False,
 ) -> None:
-    """Print our ratios next to the article's, from the study's newest run (or --run)."""
+    """Print our ratios next to the article's, from the study's newest run (or --run), else
+    from the results DB."""
     st = study.load(name, paths.config_dir())
     st.matrices(scale)
-    report.render(st, scale, report.find_runs(st, scale, out_dir, list(run_ids or [])), emit)
+    if run_ids and from_db:
+        raise ConfigError("--run and --from-db exclude each other: give one")
+    if not from_db:
+        try:
+            dirs = report.find_runs(st, scale, out_dir, list(run_ids or []))
+        except ConfigError:
+            if run_ids or not db.is_file():
+                raise
+            from_db = True  # no run directory here: the DB's records of the study's cells
+    if not from_db:
+        report.render(st, scale, dirs, emit)
+        return
+    with store.open_db(db, write=False) as s:
+        records = report.db_records(st, scale, s.cell_records(st.servers(scale)))
+    if not records:
+        raise ConfigError(
+            f"no results of study {st.name} at scale {scale} in {db} or {out_dir}: "
+            f"run `perftrack study run {st.name} --scale {scale}`, then `perftrack ingest`"
+        )
+    runs = sorted({r["run_id"] for r in records if r.get("run_id")})
+    where = f"from {db}" + (f" (run {', '.join(runs)})" if runs else "")
+    report.render(st, scale, [], emit, records=records, source=where)

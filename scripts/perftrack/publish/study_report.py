@@ -1,6 +1,7 @@
 """The report of a study's run: our ratios next to the article's published ones.
 
-The report reads a run's records (no DB needed) and prints, per comparison:
+The report reads a run's records (no DB needed), or, with no run directory, the results
+DB's records of the study's own cells (what the study page shows), and prints, per comparison:
 
 - `version`: new/base speed at the same workload, threads and axes;
 - `charset`: baseline collation / each collation, per role (article 000);
@@ -24,6 +25,7 @@ from typing import Any
 from perftrack.analysis import stats
 from perftrack.core.errors import ConfigError
 from perftrack.planning.study import AXIS_OF, Claim, Study
+from perftrack.planning.workloads import PREPOST_WORKLOAD
 
 # The cell fields a reference row is matched on (configs/studies/reference/README.md).
 MATCH = (
@@ -96,6 +98,27 @@ def read_records(run_dirs: Path | list[Path]) -> list[dict[str, Any]]:
             latest[rec["cell_id"]] = rec
     recs.extend(latest.values())
     return recs
+
+
+def of_study(st: Study, scale: str, cell: dict[str, Any]) -> bool:
+    """A cell one of the scale's matrices plans (the servers' other runs in the DB, the
+    nightly's or another study's, have other workloads, threads, lengths or profiles)."""
+    for m in st.matrices(scale):
+        workloads = set(m.workloads) | ({PREPOST_WORKLOAD} if m.prepost else set())
+        if (
+            cell["workload"] in workloads
+            and cell["threads"] in m.threads
+            and cell["profile"] in (m.profiles or (m.profile,))
+            and cell["duration_s"] == m.duration_s
+            and cell["tables"] == m.tables
+        ):
+            return True
+    return False
+
+
+def db_records(st: Study, scale: str, records: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The records (from the DB's `cell_records`) of the cells this study plans at this scale."""
+    return [r for r in records if of_study(st, scale, r["cell"])]
 
 
 def find_runs(st: Study, scale: str, runs_dir: Path, run_ids: list[str]) -> list[Path]:
@@ -310,15 +333,26 @@ def _fmt(v: float | None) -> str:
 
 
 def render(
-    st: Study, scale: str, run_dirs: Path | list[Path], emit: Callable[[str], None]
+    st: Study,
+    scale: str,
+    run_dirs: Path | list[Path],
+    emit: Callable[[str], None],
+    *,
+    records: list[dict[str, Any]] | None = None,
+    source: str = "",
 ) -> list[Row]:
-    """Print the report; return its rows (for tests and callers)."""
+    """Print the report; return its rows (for tests and callers). With `records` (the DB's,
+    already kept to the study's cells: `db_records`) no run directory is read and `source`
+    says where they came from."""
     dirs = [run_dirs] if isinstance(run_dirs, Path) else run_dirs
-    side, skipped = collect(st, scale, read_records(dirs))
+    side, skipped = collect(st, scale, read_records(dirs) if records is None else records)
     table = rows(st, side)
     emit(f"study {st.name}: {st.title}")
-    runs = ", ".join(f"{d.name} ({run_status(d)})" for d in dirs)
-    emit(f"scale {scale}, run {runs}; reference {st.reference.name}")
+    if records is None:
+        runs = ", ".join(f"{d.name} ({run_status(d)})" for d in dirs)
+        emit(f"scale {scale}, run {runs}; reference {st.reference.name}")
+    else:
+        emit(f"scale {scale}, {source}; reference {st.reference.name}")
     for role in st.role_names:
         emit(f"  {role}: article {st.roles[role]['article']} -> here {st.server(role, scale)}")
     if scale != "full" and st.stand_in:

@@ -224,12 +224,13 @@ class Store:
 
     def cell_records(self, server_ids: list[str]) -> list[dict[str, Any]]:
         """The latest attempt of every cell of these servers, shaped like run records
-        (server.id, status, reason, cell fields, result.qps): what a study page reads."""
+        (run_id, server.id, status, reason, cell fields, result.qps): what a study page and
+        `study report --from-db` read."""
         if not server_ids:
             return []
         axes = ", ".join(f"r.{a}" for a in record.OPTIONAL_CELL_FIELDS)
         cur = self.con.execute(
-            f"""SELECT s.server_id, r.status, r.reason, r.qps, r.workload, r.threads,
+            f"""SELECT r.run_id, s.server_id, r.status, r.reason, r.qps, r.workload, r.threads,
                        r."collation", r.profile, r.tables, r.duration_s, {axes}
                 FROM results r JOIN servers s USING (server_key)
                 WHERE s.server_id IN (SELECT unnest(?))
@@ -239,7 +240,7 @@ class Store:
         )
         out = []
         for row in cur.fetchall():
-            sid, status, reason, qps, workload, threads, coll, profile, tables, dur, *ax = row
+            run_id, sid, status, reason, qps, workload, threads, coll, profile, tables, dur, *ax = row
             cell = {
                 "workload": workload,
                 "threads": threads,
@@ -251,6 +252,7 @@ class Store:
             }
             out.append(
                 {
+                    "run_id": run_id,
                     "server": {"id": sid},
                     "status": status,
                     "reason": reason,

@@ -310,3 +310,43 @@ def test_site_serve_serves_the_site_on_loopback_only(sites: dict[str, Path], tab
     finally:
         proc.terminate()
         proc.wait(timeout=SERVE_STOP_TIMEOUT_S)
+
+
+REAL_DB = REPO / "data" / "results.duckdb"  # real measurements of this project's machines
+
+
+@pytest.mark.parametrize(
+    "name",
+    ["002_utf8mb4_80_57_56_mariadb103", "003_tpcb_41_vs_50", "004_sakila_57_80_84_ps_mariadb"],
+)
+def test_real_study_pages_draw_what_study_report_says(
+    name: str, tmp_path_factory: pytest.TempPathFactory, tab: Tab, capsys
+) -> None:
+    """The site built from data/results.duckdb (REAL local runs of the studies, read only):
+    the page's table holds the rows `perftrack study report --from-db` prints, the chart draws
+    them with our intervals next to the article's, and the stand-ins are named."""
+    from perftrack import cli
+    from perftrack.publish.site import build
+
+    out = tmp_path_factory.mktemp(f"real-{name[:3]}") / "site"
+    build.build(REAL_DB, out, studies_dir=REPO / "configs" / "studies")
+    capsys.readouterr()
+    assert cli.main(["study", "report", name, "--from-db", "--db", str(REAL_DB)]) == 0
+    report = capsys.readouterr().out
+    indented = [ln for ln in report.splitlines() if ln.startswith("  ")]
+    tab.open(url(out, f"study-{name}"))
+    tab.shot(f"desktop-real-study-{name[:3]}")
+    assert "STAND-INS (scale local)" in tab.page.inner_text("#study-source")
+    roles = tab.page.inner_text("#study-roles")
+    assert "→ here mariadb-" in roles
+    n_rows = tab.page.locator("#study-table tbody tr").count()
+    # every ratio row of the report (indented cell labels with a number) is a table row
+    ratio_lines = [ln for ln in indented if re.search(r"\d\.\d{3}[* ] +(\[|—)", ln)]
+    assert n_rows == len(ratio_lines) > 0
+    table = tab.page.inner_text("#study-table")
+    assert "NaN" not in table and "undefined" not in table
+    first = re.search(r"(\d\.\d{3})[* ] +\[", ratio_lines[0])
+    assert first and first.group(1) in table  # the report's first ratio, on the page
+    assert int(tab.page.get_attribute("#chart-study", "data-marks") or 0) >= n_rows
+    assert "Nothing to draw yet" not in tab.page.inner_text("#chart-study")
+    assert tab.problems() == []

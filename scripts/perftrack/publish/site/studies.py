@@ -18,7 +18,6 @@ from typing import Any
 
 from perftrack.core.errors import ConfigError
 from perftrack.planning import study as study_mod
-from perftrack.planning.workloads import PREPOST_WORKLOAD
 from perftrack.publish import study_report as report
 
 NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
@@ -46,8 +45,8 @@ def load_all(directory: Path | None) -> list[Study]:
 def page_data(s: Study, records: list[dict[str, Any]]) -> dict[str, Any]:
     """Everything the study page shows, from the DB's records of the study's servers."""
     st = s.study
-    scale = _scale(st, records)
-    mine = [r for r in records if _of_study(st, scale, r["cell"])]
+    scale = scale_shown(st, records)
+    mine = report.db_records(st, scale, records)
     side, skipped = report.collect(st, scale, mine)
     table = report.rows(st, side)
     return {
@@ -66,23 +65,7 @@ def page_data(s: Study, records: list[dict[str, Any]]) -> dict[str, Any]:
     }
 
 
-def _of_study(st: study_mod.Study, scale: str, cell: dict[str, Any]) -> bool:
-    """A cell one of the scale's matrices plans (the servers' other runs in the DB, the
-    nightly's or another study's, have other workloads, threads, lengths or profiles)."""
-    for m in st.matrices(scale):
-        workloads = set(m.workloads) | ({PREPOST_WORKLOAD} if m.prepost else set())
-        if (
-            cell["workload"] in workloads
-            and cell["threads"] in m.threads
-            and cell["profile"] in (m.profiles or (m.profile,))
-            and cell["duration_s"] == m.duration_s
-            and cell["tables"] == m.tables
-        ):
-            return True
-    return False
-
-
-def _scale(st: study_mod.Study, records: list[dict[str, Any]]) -> str:
+def scale_shown(st: study_mod.Study, records: list[dict[str, Any]]) -> str:
     counts = {scale: 0 for scale in st.scales}
     for rec in records:
         for scale in counts:
