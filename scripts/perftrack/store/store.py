@@ -240,7 +240,8 @@ class Store:
         )
         out = []
         for row in cur.fetchall():
-            run_id, sid, status, reason, qps, workload, threads, coll, profile, tables, dur, *ax = row
+            run_id, sid, status, reason, qps, workload, threads, coll, profile, tables, *rest = row
+            dur, *ax = rest
             cell = {
                 "workload": workload,
                 "threads": threads,
