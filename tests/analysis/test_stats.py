@@ -3,6 +3,7 @@
 import math
 
 import numpy as np
+import pytest
 
 from perftrack.analysis import stats
 
@@ -61,5 +62,47 @@ def test_a_very_noisy_series_still_calls_a_collapse_a_regression() -> None:
     thr = stats.noise_threshold(cv, 4, 4)
     assert 0.7 < thr < 1
     assert stats.verdict(0.053, 0.009, 0.242, 0.001, thr) == "regression"
-    assert stats.verdict(0.95, 0.5, 1.8, 0.6, thr) == "unchanged"
-    assert stats.verdict(0.95, 0.5, 1.8, 0.6, thr, min_effect=0.1) == "inconclusive"
+    # inside the (huge) noise band but not within ±10%: says nothing about a 20% change
+    assert stats.verdict(0.95, 0.5, 1.8, 0.6, thr) == "inconclusive"
+    assert stats.verdict(0.95, 0.5, 1.8, 0.6, thr, min_effect=0.999) == "unchanged"
+
+
+def test_unchanged_means_within_ten_percent_everywhere() -> None:
+    """The site once said `unchanged` at 0.868 [0.66, 1.35] (noise band wider than the
+    interval) where compare said `inconclusive`: one rule now, interval within ±10%."""
+    assert stats.MIN_EFFECT_UNCHANGED == 0.10
+    assert stats.verdict(0.868, 0.66, 1.35, 0.4, 0.6) == "inconclusive"
+    assert stats.verdict(1.01, 0.95, 1.06, 0.7, 0.08) == "unchanged"
+    rng = np.random.default_rng(1)
+    a = list(1000 + rng.normal(0, 5, 12))
+    c = stats.compare(a, [x * 1.003 for x in a], threshold=0.5)
+    assert c is not None and c.verdict == "unchanged"
+    assert c.ci_low >= 0.9 and c.ci_high <= 1 / 0.9
+
+
+def test_paired_rounds_cancel_drift_that_unpaired_statistics_count_as_noise() -> None:
+    """Both arms slide 29k -> 23k over the rounds (seen here); B is 5% slower in each round.
+    Unpaired, the drift swamps the 5%; paired, every round says 0.95."""
+    drift = np.linspace(29_000, 23_000, 8)
+    rng = np.random.default_rng(7)
+    a = list(drift * (1 + rng.normal(0, 0.01, 8)))
+    b = list(drift * 0.95 * (1 + rng.normal(0, 0.01, 8)))
+    thr = stats.paired_threshold(stats.paired_spread(a, a[1:] + a[:1]), 8)
+    p = stats.compare_paired(a, b, threshold=stats.MIN_EFFECT)
+    u = stats.compare(a, b, threshold=stats.MIN_EFFECT)
+    assert p is not None and u is not None and p.paired and not u.paired
+    assert p.ci_low < 0.95 < p.ci_high and p.ci_high < 0.97
+    assert p.verdict == "regression" and p.p_value < 0.001
+    assert u.verdict == "inconclusive"
+    assert 0 < thr < 1
+
+
+def test_paired_input_must_pair() -> None:
+    with pytest.raises(ValueError, match="one A and one B per round"):
+        stats.compare_paired([1.0, 2.0], [1.0])
+    assert stats.compare_paired([1.0], [1.0]) is None
+    assert stats.compare_paired([1.0, 0.0], [1.0, 1.0]) is None
+    same = stats.compare_paired([5.0, 6.0, 7.0], [5.0, 6.0, 7.0])
+    assert same is not None and same.ratio == 1.0 and same.verdict == "unchanged"
+    assert stats.paired_spread([1.0], [1.0]) is None
+    assert stats.paired_threshold(None, 5) == stats.MIN_EFFECT

@@ -90,8 +90,9 @@ def test_until_conclusive_calls_a_real_slowdown_a_regression(tmp_path: Path, wor
     assert sum(1 for ln in lines if ln.startswith("round ")) == len(o.rounds)
     assert lines[-1].startswith("verdict: regression")
     # every round is in the DB, one value per server per round, alternating order
-    vals = conclude.session_values(db, o.run_ids, req)
-    assert len(vals["sa-1"]) == len(vals["sa-3"]) == len(o.rounds)
+    a, b = conclude.session_pairs(db, o.run_ids, req)
+    assert len(a) == len(b) == len(o.rounds)
+    assert last.comparison.paired and last.n_a == last.n_b == len(o.rounds)
 
 
 def test_a_cv_estimated_from_few_values_widens_the_band():
@@ -103,6 +104,22 @@ def test_a_cv_estimated_from_few_values_widens_the_band():
     stored = conclude.decide(a, b, cv=own, looks=5)
     assert estimated is not None and stored is not None
     assert estimated.threshold > stored.threshold
+
+
+def test_paired_looks_see_through_drift_that_moves_both_arms():
+    """Rounds whose level slides 29k -> 23k (seen here) with B 6% slower in every round: the
+    paired look calls it at the first look; unpaired, the drift is counted as noise."""
+    level = [29_000.0, 27_500, 26_000, 24_500, 23_000, 23_500]
+    a = [x * f for x, f in zip(level, [1.0, 1.01, 0.99, 1.0, 1.01, 0.995], strict=True)]
+    b = [x * 0.94 * f for x, f in zip(level, [1.0, 0.99, 1.01, 1.005, 0.99, 1.0], strict=True)]
+    paired = conclude.decide(a, b, cv=None, looks=5, paired=True)
+    unpaired = conclude.decide(a, b, cv=None, looks=5)
+    assert paired is not None and unpaired is not None
+    assert paired.verdict == "regression" and paired.paired
+    assert unpaired.verdict == "inconclusive"
+    # an A/A pair of the same drift stays quiet, and settles as unchanged within ±10%
+    aa = conclude.decide(a, [x * 1.001 for x in a], cv=None, looks=5, paired=True)
+    assert aa is not None and aa.verdict == "unchanged"
 
 
 def test_a_huge_cv_still_lets_a_big_slowdown_be_called():

@@ -1,9 +1,19 @@
-"""Statistics for comparing two sets of repeated measurements.
+"""Statistics for comparing two sets of repeated measurements, and the one verdict rule.
 
-Ratio of medians (B / A) with a percentile-bootstrap 95% interval (scipy.stats.bootstrap)
-and a two-sided Mann-Whitney U rank test. The verdict needs both a significant
-difference and one larger than the threshold; "unchanged" needs the whole interval inside
-the threshold band. Anything else is "inconclusive": more repeats are needed.
+Two ways to estimate B against A:
+
+- **paired** (`compare_paired`), wherever A and B were measured in the same rounds (an
+  interleaved run's repeats, `compare --until-conclusive`, bisect, explain): the effect is
+  the geometric mean of the per-round ratios B_i / A_i with a Student-t 95% interval and a
+  paired t-test on the log-ratios. Drift that moves both arms of a round together cancels.
+- **unpaired** (`compare`), for data without shared rounds (nightly history across days):
+  ratio of medians with a percentile-bootstrap 95% interval (scipy.stats.bootstrap) and a
+  two-sided Mann-Whitney U rank test.
+
+Both end in `verdict`, the one rule every place that shows a verdict uses: a regression or
+improvement needs a significant difference larger than the noise threshold; `unchanged`
+needs the whole interval inside the noise band *and* inside ±`MIN_EFFECT_UNCHANGED`;
+anything else is "inconclusive": more repeats are needed.
 """
 
 from __future__ import annotations
@@ -19,6 +29,10 @@ ALPHA = 0.05
 # Smallest change reported as a regression/improvement, whatever the noise: Mozilla's
 # Perfherder alerts at >= 2%; sub-2% effects are below what release notes act on.
 MIN_EFFECT = 0.02
+# The change `unchanged` rules out: an interval inside the noise band of a very noisy series
+# (±40% here) says nothing about a 20% regression, so `unchanged` also needs the interval
+# within ±10% (the size of the version effects the source articles report: 3-40%).
+MIN_EFFECT_UNCHANGED = 0.10
 MAX_THRESHOLD = 0.999  # a band [1 - t, 1/(1 - t)] needs t < 1
 N_RESAMPLES = 2000  # percentile bootstrap; interval endpoints stable to ~0.2% at this size
 SEED = 20261123  # fixed: the same data always gives the same interval
@@ -46,6 +60,7 @@ class Comparison:
     p_value: float
     threshold: float
     verdict: str
+    paired: bool = False  # from per-round ratios (n_a == n_b == the rounds)
 
 
 def _ratio_of_medians(a: np.ndarray, b: np.ndarray, axis: int = -1) -> np.ndarray:
@@ -53,7 +68,12 @@ def _ratio_of_medians(a: np.ndarray, b: np.ndarray, axis: int = -1) -> np.ndarra
 
 
 def compare(
-    a: list[float], b: list[float], *, higher_is_better: bool = True, threshold: float = MIN_EFFECT
+    a: list[float],
+    b: list[float],
+    *,
+    higher_is_better: bool = True,
+    threshold: float = MIN_EFFECT,
+    min_effect: float = MIN_EFFECT_UNCHANGED,
 ) -> Comparison | None:
     """Compare B against A; None when either side has fewer than MIN_SAMPLES values."""
     xa, xb = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
@@ -86,8 +106,71 @@ def compare(
         hi,
         p,
         threshold,
-        verdict(ratio, lo, hi, p, threshold, higher_is_better),
+        verdict(ratio, lo, hi, p, threshold, higher_is_better, min_effect),
     )
+
+
+def compare_paired(
+    a: list[float],
+    b: list[float],
+    *,
+    higher_is_better: bool = True,
+    threshold: float = MIN_EFFECT,
+    min_effect: float = MIN_EFFECT_UNCHANGED,
+) -> Comparison | None:
+    """B against A where a[i] and b[i] were measured in the same round i.
+
+    The effect is exp(mean of log(b_i / a_i)), the geometric mean of the per-round ratios,
+    with a Student-t 95% interval and a two-sided paired t-test on the log-ratios (per-round
+    ratios of throughput are close to log-normal; a rank test on 4-6 pairs cannot reach
+    p < 0.05). None with fewer than MIN_SAMPLES pairs or a non-positive value.
+    """
+    if len(a) != len(b):
+        raise ValueError(f"paired values need one A and one B per round, not {len(a)}/{len(b)}")
+    xa, xb = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
+    if len(xa) < MIN_SAMPLES or (xa <= 0).any() or (xb <= 0).any():
+        return None
+    d = np.log(xb) - np.log(xa)
+    n, mean = len(d), float(d.mean())
+    sd = float(d.std(ddof=1))
+    if sd == 0:
+        lo = hi = math.exp(mean)
+        p = 1.0 if mean == 0 else 0.0
+    else:
+        half = float(stats.t.ppf(0.5 + CONFIDENCE / 2, n - 1)) * sd / math.sqrt(n)
+        lo, hi = math.exp(mean - half), math.exp(mean + half)
+        p = float(stats.ttest_1samp(d, 0.0).pvalue)
+    ratio = math.exp(mean)
+    return Comparison(
+        n,
+        n,
+        float(np.median(xa)),
+        float(np.median(xb)),
+        ratio,
+        lo,
+        hi,
+        p,
+        threshold,
+        verdict(ratio, lo, hi, p, threshold, higher_is_better, min_effect),
+        paired=True,
+    )
+
+
+def paired_spread(a: list[float], b: list[float]) -> float | None:
+    """The standard deviation of the per-round log-ratios log(b_i / a_i): the paired noise.
+    Of an A/A pair (the same server twice a round) it is the noise a paired verdict faces."""
+    xa, xb = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
+    if len(xa) != len(xb) or len(xa) < 2 or (xa <= 0).any() or (xb <= 0).any():
+        return None
+    return float((np.log(xb) - np.log(xa)).std(ddof=1))
+
+
+def paired_threshold(spread: float | None, n: int, z: float = Z_FALSE_ALARM) -> float:
+    """Smallest change an A/A paired comparison of this per-round spread exceeds ~1% of the
+    time with `n` rounds (z = 2.326): 1 - e^(-z·spread/√n), never below MIN_EFFECT."""
+    if spread is None or n < 1:
+        return MIN_EFFECT
+    return max(MIN_EFFECT, 1 - math.exp(-z * spread / math.sqrt(n)))
 
 
 def verdict(
@@ -97,14 +180,14 @@ def verdict(
     p: float,
     threshold: float,
     higher_is_better: bool = True,
-    min_effect: float = 1.0,
+    min_effect: float = MIN_EFFECT_UNCHANGED,
 ) -> str:
-    """The verdict for a ratio B/A with its interval and rank-test p-value.
+    """The verdict for a ratio B/A with its interval and test p-value: the one rule.
 
     The noise band is symmetric on the log scale, [1 - threshold, 1 / (1 - threshold)]:
     a threshold near or above 100% (very noisy, few values) still leaves a drop to a tenth
     outside it, where a linear band 1 ± threshold would call any drop `unchanged`.
-    `unchanged` also needs the interval inside ±`min_effect` (default: no such bound).
+    `unchanged` also needs the interval inside ±`min_effect` (default MIN_EFFECT_UNCHANGED).
     """
     thr = min(max(threshold, 0.0), MAX_THRESHOLD)
     band_lo, band_hi = 1 - thr, 1 / (1 - thr)

@@ -42,7 +42,7 @@ from perftrack.store import store
 FALSE_ALARM = 0.01  # target false-alarm rate of one whole sequence (issue #8)
 FIRST_LOOK_N = 4  # repeats per side: below this Mann-Whitney's smallest p is >= 0.1
 LOOK_GROWTH = 1.5  # the next look when each side has grown by half
-DEFAULT_MIN_EFFECT = 0.10  # --min-effect: the change "unchanged" rules out
+DEFAULT_MIN_EFFECT = stats.MIN_EFFECT_UNCHANGED  # --min-effect: the change "unchanged" rules out
 MAX_FAILED_ROUNDS = 2  # consecutive rounds without a value for a side: stop, say why
 BOOT_Z = NormalDist().inv_cdf(0.5 + stats.CONFIDENCE / 2)  # 1.96: half-width of the 95% CI
 
@@ -82,7 +82,7 @@ def log_threshold(cv: float | None, n_a: int, n_b: int, z: float) -> float:
 
 
 def log_verdict(
-    c: stats.Comparison, t: float, higher_is_better: bool, min_effect: float = 1.0
+    c: stats.Comparison, t: float, higher_is_better: bool, min_effect: float = DEFAULT_MIN_EFFECT
 ) -> str:
     """`stats.verdict` for a log-scale threshold t (band [e^-t, e^t]).
 
@@ -102,15 +102,36 @@ def decide(
     cv: float | None,
     looks: int,
     higher_is_better: bool = True,
-    min_effect: float = 1.0,
+    min_effect: float = DEFAULT_MIN_EFFECT,
+    paired: bool = False,
 ) -> stats.Comparison | None:
     """B against A at one look of a sequence of `looks` (None: too few values).
 
-    The comparison's `threshold` is the regression-side band, 1 - e^-t. The standard error
-    behind t is the larger of the CV formula's (exact for normal noise) and the one the
-    bootstrap interval implies: for flat or skewed noise, as here, the median varies more
-    than 1.2533·σ/√n (up to 1.73·σ/√n for uniform noise).
+    `paired`: a[i] and b[i] come from round i (the rounds of this module always pair): the
+    effect is the per-round ratios' geometric mean (`stats.compare_paired`) and the band is
+    a one-sided Student-t bound on their mean log-ratio at the per-look level, t = q·s/√n
+    (s: the spread of the per-round log-ratios, q: `look_z` with n - 1 degrees of freedom),
+    so drift shared by both arms of a round is not counted as noise.
+
+    Unpaired: the comparison's `threshold` is the regression-side band, 1 - e^-t. The
+    standard error behind t is the larger of the CV formula's (exact for normal noise) and
+    the one the bootstrap interval implies: for flat or skewed noise, as here, the median
+    varies more than 1.2533·σ/√n (up to 1.73·σ/√n for uniform noise).
     """
+    if paired:
+        spread = stats.paired_spread(a, b)
+        if spread is None:
+            return None
+        n = len(a)
+        floor = -math.log(1 - stats.MIN_EFFECT)
+        t = max(floor, look_z(looks, n - 1) * spread / math.sqrt(n))
+        return stats.compare_paired(
+            a,
+            b,
+            higher_is_better=higher_is_better,
+            threshold=1 - math.exp(-t),
+            min_effect=min_effect,
+        )
     own = cv if cv is not None else _pooled_cv(a, b)
     q = look_z(looks, None if cv is not None else max(1, len(a) + len(b) - 2))
     t = log_threshold(own, len(a), len(b), q)
@@ -245,34 +266,26 @@ def _round_matrix(req: Request, number: int) -> matrix.Matrix:
     )
 
 
-def session_values(db: Path, run_ids: list[str], req: Request) -> dict[str, list[float]]:
-    """This session's values of the metric per server, read back from the DB."""
+def session_pairs(db: Path, run_ids: list[str], req: Request) -> tuple[list[float], list[float]]:
+    """This session's values of the metric, read back from the DB, as pairs: (A_i, B_i) of
+    each round (one run) where both sides have a value; a round with a side missing (a
+    failed cell) gives no pair."""
     col = compare.METRICS[req.metric][0]
     marks = ", ".join("?" for _ in run_ids)
     with store.open_db(db, write=False) as st:
         rows = st.con.execute(
-            f"""SELECT s.server_id, r.{col} FROM results r JOIN servers s USING (server_key)
+            f"""SELECT r.run_id, s.server_id, r.{col} FROM results r
+                JOIN servers s USING (server_key)
                 WHERE r.run_id IN ({marks}) AND r.status = 'ok' AND r.{col} IS NOT NULL
+                  AND {compare.LATEST_ATTEMPT}
                 ORDER BY r.started_at""",
             run_ids,
         ).fetchall()
-    out: dict[str, list[float]] = {req.a: [], req.b: []}
-    for sid, value in rows:
-        if sid in out:
-            out[sid].append(float(value))
-    return out
-
-
-def stored_noise(db: Path, run_id: str, req: Request) -> float | None:
-    """The A/A CV `perftrack detect` learnt for this runner class, hardware and workload."""
-    with store.open_db(db, write=False) as st:
-        key = st.con.execute(
-            "SELECT runner_class, hw_key FROM runs WHERE run_id = ?", [run_id]
-        ).fetchone()
-        noise = compare.load_noise(st.con)
-    if key is None:
-        return None
-    return noise.get((key[0], key[1], req.workload, req.metric))
+    by_round: dict[str, dict[str, float]] = {rid: {} for rid in run_ids}
+    for rid, sid, value in rows:
+        by_round[rid][sid] = float(value)
+    pairs = [(v[req.a], v[req.b]) for v in by_round.values() if req.a in v and req.b in v]
+    return [p[0] for p in pairs], [p[1] for p in pairs]
 
 
 def run(
@@ -302,7 +315,7 @@ def run(
     )
     start = clock()
     slowest = req.first_round_estimate_s()
-    looks_done, failed_rounds, noise = 0, 0, None
+    looks_done, failed_rounds = 0, 0
     while True:
         spent = clock() - start
         if spent + slowest > req.budget_s:
@@ -322,10 +335,7 @@ def run(
         slowest = max(slowest if number > 1 else 0.0, round_s)
         for line in summary.final_failed:
             emit(f"  round {number}: failed cell: {line}")
-        if number == 1:
-            noise = stored_noise(db, rd.run_id, req)
-        values = session_values(db, [*outcome.run_ids, rd.run_id], req)
-        a, b = values[req.a], values[req.b]
+        a, b = session_pairs(db, [*outcome.run_ids, rd.run_id], req)
         failed_rounds = failed_rounds + 1 if summary.failed else 0
         if failed_rounds >= MAX_FAILED_ROUNDS:
             raise ServerError(
@@ -340,10 +350,11 @@ def run(
         c = decide(
             a,
             b,
-            cv=noise,
+            cv=None,
             looks=outcome.looks_planned,
             higher_is_better=higher,
             min_effect=req.min_effect,
+            paired=True,
         )
         r = Round(number, len(a), len(b), c, look, round_s, clock() - start, rd.run_id)
         outcome.rounds.append(r)
