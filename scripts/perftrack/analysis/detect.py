@@ -17,6 +17,7 @@ from __future__ import annotations
 import hashlib
 import json
 from collections import defaultdict
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
@@ -127,6 +128,18 @@ def variables_diff(con: Any, base: str | None, new: str | None) -> dict[str, lis
         [base, new, MAX_DIFF_VARIABLES],
     ).fetchall()
     return {name: [a, b] for name, a, b in rows}
+
+
+def variables_diff_of(con: Any) -> Callable[[dict[str, Any], str, str], dict[str, list[Any]]]:
+    """diff(series key, base server, new server): the variables diff of the two servers'
+    most common variable sets in that series (what a verdict carries), for `advise`."""
+    varsets = _varsets(con)
+
+    def diff(series: dict[str, Any], base: str, new: str) -> dict[str, list[Any]]:
+        k = tuple(series[c] for c in SERIES_COLS)
+        return variables_diff(con, varsets.get((*k, base)), varsets.get((*k, new)))
+
+    return diff
 
 
 def compute_verdicts(

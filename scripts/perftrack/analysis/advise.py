@@ -1,0 +1,272 @@
+"""`perftrack advise --from VERSION`: what upgrading would change, from the measured pairs.
+
+For every series shape the reader asks about (workload, threads, collation, profile, …)
+and every newer release of the same product, the expected change of throughput and p95
+latency against the reader's release, with a 95% interval and the verdict of the one rule
+(`stats.verdict`):
+
+- **direct** when one series (same hardware, runner class and cell) measured both
+  releases: the comparison `perftrack compare` would make between them;
+- **chained** otherwise, over the releases measured in between (A→M in one series, M→B in
+  another of the same cell shape): log-ratios add, their interval half-widths and noise
+  bands add in quadrature (independent measurements), and the result says which releases
+  it went through. No path of measurements: the release is listed as not reachable.
+
+The settings whose effective values changed on the way (the variables diff of each step)
+come with each target, because changed defaults explain many "regressions".
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from collections import defaultdict, deque
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from statistics import NormalDist
+from typing import Any
+
+from perftrack.analysis import compare, stats
+from perftrack.core.errors import ConfigError
+from perftrack.servers import rules
+
+Z95 = NormalDist().inv_cdf(0.5 + stats.CONFIDENCE / 2)  # 1.96
+# The cell fields that make a series shape across hardware and runner classes.
+SHAPE_COLS = tuple(c for c in compare.GROUP_COLS if c not in ("hw_key", "runner_class"))
+MAX_SETTINGS = 40  # changed settings listed per target (the full diff is in the verdicts)
+
+VarsDiff = Callable[[dict[str, Any], str, str], dict[str, list[Any]]]
+
+
+@dataclass(frozen=True)
+class Estimate:
+    """B against A on one metric, measured directly or chained over steps."""
+
+    ratio: float
+    ci_low: float
+    ci_high: float
+    p_value: float
+    threshold: float
+    verdict: str
+
+
+@dataclass
+class Target:
+    server: str
+    version: str
+    throughput: Estimate | None
+    p95: Estimate | None
+    via: list[str]  # releases in between when chained; [] when measured directly
+    series: int  # how many series the estimate rests on
+    settings: dict[str, list[Any]] = field(default_factory=dict)
+
+    @property
+    def direct(self) -> bool:
+        return not self.via
+
+
+@dataclass
+class Advice:
+    shape: dict[str, Any]
+    base: str
+    targets: list[Target]
+    unreachable: list[str]  # newer releases measured in this shape but with no path
+
+
+def _estimate(c: stats.Comparison | None) -> Estimate | None:
+    if c is None:
+        return None
+    return Estimate(c.ratio, c.ci_low, c.ci_high, c.p_value, c.threshold, c.verdict)
+
+
+def _pair(
+    t: compare.Table, a: compare.Row, b: compare.Row, metric: str
+) -> tuple[Estimate | None, Estimate | None]:
+    higher = compare.METRICS[metric][1]
+    thr = stats.noise_threshold(t.noise_cv, len(a.values), len(b.values))
+    main = stats.compare(a.values, b.values, higher_is_better=higher, threshold=thr)
+    lat_thr = stats.noise_threshold(stats.cv(a.latency + b.latency), len(a.latency), len(b.latency))
+    p95 = stats.compare(a.latency, b.latency, higher_is_better=False, threshold=lat_thr)
+    return _estimate(main), _estimate(p95)
+
+
+def chain(steps: list[Estimate], higher_is_better: bool) -> Estimate:
+    """Steps A→M→…→B as one estimate: log-ratios add; interval half-widths (on the log
+    scale) and noise bands add in quadrature; the p-value is the normal test of the sum."""
+    logs = [math.log(s.ratio) for s in steps]
+    halves = [(math.log(s.ci_high) - math.log(s.ci_low)) / 2 for s in steps]
+    total = sum(logs)
+    half = math.sqrt(sum(h * h for h in halves))
+    band = math.sqrt(sum(math.log(1 - min(s.threshold, stats.MAX_THRESHOLD)) ** 2 for s in steps))
+    threshold = max(stats.MIN_EFFECT, 1 - math.exp(-band))
+    se = half / Z95
+    p = 1.0 if se == 0 else 2 * (1 - NormalDist().cdf(abs(total) / se))
+    lo, hi = math.exp(total - half), math.exp(total + half)
+    ratio = math.exp(total)
+    return Estimate(
+        ratio, lo, hi, p, threshold, stats.verdict(ratio, lo, hi, p, threshold, higher_is_better)
+    )
+
+
+def resolve_base(tables: list[compare.Table], wanted: str) -> compare.Row:
+    """The reader's release: a server id or a version with results; else a one-line error
+    naming the releases that have results."""
+    rows = {r.server_id: r for t in tables for r in t.rows}
+    if wanted in rows:
+        return rows[wanted]
+    by_version = [r for r in rows.values() if r.version == wanted]
+    if len(by_version) == 1:
+        return by_version[0]
+    known = sorted(rows, key=lambda s: (rows[s].product, rules.parse_version(rows[s].version)))
+    if len(by_version) > 1:
+        raise ConfigError(
+            f"version {wanted} is more than one server "
+            f"({', '.join(r.server_id for r in by_version)}): give the server id"
+        )
+    raise ConfigError(
+        f"no results of '{wanted}': advise starts from a release with results; "
+        f"known: {', '.join(known) or 'none (run and ingest a benchmark first)'}"
+    )
+
+
+def advise(
+    tables: list[compare.Table],
+    base: str,
+    metric: str = "tps",
+    vars_diff: VarsDiff | None = None,
+) -> list[Advice]:
+    """Advice per series shape that measured the reader's release `base` (server id or
+    version), for every newer release of its product reachable over measured pairs."""
+    start = resolve_base(tables, base)
+    higher = compare.METRICS[metric][1]
+    shapes: dict[tuple[Any, ...], list[compare.Table]] = defaultdict(list)
+    for t in tables:
+        shapes[tuple(t.key[c] for c in SHAPE_COLS)].append(t)
+    out = []
+    for shape_key, ts in sorted(shapes.items(), key=lambda kv: tuple(map(str, kv[0]))):
+        if not any(r.server_id == start.server_id for t in ts for r in t.rows):
+            continue
+        out.append(
+            _advise_shape(
+                dict(zip(SHAPE_COLS, shape_key, strict=True)), ts, start, metric, higher, vars_diff
+            )
+        )
+    if not out:
+        raise ConfigError(f"no series measured {start.server_id} with the cell options given")
+    return out
+
+
+def _advise_shape(
+    shape: dict[str, Any],
+    ts: list[compare.Table],
+    start: compare.Row,
+    metric: str,
+    higher: bool,
+    vars_diff: VarsDiff | None,
+) -> Advice:
+    # every measured pair of releases in this shape: (a, b) -> (estimate, p95, table, n)
+    pairs: dict[tuple[str, str], tuple[Estimate | None, Estimate | None, compare.Table, int]] = {}
+    rows: dict[str, compare.Row] = {}
+    for t in ts:
+        for a in t.rows:
+            rows.setdefault(a.server_id, a)
+            for b in t.rows:
+                if a.server_id == b.server_id or a.product != b.product:
+                    continue
+                n = min(len(a.values), len(b.values))
+                old = pairs.get((a.server_id, b.server_id))
+                if old is None or n > old[3]:  # the series with the most values per side
+                    main, p95 = _pair(t, a, b, metric)
+                    pairs[(a.server_id, b.server_id)] = (main, p95, t, n)
+
+    def newer(r: compare.Row) -> bool:
+        return r.product == start.product and rules.parse_version(r.version) > rules.parse_version(
+            start.version
+        )
+
+    targets, unreachable = [], []
+    for sid in sorted(
+        (s for s, r in rows.items() if newer(r)), key=lambda s: rules.parse_version(rows[s].version)
+    ):
+        path = _path(pairs, start.server_id, sid)
+        if path is None:
+            unreachable.append(sid)
+            continue
+        steps = [pairs[(x, y)] for x, y in itertools.pairwise(path)]
+        if any(s[0] is None for s in steps):
+            unreachable.append(sid)
+            continue
+        if len(steps) == 1:
+            main, p95 = steps[0][0], steps[0][1]
+        else:
+            main = chain([s[0] for s in steps if s[0] is not None], higher)
+            p95s = [s[1] for s in steps]
+            p95 = chain([s for s in p95s if s is not None], False) if all(p95s) else None
+        settings: dict[str, list[Any]] = {}
+        if vars_diff is not None:
+            for (x, y), s in zip(itertools.pairwise(path), steps, strict=True):
+                for name, (old, new) in vars_diff(s[2].key, x, y).items():
+                    if name in settings:
+                        settings[name][1] = new  # changed again later on the way
+                    else:
+                        settings[name] = [old, new]
+            settings = {k: v for k, v in sorted(settings.items()) if v[0] != v[1]}
+        targets.append(
+            Target(
+                sid,
+                rows[sid].version,
+                main,
+                p95,
+                path[1:-1],
+                len({id(s[2]) for s in steps}),
+                dict(list(settings.items())[:MAX_SETTINGS]),
+            )
+        )
+    return Advice(shape, start.server_id, targets, unreachable)
+
+
+def _path(pairs: dict[tuple[str, str], Any], a: str, b: str) -> list[str] | None:
+    """The shortest chain of measured pairs from a to b (direct when measured together)."""
+    if (a, b) in pairs:
+        return [a, b]
+    nxt: dict[str, list[str]] = defaultdict(list)
+    for x, y in pairs:
+        nxt[x].append(y)
+    seen, queue = {a: [a]}, deque([a])
+    while queue:
+        cur = queue.popleft()
+        for y in sorted(nxt[cur]):
+            if y not in seen:
+                seen[y] = [*seen[cur], y]
+                if y == b:
+                    return seen[y]
+                queue.append(y)
+    return None
+
+
+def to_json(advice: list[Advice], metric: str) -> list[dict[str, Any]]:
+    def est(e: Estimate | None) -> dict[str, Any] | None:
+        return None if e is None else dict(e.__dict__)
+
+    return [
+        {
+            "shape": a.shape,
+            "from": a.base,
+            "metric": metric,
+            "targets": [
+                {
+                    "server": t.server,
+                    "version": t.version,
+                    "throughput": est(t.throughput),
+                    "p95": est(t.p95),
+                    "direct": t.direct,
+                    "via": t.via,
+                    "series": t.series,
+                    "settings": t.settings,
+                }
+                for t in a.targets
+            ],
+            "unreachable": a.unreachable,
+        }
+        for a in advice
+    ]

@@ -1,0 +1,110 @@
+"""`perftrack advise --from VERSION`: the upgrade advisor over the measured pairs."""
+
+from __future__ import annotations
+
+import json
+from typing import Annotated, Any
+
+import typer
+from rich import box
+from rich.table import Table
+
+from perftrack.analysis import advise as advise_mod
+from perftrack.analysis import compare
+from perftrack.cli.app import METRIC_HELP, DbOpt, emit, out
+from perftrack.core import paths
+from perftrack.core.errors import ConfigError
+
+FILTERS = ("workload", "threads", "collation", "profile")
+SHOWN_SETTINGS = 6  # changed settings per release in the table (--json has them all)
+
+
+def _fmt_est(e: advise_mod.Estimate | None) -> str:
+    """A change in percent with its interval and verdict (the verdict reads the metric's
+    direction: for p95 a rise is the regression)."""
+    if e is None:
+        return "—"
+    return f"{e.ratio - 1:+.1%} [{e.ci_low - 1:+.1%}, {e.ci_high - 1:+.1%}] {e.verdict}"
+
+
+def _settings(settings: dict[str, list[Any]]) -> str:
+    """The changed defaults first (SHOWN_SETTINGS of them), then counts of the rest."""
+    both = [(k, v) for k, v in settings.items() if None not in v]
+    text = ", ".join(f"{k}: {v[0]} → {v[1]}" for k, v in both[:SHOWN_SETTINGS])
+    new = sum(1 for v in settings.values() if v[0] is None)
+    gone = sum(1 for v in settings.values() if v[1] is None)
+    rest = [f"+{len(both) - SHOWN_SETTINGS} more changed"] if len(both) > SHOWN_SETTINGS else []
+    rest += [f"{new} new"] if new else []
+    rest += [f"{gone} removed"] if gone else []
+    return text + (f" ({', '.join(rest)}; --json lists all)" if rest else "")
+
+
+def _keep(t: compare.Table, want: dict[str, Any]) -> bool:
+    k = t.key
+    for name, value in want.items():
+        if value is None:
+            continue
+        if name == "collation":
+            if k["collation"] != value and str(k["collation"]).split("_")[0] != value:
+                return False
+        elif k[name] != value:
+            return False
+    return True
+
+
+def advise_cmd(
+    base: Annotated[
+        str, typer.Option("--from", help="your release: a server id or version with results")
+    ],
+    db: DbOpt = paths.DEFAULT_DB,
+    metric: Annotated[str, typer.Option(help=METRIC_HELP)] = "tps",
+    workload: Annotated[str | None, typer.Option(help="only this workload")] = None,
+    threads: Annotated[int | None, typer.Option(help="only this thread count")] = None,
+    charset: Annotated[
+        str | None, typer.Option(help="only this charset (latin1, utf8mb4) or collation")
+    ] = None,
+    profile: Annotated[str | None, typer.Option(help="only this profile")] = None,
+    as_json: Annotated[bool, typer.Option("--json")] = False,
+) -> None:
+    """For each newer release: the expected change of throughput and p95 against yours,
+    with intervals (chained over measured pairs where needed), and the settings whose
+    defaults changed on the way."""
+    from perftrack.analysis import detect
+    from perftrack.store import store
+
+    if metric not in compare.METRICS:
+        raise ConfigError(f"unknown metric '{metric}'; known: {', '.join(compare.METRICS)}")
+    want = dict(zip(FILTERS, (workload, threads, charset, profile), strict=True))
+    with store.open_db(db, write=False) as st:
+        ts = compare.tables(st.con, metric=metric, noise=compare.load_noise(st.con))
+        kept = [t for t in ts if _keep(t, want)]
+        if ts and not kept:
+            given = ", ".join(f"--{k} {v}" for k, v in want.items() if v is not None)
+            raise ConfigError(f"no results match {given} in {db}")
+        advice = advise_mod.advise(kept, base, metric, detect.variables_diff_of(st.con))
+    if as_json:
+        print(json.dumps(advise_mod.to_json(advice, metric), indent=1, default=str))
+        return
+    for a in advice:
+        s = a.shape
+        title = (
+            f"from {a.base} · {s['workload']} · threads={s['threads']} · {s['collation']} · "
+            f"profile={s['profile']} · {s['tables']}x{s['table_size']} rows · {s['connection']}"
+        )
+        tab = Table(title=title, title_justify="left", box=box.SIMPLE_HEAD)
+        for col in ("release", metric, "p95", "measured"):
+            tab.add_column(col, no_wrap=True)
+        for t in a.targets:
+            how = "directly" if t.direct else f"chained via {', '.join(t.via)}"
+            tab.add_row(
+                t.server, _fmt_est(t.throughput), _fmt_est(t.p95), f"{how} ({t.series} series)"
+            )
+        emit("")
+        out.print(tab)
+        for t in a.targets:
+            if t.settings:
+                emit(f"  settings changed on the way to {t.server}: {_settings(t.settings)}")
+        if not a.targets:
+            emit("  no newer release measured in this series shape")
+        for sid in a.unreachable:
+            emit(f"  {sid}: no path of measurements from {a.base} (not compared)")
