@@ -660,6 +660,106 @@
       .finally(ready);
   };
 
+
+  // ---------------------------------------------------------------- upgrade advisor
+  const VERDICT_COLORS = { domain: ["regression", "improvement", "unchanged", "inconclusive"], range: ["#c0392b", "#2471a3", "#7f8c8d", "#b9770e"] };
+  const pct = (v) => (v == null ? "—" : (v >= 1 ? "+" : "") + ((v - 1) * 100).toFixed(1) + "%");
+  function advisorSpec(data, width) {
+    const y = { field: "release", type: "nominal", sort: null, title: null };
+    const x = { type: "quantitative", title: "expected change of throughput (ratio to your release; 1 = no change)", scale: { zero: false } };
+    return {
+      $schema: "https://vega.github.io/schema/vega-lite/v6.json",
+      width, height: { step: 26 }, data: { values: data },
+      layer: [
+        { mark: { type: "rule", color: "#888" }, encoding: { x: { datum: 1, type: "quantitative" } } },
+        { mark: { type: "rule", strokeWidth: 2 }, encoding: { y, x: { ...x, field: "ci_low" }, x2: { field: "ci_high" }, color: { field: "verdict", type: "nominal", scale: VERDICT_COLORS, legend: { orient: "bottom" } } } },
+        { mark: { type: "point", filled: true, size: 70 }, encoding: { y, x: { ...x, field: "ratio" }, color: { field: "verdict", type: "nominal", scale: VERDICT_COLORS },
+          shape: { field: "measured_kind", type: "nominal", title: "measured", scale: { domain: ["directly", "chained"], range: ["circle", "triangle-right"] } },
+          tooltip: [{ field: "release" }, { field: "ratio", format: ".3f" }, { field: "ci_low", format: ".3f" }, { field: "ci_high", format: ".3f" }, { field: "verdict" }, { field: "measured" }] } },
+      ],
+    };
+  }
+  pages.advisor = function () {
+    const A = DATA.advisor || { from: [], rows: [], unreachable: [] };
+    const box = $("advisor-filters");
+    if (!A.from.length) {
+      setStatus("No results yet: run and ingest a benchmark, then rebuild.", "empty");
+      $("chart-advisor").dataset.marks = "0";
+      return ready();
+    }
+    const wanted = readHash();
+    const keys = [["from", "Your release"], ["workload", "Workload"], ["collation", "Charset / collation"], ["threads", "Threads"], ["profile", "Profile"]];
+    const sel = {};
+    function options(key, rows) {
+      const vals = key === "from" ? A.from.slice() : sortValues([...new Set(rows.map((r) => r[key]))].filter((v) => v != null));
+      return vals.map(String);
+    }
+    function render() {
+      box.replaceChildren();
+      let cur = A.rows;
+      let unr = A.unreachable;
+      let problem = "";
+      for (const [key, label] of keys) {
+        const opts = options(key, key === "from" ? cur : cur.concat(unr));
+        let v = key in sel ? sel[key] : wanted[key];
+        if (v != null && v !== "" && !opts.includes(String(v))) {
+          const what = key === "from" ? "release with results named" : label.toLowerCase();
+          if (!problem) problem = `No ${what} "${v}" in the data: showing ${key === "from" ? opts[0] : "the most measured"} instead.`;
+          v = null;
+        }
+        if (v == null || v === "") v = opts.length ? (key === "from" ? opts[0] : String(defaultValue(cur.length ? cur : unr, key, opts))) : "";
+        sel[key] = v;
+        const s = el("select", { id: "advisor-" + key, name: key });
+        for (const o of opts) s.append(el("option", { value: o, text: o }));
+        s.value = v;
+        s.addEventListener("change", () => { sel[key] = s.value; for (const [k] of keys.slice(keys.findIndex(([kk]) => kk === key) + 1)) delete sel[k]; delete wanted[key]; render(); });
+        box.append(el("label", {}, label + " ", s));
+        cur = cur.filter((r) => String(r[key]) === String(v));
+        unr = unr.filter((r) => String(r[key]) === String(v));
+      }
+      writeHash(sel);
+      setStatus(problem || (cur.length ? "" : `No newer release measured after ${sel.from} in this series.`), problem ? "error" : cur.length ? "" : "empty");
+      fillTable($("advisor-table"), [
+        { key: "release", label: "release" },
+        { key: "ratio", label: "throughput", fmt: pct, num: true },
+        { key: "ci_low", label: "95% low", fmt: pct, num: true },
+        { key: "ci_high", label: "95% high", fmt: pct, num: true },
+        { key: "verdict", label: "verdict", cls: (r) => "verdict " + r.verdict },
+        { key: "p95_ratio", label: "p95", fmt: pct, num: true },
+        { key: "p95_interval", label: "p95 95% interval", value: (r) => (r.p95_ci_low == null ? null : pct(r.p95_ci_low) + " … " + pct(r.p95_ci_high)) },
+        { key: "p95_verdict", label: "p95 verdict", cls: (r) => "verdict " + (r.p95_verdict || "") },
+        { key: "measured", label: "measured", value: (r) => `${r.measured} (${r.series} series)` },
+      ], cur);
+      $("advisor-unreachable").replaceChildren(...unr.map((r) => el("li", { text: `${r.release}: no path of measurements from ${sel.from} in this series (not compared)` })));
+      $("advisor-settings").replaceChildren(...cur.map((r) => {
+        const rest = [];
+        if (r.settings_more) rest.push(`+${r.settings_more} more changed`);
+        if (r.settings_new) rest.push(`${r.settings_new} new`);
+        if (r.settings_removed) rest.push(`${r.settings_removed} removed`);
+        return el("li", { text: `${sel.from} → ${r.release}: ${r.settings.join(", ") || "no changed value"}${rest.length ? " (" + rest.join(", ") + ")" : ""}` });
+      }));
+      const host = $("chart-advisor");
+      const data = cur.filter((r) => r.ratio != null).map((r) => ({ ...r, measured_kind: r.measured === "directly" ? "directly" : "chained" }));
+      if (!data.length) {
+        host.replaceChildren(el("p", { class: "empty", text: "Nothing to draw for this choice." }));
+        host.dataset.marks = "0";
+        return ready();
+      }
+      vegaEmbed(host, advisorSpec(data, Math.max(240, host.clientWidth - 240)), EMBED_OPTIONS)
+        .then((res) => { state.charts.advisor = res.view; host.dataset.marks = String(countMarks(res.view)); host.dataset.points = String(data.length); })
+        .catch((err) => { state.errors.push(String(err)); host.replaceChildren(el("p", { class: "error", text: "This chart could not be drawn: " + err })); })
+        .finally(ready);
+    }
+    window.addEventListener("hashchange", () => {
+      const w = readHash();
+      for (const k of Object.keys(sel)) delete sel[k];
+      for (const k of Object.keys(wanted)) delete wanted[k];
+      Object.assign(wanted, w);
+      render();
+    });
+    render();
+  };
+
   // ---------------------------------------------------------------- start
   footer();
   try {

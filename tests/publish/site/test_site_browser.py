@@ -350,3 +350,45 @@ def test_real_study_pages_draw_what_study_report_says(
     assert int(tab.page.get_attribute("#chart-study", "data-marks") or 0) >= n_rows
     assert "Nothing to draw yet" not in tab.page.inner_text("#chart-study")
     assert tab.problems() == []
+
+
+def test_advisor_page_says_what_perftrack_advise_says(
+    sites: dict[str, Path], history_db: Path, tab: Tab, capsys
+) -> None:
+    """The SYNTHETIC history DB: the advisor page's rows, verdict colours and chart are the
+    CLI's `advise --json` for the same release and series; a deep link to a release that
+    does not exist says so instead of drawing a blank chart."""
+    import json
+
+    from perftrack import cli
+
+    site = sites["history"]
+    assert (
+        cli.main(["advise", "--from", "synthetic-mysql-8.0.36", "--db", str(history_db), "--json"])
+        == 0
+    )
+    advice = json.loads(capsys.readouterr().out)
+    first = advice[0]
+    shape = first["shape"]
+    link = (
+        f"#from=synthetic-mysql-8.0.36&workload={shape['workload']}"
+        f"&collation={shape['collation']}&threads={shape['threads']}&profile={shape['profile']}"
+    )
+    tab.open(url(site, "advisor", link))
+    tab.shot("desktop-advisor")
+    rows = tab.page.locator("#advisor-table tbody tr")
+    assert rows.count() == len(first["targets"]) > 0
+    for i, t in enumerate(first["targets"]):
+        cells = rows.nth(i).locator("td")
+        assert cells.nth(0).inner_text() == t["server"]
+        change = (t["throughput"]["ratio"] - 1) * 100
+        assert cells.nth(1).inner_text() == f"{'+' if change >= 0 else ''}{change:.1f}%"
+        assert cells.nth(4).get_attribute("class") == f"verdict {t['throughput']['verdict']}"
+    host = tab.page.locator("#chart-advisor")
+    assert int(host.get_attribute("data-points") or 0) == len(first["targets"])
+    assert "NaN" not in tab.page.inner_text("main")
+    assert tab.problems() == []
+    tab.open(url(site, "advisor", "#from=mysql-4.0.0"))
+    status = tab.page.inner_text("#status")
+    assert 'No release with results named "mysql-4.0.0" in the data' in status
+    assert tab.page.input_value("#advisor-from") != "mysql-4.0.0"

@@ -24,7 +24,7 @@ from typing import Any
 
 from perftrack.analysis import annotations as ann
 from perftrack.core.errors import ConfigError
-from perftrack.publish.site import columns, export, source
+from perftrack.publish.site import advisor, columns, export, source
 from perftrack.publish.site import studies as study_files
 from perftrack.store import store
 
@@ -139,12 +139,13 @@ def build(
             data = export.export(st.con, notes)
             records = st.cell_records(study_files.servers(studies))
             data.studies = [study_files.page_data(s, records) for s in studies]
+            advice = advisor.page_data(st.con)
             parquet.export(st.con, tmp)
         say(
             f"exported {len(data.verdicts)} verdicts, {len(data.summary)} summary rows, "
             f"{len(data.history)} history points, {len(data.runs)} runs"
         )
-        result = _write(tmp, root, data, studies)
+        result = _write(tmp, root, data, studies, advice)
         old = out.parent / f".{out.name}.old-{os.getpid()}"
         if out.exists():
             out.rename(old)
@@ -158,7 +159,11 @@ def build(
 
 
 def _write(
-    tmp: Path, root: Path, data: export.SiteData, studies: list[study_files.Study]
+    tmp: Path,
+    root: Path,
+    data: export.SiteData,
+    studies: list[study_files.Study],
+    advice: dict[str, Any],
 ) -> BuildResult:
     res = BuildResult(out=tmp, empty=bool(data.meta.get("empty")))
     shutil.copytree(root / "assets", tmp / "assets")
@@ -185,6 +190,7 @@ def _write(
     res.data_bytes["studies"] = columns.write_data_file(
         data_dir / "studies.js", "studies", study_sets
     )
+    res.data_bytes["advisor"] = columns.write_data_file(data_dir / "advisor.js", "advisor", advice)
     for name, rows in sets.items():
         res.data_bytes[name] = columns.write_data_file(
             data_dir / f"{name}.js", name, columns.encode(rows)
