@@ -30,10 +30,8 @@ def hold(directory: Path) -> int:
 
     Raises BlockingIOError if another process holds it."""
     fd = os.open(directory / LOCK_NAME, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
-    try:
+    try:  # an empty file: writing anything could fail on a full disk
         fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        os.ftruncate(fd, 0)
-        os.write(fd, f"{os.getpid()}\n".encode())
     except BaseException:
         os.close(fd)
         raise

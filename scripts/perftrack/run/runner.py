@@ -337,13 +337,14 @@ class Runner:
 
         The run directory's owner lock (core/dirlock.py) is held meanwhile: one process
         runs a run directory at a time, and `perftrack runner salvage` leaves it alone."""
+        lock = None
         try:
-            lock = dirlock.hold(self.rd.path)
-        except BlockingIOError:
-            raise ConfigError(
-                f"run {self.rd.run_id} is being run by another perftrack process right now"
-            ) from None
-        try:
+            try:
+                lock = dirlock.hold(self.rd.path)
+            except BlockingIOError:
+                raise ConfigError(
+                    f"run {self.rd.run_id} is being run by another perftrack process right now"
+                ) from None
             return self._run(resume)
         except OSError as exc:
             if exc.errno not in (errno.ENOSPC, errno.EDQUOT):
