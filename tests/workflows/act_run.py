@@ -159,6 +159,8 @@ def run_act(work: Path, tmp: Path, workflow: str, event: str, inputs: dict[str, 
         "HOME": os.environ["HOME"],
         "LANG": "C.UTF-8",
         "XDG_CACHE_HOME": str(xdg),  # act's job directories: under tmp, removed with it
+        # the bench jobs' kept run records (host/salvage.py): one runner state per test
+        "PERFTRACK_STATE_DIR": str(tmp / "runner-state"),
         "PERFTRACK_VENV": sys.prefix,
         "PERFTRACK_ACT_ARTIFACTS": str(artifacts),
         "PERFTRACK_ACT_STANDIN": str(STANDINS / "artifacts.py"),
@@ -166,6 +168,8 @@ def run_act(work: Path, tmp: Path, workflow: str, event: str, inputs: dict[str, 
     }
     if "PERFTRACK_CACHE" in os.environ:
         env["PERFTRACK_CACHE"] = os.environ["PERFTRACK_CACHE"]
+    if "PYTHONPATH" in os.environ:  # the jobs run the perftrack under test (a worktree's)
+        env["PYTHONPATH"] = os.environ["PYTHONPATH"]
     p = subprocess.run(
         cmd,
         cwd=work,

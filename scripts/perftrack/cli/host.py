@@ -1,4 +1,5 @@
-"""The `perftrack runner` commands: tune and preflight a self-hosted benchmark runner.
+"""The `perftrack runner` commands: tune, preflight, sweep a self-hosted benchmark runner,
+and keep a bench job's records outside its workspace (salvage, forget).
 
 (Registered in cli/__init__.py; runners/tune and runners/preflight are thin wrappers.)
 """
@@ -7,6 +8,8 @@ from __future__ import annotations
 
 import os
 import re
+import shutil
+import tempfile
 from pathlib import Path
 from typing import Annotated
 
@@ -14,10 +17,10 @@ import typer
 
 from perftrack.core import paths
 from perftrack.core.errors import ConfigError, EnvironmentProblem
-from perftrack.host import preflight, tuning
+from perftrack.host import preflight, salvage, sweep, tuning
 
 runner_app = typer.Typer(
-    help="A self-hosted benchmark runner: tune its kernel knobs, preflight it.",
+    help="A self-hosted benchmark runner: tune, preflight, sweep it; salvage run records.",
     no_args_is_help=True,
 )
 
@@ -114,3 +117,38 @@ def preflight_cmd(
             handle.write(f"runner_key={report.key}\n")
     if report.violations:
         raise EnvironmentProblem(preflight.refusal(list(report.violations)))
+
+
+@runner_app.command("sweep")
+def sweep_cmd(
+    root: Annotated[
+        list[Path] | None,
+        typer.Option("--root", help="where server directories are (default: the temp dir)"),
+    ] = None,
+) -> None:
+    """Stop servers and containers of dead perftrack runs, remove their pt-* directories."""
+    roots = root or [Path(tempfile.gettempdir())]
+    for r in roots:
+        if not r.is_dir():
+            raise ConfigError(f"--root {r} is not a directory")
+    sweep.sweep(roots, shutil.which("docker"), say=_say)
+
+
+@runner_app.command("salvage")
+def salvage_cmd(
+    night_id: Annotated[str, typer.Option("--night-id", help="tonight's id (the run's id)")],
+    into: Annotated[Path, typer.Option("--into", help="where tonight's runs go")] = Path("runs"),
+    earlier: Annotated[
+        Path, typer.Option("--earlier", help="where earlier nights' runs go")
+    ] = Path("salvaged"),
+) -> None:
+    """Copy the run records kept on this runner into the workspace, for upload."""
+    salvage.salvage(salvage.night_id(night_id), into, earlier, say=_say)
+
+
+@runner_app.command("forget")
+def forget_cmd(
+    uploaded: Annotated[list[Path], typer.Argument(help="directories that were uploaded")],
+) -> None:
+    """Delete kept runs whose every record is in the uploaded directories."""
+    salvage.forget(uploaded, say=_say)

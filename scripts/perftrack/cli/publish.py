@@ -24,14 +24,23 @@ def publish_cmd(
     plan_file: Annotated[Path | None, typer.Option("--plan", help="the night plan")] = None,
     summary_file: Annotated[Path | None, typer.Option("--summary", help="append markdown")] = None,
     chart: Annotated[str | None, typer.Option(help="chart URL/path for the summary")] = None,
+    earlier: Annotated[
+        list[Path] | None,
+        typer.Option(
+            "--earlier",
+            help="records of earlier nights salvaged from killed jobs: ingested, not "
+            "counted as tonight's",
+        ),
+    ] = None,
 ) -> None:
     """Ingest a night's records, detect, commit the DB and push it (retrying push races)."""
     from perftrack.publish import job_summary as summary
     from perftrack.publish import publish
 
     plan = summary.load_plan(plan_file) if plan_file else None
+    late = set(publish.read_records(earlier)[1]) if earlier else set()
     res = publish.publish(
-        sources,
+        [*sources, *(earlier or [])],
         db=db,
         remote=remote,
         branch=branch,
@@ -45,8 +54,11 @@ def publish_cmd(
         f"{res.records} record(s) from {len(res.run_ids)} run(s), {res.added} new; "
         f"{state} after {res.attempts} attempt(s)."
     )
+    if late:
+        head += f" {len(late)} of the runs are earlier nights' salvaged from killed jobs."
     emit(head)
+    tonight = [r for r in res.run_ids if r not in late]
     if summary_file:
         summary.append(
-            summary_file, summary.markdown(db, res.run_ids, headline=head, plan=plan, chart=chart)
+            summary_file, summary.markdown(db, tonight, headline=head, plan=plan, chart=chart)
         )

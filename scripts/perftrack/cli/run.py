@@ -98,10 +98,20 @@ def run(
     shard: Annotated[
         int | None, typer.Option(min=0, help="with --night-plan: the shard to run")
     ] = None,
+    night_id: Annotated[
+        str | None,
+        typer.Option(
+            "--night-id",
+            help="with --night-plan: keep the run in the runner's state directory under "
+            "this night (resuming an unfinished run of the shard), not in --out",
+        ),
+    ] = None,
 ) -> None:
     """Benchmark a matrix (or inline options); write one run record per cell."""
     if (night_plan is None) != (shard is None):
         raise ConfigError("--night-plan and --shard go together: give both")
+    if night_id is not None and night_plan is None:
+        raise ConfigError("--night-id goes with --night-plan and --shard")
     if resume:
         if matrix_file or server or night_plan:
             raise ConfigError("--resume takes no matrix or --server: the run has its plan")
@@ -110,7 +120,7 @@ def run(
     elif night_plan is not None and shard is not None:
         if matrix_file or server:
             raise ConfigError("--night-plan takes no matrix or --server: the plan has the cells")
-        s = _run_shard(night_plan, shard, runner_class, out_dir, retries)
+        s = _run_shard(night_plan, shard, runner_class, out_dir, retries, night_id)
     else:
         if matrix_file and server:
             raise ConfigError("give a matrix file or --server options, not both")
@@ -139,13 +149,43 @@ def run(
         raise typer.Exit(EXIT_FAILED_CELLS)
 
 
+def _unfinished(out_dir: Path) -> runner.RunDir | None:
+    """The newest run directory in `out_dir` that did not complete and that no live
+    process runs (a shard's earlier attempt, killed with its runner)."""
+    from perftrack.core import dirlock
+
+    if not out_dir.is_dir():
+        return None
+    for p in sorted(out_dir.iterdir(), reverse=True):
+        rd = runner.RunDir(p)
+        unfinished = (p / "plan.json").is_file() and rd.status().get("status") != "complete"
+        if unfinished and dirlock.state(p) != dirlock.HELD:
+            return rd
+    return None
+
+
 def _run_shard(
-    plan_file: Path, shard: int, runner_class: str | None, out_dir: Path, retries: int
+    plan_file: Path,
+    shard: int,
+    runner_class: str | None,
+    out_dir: Path,
+    retries: int,
+    night_id: str | None = None,
 ) -> runner.RunOutcome:
-    """One shard of a night plan as one run directory, datasets prepared once per group."""
+    """One shard of a night plan as one run directory, datasets prepared once per group.
+
+    With a night id the run directory is kept in the runner's state directory (host/
+    salvage.py), and an unfinished run of the same night's shard there is resumed."""
+    from perftrack.host import salvage
     from perftrack.planning import nightplan
 
+    if night_id is not None:
+        out_dir = salvage.shard_dir(night_id, shard)
     work = nightplan.load_shard(plan_file, shard, catalog.load())
+    earlier = _unfinished(out_dir) if night_id is not None else None
+    if earlier is not None:
+        emit(f"run {earlier.run_id}: an unfinished earlier attempt of shard {shard}, resumed")
+        return execute(earlier, True, retries, True)
     if runner_class and runner_class != work.runner_class:
         raise ConfigError(
             f"shard {shard} is planned for runner class {work.runner_class}, not {runner_class}"

@@ -10,6 +10,24 @@ from perftrack.core.errors import ConfigError
 ENV_CONFIG_DIR = "PERFTRACK_CONFIG_DIR"
 DEFAULT_DB = Path("data/results.duckdb")
 DEFAULT_RUNS = Path("runs")
+ENV_STATE_DIR = "PERFTRACK_STATE_DIR"
+
+
+def state_dir() -> Path:
+    """Where a runner keeps what must outlive a job's workspace (the next checkout's
+    `git clean` deletes it): $PERFTRACK_STATE_DIR, else $XDG_STATE_HOME/perftrack, else
+    ~/.local/state/perftrack."""
+    env = os.environ.get(ENV_STATE_DIR)
+    if env:
+        return Path(env)
+    xdg = os.environ.get("XDG_STATE_HOME")
+    base = Path(xdg) if xdg else Path.home() / ".local" / "state"
+    return base / "perftrack"
+
+
+def nights_dir() -> Path:
+    """The night directories of benchmark jobs: `nights/<night id>/shard-<N>/<run id>/`."""
+    return state_dir() / "nights"
 
 
 def config_dir() -> Path:

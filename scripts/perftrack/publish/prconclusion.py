@@ -38,6 +38,7 @@ STATUS_CONTEXT = "perftrack/pr-check"
 MAX_DESCRIPTION = 140  # GitHub truncates longer commit status descriptions
 SHA_RE = re.compile(r"^[0-9a-f]{40}\Z")
 STEP_NAMES = {
+    "sweep": "sweeping what killed jobs left on the runner",
     "preflight": "preflight (the runner's noise check)",
     "diff": "pairing the added servers",
     "run": "the benchmark run",

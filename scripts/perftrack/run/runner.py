@@ -32,7 +32,7 @@ from types import FrameType
 from typing import Any
 
 from perftrack import __version__
-from perftrack.core import hardware, record
+from perftrack.core import dirlock, hardware, record
 from perftrack.core.errors import (
     ConfigError,
     EnvironmentProblem,
@@ -231,6 +231,7 @@ class Runner:
     _sampled: dict[str, Any] = field(default_factory=dict)
     _templates: dict[str, Path] = field(default_factory=dict)
     _template_root: Path | None = None
+    _template_lock: int | None = None  # the template root's owner lock (core/dirlock.py)
     _installs: dict[str, Install | PerftrackError] = field(default_factory=dict)
     _meta: dict[str, Any] = field(default_factory=dict)
 
@@ -332,8 +333,18 @@ class Runner:
 
     # execution -----------------------------------------------------------------------
     def run(self, resume: bool = False) -> RunOutcome:
-        """Run every cell without a record; a full disk under the run dir stops the run."""
+        """Run every cell without a record; a full disk under the run dir stops the run.
+
+        The run directory's owner lock (core/dirlock.py) is held meanwhile: one process
+        runs a run directory at a time, and `perftrack runner salvage` leaves it alone."""
+        lock = None
         try:
+            try:
+                lock = dirlock.hold(self.rd.path)
+            except BlockingIOError:
+                raise ConfigError(
+                    f"run {self.rd.run_id} is being run by another perftrack process right now"
+                ) from None
             return self._run(resume)
         except OSError as exc:
             if exc.errno not in (errno.ENOSPC, errno.EDQUOT):
@@ -347,8 +358,10 @@ class Runner:
                 f"then `perftrack run --resume {rid}`"
             ) from None
         finally:
+            dirlock.release(lock)
             if self._template_root is not None:
                 shutil.rmtree(self._template_root, ignore_errors=True)
+                dirlock.release(self._template_lock)
                 self._template_root = None
                 self._templates.clear()
 
@@ -489,7 +502,10 @@ class Runner:
         else:
             if self._template_root is None:
                 root = self.workroot or Path(tempfile.gettempdir())
-                self._template_root = Path(tempfile.mkdtemp(prefix="pt-templates-", dir=root))
+                self._template_root = Path(
+                    tempfile.mkdtemp(prefix=f"{dirlock.SERVER_DIR_PREFIX}templates-", dir=root)
+                )
+                self._template_lock = dirlock.hold(self._template_root)
             dest = self._template_root / f"t{len(self._templates)}"
             self._build_template(install, options, grp, dest)
             self.emit(f"dataset prepared once for {install.server_id}: {', '.join(datasets)}")

@@ -3,7 +3,9 @@
 A `Server` is a context manager: whatever happens inside (an error, Ctrl-C, SIGTERM), the
 process is stopped (SIGTERM, then SIGKILL after `STOP_TIMEOUT_S`) and its directory
 removed. Servers are also started with PR_SET_PDEATHSIG so they die with perftrack even
-if perftrack itself is SIGKILLed.
+if perftrack itself is SIGKILLed. The directory's owner lock (core/dirlock.py) is held
+from its creation until it is removed: a directory whose lock is free belongs to a dead
+perftrack, and `perftrack runner sweep` may stop what still runs from it and remove it.
 """
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ from typing import Any
 
 import pymysql
 
+from perftrack.core import dirlock
 from perftrack.core.errors import ServerError
 from perftrack.servers.install import Install
 from perftrack.servers.rules import INIT_INSECURE, Rule, rules_for
@@ -190,6 +193,7 @@ class Server:
     version_string: str | None = field(init=False, default=None)
     variables: dict[str, str | None] = field(init=False, default_factory=dict)
     final_log_tail: str = field(init=False, default="")  # kept when the dir is removed
+    _lock: int | None = field(init=False, default=None)  # the directory's owner lock
 
     def __post_init__(self) -> None:
         self.rule = rules_for(self.install.product, self.install.version)
@@ -225,11 +229,14 @@ class Server:
         try:
             try:
                 root.mkdir(parents=True, exist_ok=True)
-                self.dir = Path(tempfile.mkdtemp(prefix="pt-", dir=root))
+                self.dir = Path(tempfile.mkdtemp(prefix=dirlock.SERVER_DIR_PREFIX, dir=root))
                 if len(str(self.socket_path)) > SOCKET_PATH_MAX:
                     shutil.rmtree(self.dir, ignore_errors=True)
-                    self.dir = Path(tempfile.mkdtemp(prefix="pt-"))
+                    self.dir = Path(tempfile.mkdtemp(prefix=dirlock.SERVER_DIR_PREFIX))
+                self._lock = dirlock.hold(self.dir)
             except OSError as exc:
+                if getattr(self, "dir", None) is not None:  # made, but its lock was not
+                    shutil.rmtree(self.dir, ignore_errors=True)
                 problem = self._os_problem(f"cannot create a directory in {root}", exc, root)
                 raise ServerError(problem) from None
             try:
@@ -554,6 +561,8 @@ class Server:
             self.final_log_tail = self.log_tail()
         if not self.keep_dir and getattr(self, "dir", None) is not None:
             shutil.rmtree(self.dir, ignore_errors=True)
+        dirlock.release(self._lock)
+        self._lock = None
 
     def kill(self) -> None:
         """SIGKILL (tests use this to simulate a crash)."""
