@@ -248,14 +248,8 @@ def _round_matrix(req: Request, number: int) -> matrix.Matrix:
 def session_values(db: Path, run_ids: list[str], req: Request) -> dict[str, list[float]]:
     """This session's values of the metric per server, read back from the DB."""
     col = compare.METRICS[req.metric][0]
-    marks = ", ".join("?" for _ in run_ids)
     with store.open_db(db, write=False) as st:
-        rows = st.con.execute(
-            f"""SELECT s.server_id, r.{col} FROM results r JOIN servers s USING (server_key)
-                WHERE r.run_id IN ({marks}) AND r.status = 'ok' AND r.{col} IS NOT NULL
-                ORDER BY r.started_at""",
-            run_ids,
-        ).fetchall()
+        rows = st.run_values(run_ids, col)
     out: dict[str, list[float]] = {req.a: [], req.b: []}
     for sid, value in rows:
         if sid in out:
@@ -266,10 +260,8 @@ def session_values(db: Path, run_ids: list[str], req: Request) -> dict[str, list
 def stored_noise(db: Path, run_id: str, req: Request) -> float | None:
     """The A/A CV `perftrack detect` learnt for this runner class, hardware and workload."""
     with store.open_db(db, write=False) as st:
-        key = st.con.execute(
-            "SELECT runner_class, hw_key FROM runs WHERE run_id = ?", [run_id]
-        ).fetchone()
-        noise = compare.load_noise(st.con)
+        key = st.run_hardware(run_id)
+        noise = st.noise_cv()
     if key is None:
         return None
     return noise.get((key[0], key[1], req.workload, req.metric))
