@@ -50,7 +50,7 @@ from perftrack.planning.packing import (
     shares,
 )
 from perftrack.store import store
-from perftrack.store.store import SERIES_COLS
+from perftrack.store.store import DURATION_KEY, SERIES_COLS, SIMILAR_KEY
 
 SCHEMA = "perftrack.night-plan/1"
 EPOCH = date(1970, 1, 1)
@@ -68,25 +68,24 @@ def slice_key(c: Cell) -> tuple[Any, ...]:
     return (c.server_id, *series_key(c))
 
 
+# A series as planning keys it (the rotation hashes these keys: keep their order).
+SERIES_FIELDS = (
+    "workload",
+    "threads",
+    "charset_axis",
+    "collation",
+    "profile",
+    "tables",
+    "table_size",
+    "duration_s",
+    "warmup_s",
+    "connection",
+    *plan_mod.OPTIONAL_IDENTITY,
+)
+
+
 def series_key(c: Cell) -> tuple[Any, ...]:
-    return (
-        c.workload,
-        c.threads,
-        c.charset_axis,
-        c.collation,
-        c.profile,
-        c.tables,
-        c.table_size,
-        c.duration_s,
-        c.warmup_s,
-        c.connection,
-        c.engine,
-        c.isolation,
-        c.durability,
-        c.handshake,
-        c.dataset_size,
-        c.phase,
-    )
+    return tuple(getattr(c, f) for f in SERIES_FIELDS)
 
 
 # --- history from the DB ------------------------------------------------------------------
@@ -103,21 +102,12 @@ class History:
 
 
 def _exact_key(c: Cell) -> tuple[Any, ...]:
-    return (
-        c.server_id,
-        c.workload,
-        c.threads,
-        c.collation,
-        c.profile,
-        c.tables,
-        c.table_size,
-        c.duration_s,
-        c.warmup_s,
-    )
+    """The key of the store's past durations (`Store.past_runs`): server and DURATION_KEY."""
+    return (c.server_id, *(getattr(c, f) for f in DURATION_KEY))
 
 
 def _similar_key(c: Cell) -> tuple[Any, ...]:
-    return (c.workload, c.duration_s, c.warmup_s, c.tables, c.table_size)
+    return tuple(getattr(c, f) for f in SIMILAR_KEY)
 
 
 def read_history(db: Path) -> History:

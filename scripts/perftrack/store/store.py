@@ -41,7 +41,13 @@ from perftrack.store.dbfile import (
 )
 from perftrack.store.lock import LOCK_TIMEOUT_S, Lock, lock_path
 from perftrack.store.queries.derived import DERIVED_TABLES, DerivedQueries, NoiseKey
-from perftrack.store.queries.planning import PLANNING_MIN_SCHEMA, PastRuns, PlanningQueries
+from perftrack.store.queries.planning import (
+    DURATION_KEY,
+    PLANNING_MIN_SCHEMA,
+    SIMILAR_KEY,
+    PastRuns,
+    PlanningQueries,
+)
 from perftrack.store.queries.runs import RunQueries
 from perftrack.store.queries.series import SERIES_COLS, SeriesQueries
 from perftrack.store.queries.site import SITE_SERIES, SiteQueries
@@ -424,12 +430,14 @@ def ingest_paths(
 
 __all__ = [  # the store's door: what other stages and the tests use
     "DERIVED_TABLES",
+    "DURATION_KEY",
     "KEY_HEX_DIGITS",
     "LOCK_TIMEOUT_S",
     "PLANNING_MIN_SCHEMA",
     "RESULT_COLUMNS",
     "SERIES_COLS",
     "SERIES_POINTS",
+    "SIMILAR_KEY",
     "SITE_SERIES",
     "VOLATILE_VARIABLES",
     "IngestResult",
