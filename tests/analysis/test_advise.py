@@ -70,8 +70,8 @@ def _advice(db: Path, base: str) -> list[advise.Advice]:
     from perftrack.analysis import detect
 
     with store.open_db(db, write=False) as st:
-        ts = compare.tables(st.con)
-        return advise.advise(ts, base, "tps", detect.variables_diff_of(st.con))
+        ts = compare.tables(st)
+        return advise.advise(ts, base, "tps", detect.variables_diff_of(st))
 
 
 def test_direct_and_chained_estimates_with_the_settings_changed_on_the_way(chain_db: Path):

@@ -48,7 +48,7 @@ def db_with(tmp_path: Path, recs: list[dict[str, Any]]) -> Path:
 
 def verdict(db: Path, metric: str) -> str | None:
     with store.open_db(db, write=False) as st:
-        (t,) = compare.tables(st.con, metric=metric)
+        (t,) = compare.tables(st, metric=metric)
     assert [r.server_id for r in t.rows] == [BASE, NEW]
     c = t.rows[1].vs_previous
     return c.verdict if c else None
@@ -78,7 +78,7 @@ def test_metric_directions() -> None:
 def test_metric_without_values_compares_nothing(tmp_path: Path) -> None:
     db = db_with(tmp_path, series(cpu_new=1000, tps_new=1000))
     with store.open_db(db, write=False) as st:
-        assert compare.tables(st.con, metric="instructions_per_txn") == []
+        assert compare.tables(st, metric="instructions_per_txn") == []
 
 
 def test_a_noisy_attempt_superseded_by_its_repeat_counts_once(tmp_path: Path) -> None:
@@ -95,7 +95,7 @@ def test_a_noisy_attempt_superseded_by_its_repeat_counts_once(tmp_path: Path) ->
     )
     db = db_with(tmp_path, [*recs, noisy, again])
     with store.open_db(db, write=False) as st:
-        (t,) = compare.tables(st.con, metric="cpu_us_per_txn")
+        (t,) = compare.tables(st, metric="cpu_us_per_txn")
         assert len(t.rows[1].values) == REPEATS and 3000 not in t.rows[1].values
         row = st.con.execute(
             "SELECT noisy, noisy_reason, host_foreign_cpu_pct FROM results "

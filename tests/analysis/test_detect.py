@@ -53,7 +53,7 @@ def test_regression_with_the_changed_default_attached(tmp_path: Path):
     }
     ingest(db, pair_records(1000, 700, changed))
     with store.open_db(db, write=True) as st:
-        s = detect.run(st.con, [], None)
+        s = detect.run(st, [], None)
         (row,) = st.con.execute(
             "SELECT base_server, new_server, verdict, ratio, ci_high, threshold, acknowledged, "
             "variables_diff FROM verdicts"
@@ -80,7 +80,7 @@ def test_acknowledged_regression_is_kept_but_marked(tmp_path: Path):
         {"servers": ["synthetic-mysql-8.0.35", "synthetic-mysql-8.0.36"]},
     )
     with store.open_db(db, write=True) as st:
-        s = detect.run(st.con, [note], None)
+        s = detect.run(st, [note], None)
         ack = st.con.execute("SELECT verdict, acknowledged FROM verdicts").fetchall()
     assert s.regressions == 0 and s.acknowledged == 1
     assert ack == [("regression", "8.0.36 turned on the binary log by design")]
@@ -109,7 +109,7 @@ def test_nightly_step_is_a_change_point_and_a_control_step_marks_environment(tmp
         db, nights("synthetic-mysql-8.0.36", step, 0) + nights("synthetic-mysql-9.1.0", flat, 100)
     )
     with store.open_db(db, write=True) as st:
-        detect.run(st.con, [], None)
+        detect.run(st, [], None)
         cps = st.con.execute(
             "SELECT server_id, run_id, rel_change, environment FROM change_points"
         ).fetchall()
@@ -120,7 +120,7 @@ def test_nightly_step_is_a_change_point_and_a_control_step_marks_environment(tmp
     ctl = nights("synthetic-control", step, 200)
     ingest(db, ctl)
     with store.open_db(db, write=True) as st:
-        detect.run(st.con, [], "synthetic-control")
+        detect.run(st, [], "synthetic-control")
         env = dict(st.con.execute("SELECT server_id, environment FROM change_points").fetchall())
     assert env == {"synthetic-mysql-8.0.36": True, "synthetic-control": False}
 
@@ -129,8 +129,8 @@ def test_detect_is_idempotent(tmp_path: Path):
     db = tmp_path / "i.duckdb"
     ingest(db, pair_records(1000, 990))
     with store.open_db(db, write=True) as st:
-        detect.run(st.con, [], None)
-        detect.run(st.con, [], None)
+        detect.run(st, [], None)
+        detect.run(st, [], None)
         assert st.con.execute("SELECT count(*) FROM verdicts").fetchone() == (1,)
         assert st.check() == []
 
@@ -168,7 +168,7 @@ def test_versions_are_only_compared_within_one_product(tmp_path: Path):
             r["server"]["product"] = "mariadb"
     ingest(db, recs)
     with store.open_db(db, write=True) as st:
-        s = detect.run(st.con, [], None)
+        s = detect.run(st, [], None)
     assert s.verdicts == 0
 
 
@@ -187,7 +187,7 @@ def test_series_split_by_every_axis_so_a_phase_effect_is_not_averaged_away(tmp_p
             recs.append(r)
     ingest(db, recs)
     with store.open_db(db, write=True) as st:
-        detect.run(st.con, [], None)
+        detect.run(st, [], None)
         rows = st.con.execute(
             "SELECT phase, engine, handshake, verdict, ratio FROM verdicts ORDER BY phase"
         ).fetchall()

@@ -11,6 +11,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from perftrack.core import yamlfile
 from perftrack.core.errors import ConfigError
 from perftrack.servers import catalog, catalog_file
 from perftrack.servers.catalog import Entry
@@ -378,9 +379,8 @@ def test_any_id_is_either_accepted_verbatim_or_refused_cleanly(server_id: str) -
 
 
 def _yaml(text: str) -> object:
-    import yaml
 
-    return yaml.load(text, Loader=catalog_file._Loader)
+    return yamlfile.load_strict(text)
 
 
 # --- server_options (stand-ins with a configuration of their own) -------------------------

@@ -1,4 +1,5 @@
-"""Version-to-version comparison tables from the results DB (read-only)."""
+"""Version-to-version comparison tables from the results DB (read-only, through the
+store's named query `series_values`)."""
 
 from __future__ import annotations
 
@@ -6,28 +7,15 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 from typing import Any
 
-import duckdb
 import numpy as np
 
 from perftrack.analysis import stats
 from perftrack.servers import rules
-from perftrack.store import migrations
+from perftrack.store.store import SERIES_COLS, NoiseKey, Store
 
 # Series never mix: a comparison group is one hardware key, runner class, and cell shape,
 # including every configuration axis (null when a cell does not set it: schema v5).
-GROUP_COLS = (
-    "hw_key",
-    "runner_class",
-    "workload",
-    "threads",
-    "collation",
-    "profile",
-    "tables",
-    "table_size",
-    "duration_s",
-    "connection",
-    *migrations.V5_AXES,
-)
+GROUP_COLS = SERIES_COLS
 METRICS = {  # name -> (column, higher is better, unit)
     "tps": ("tps", True, "tx/s"),
     "qps": ("qps", True, "q/s"),
@@ -47,12 +35,6 @@ METRICS = {  # name -> (column, higher is better, unit)
     "cycles_per_txn": ("cycles_per_txn", False, "cycles/txn"),
     "ipc": ("ipc", True, "instructions/cycle"),
 }
-# A cell re-measured because its window was noisy (runner, host.repeat_of) has two ok
-# attempts: only the latest counts, so a repeat never weighs twice.
-LATEST_ATTEMPT = (
-    "NOT EXISTS (SELECT 1 FROM results r2 WHERE r2.run_id = r.run_id "
-    "AND r2.cell_id = r.cell_id AND r2.status = 'ok' AND r2.attempt > r.attempt)"
-)
 
 
 @dataclass
@@ -79,20 +61,6 @@ def _version_key(product: str, version: str) -> tuple[Any, ...]:
     return (product, rules.parse_version(version))
 
 
-NoiseKey = tuple[str, str, str, str]  # runner_class, hw_key, workload, metric
-
-
-def load_noise(con: Any) -> dict[NoiseKey, float]:
-    """A/A CV per runner class/hardware/workload/metric from the `noise` table, if any."""
-    try:
-        rows = con.execute(
-            "SELECT runner_class, hw_key, workload, metric, cv_median FROM noise"
-        ).fetchall()
-    except duckdb.Error:  # an older DB without the table: thresholds come from the data
-        return {}
-    return {(r[0], r[1], r[2], r[3]): float(r[4]) for r in rows}
-
-
 def group_cv(rows: list[Row]) -> float | None:
     """The group's own A/A noise: median over its servers of the CV across repeats."""
     cvs = [c for r in rows if (c := stats.cv(r.values)) is not None]
@@ -100,7 +68,7 @@ def group_cv(rows: list[Row]) -> float | None:
 
 
 def tables(
-    con: Any,
+    st: Store,
     *,
     metric: str = "tps",
     run_id: str | None = None,
@@ -111,29 +79,9 @@ def tables(
     """`recent`: only each server's newest that many values per series (detect uses it so
     a verdict costs the same after a year of nightly runs as after a month)."""
     col, higher, _unit = METRICS[metric]
-    where = ["r.status = 'ok'", f"r.{col} IS NOT NULL", LATEST_ATTEMPT]
-    args: list[Any] = []
-    if run_id:
-        where.append("r.run_id = ?")
-        args.append(run_id)
-    if servers:
-        where.append(f"s.server_id IN ({', '.join('?' for _ in servers)})")
-        args += servers
-    sql = f"""
-        SELECT {
-        ", ".join("ru." + c if c in ("hw_key", "runner_class") else "r." + c for c in GROUP_COLS)
-    },
-               s.server_id, s.product, s.version, s.version_string, s.stand_in,
-               r.{col} AS value, r.latency_pct_ms
-        FROM results r JOIN runs ru USING (run_id) JOIN servers s USING (server_key)
-        WHERE {" AND ".join(where)}
-        {_newest(recent)}
-        ORDER BY r.started_at"""
-    cur = con.execute(sql, args)
-    names = [d[0] for d in cur.description]
+    values = st.series_values(col, run_id=run_id, servers=servers, recent=recent)
     groups: dict[tuple[Any, ...], dict[str, Row]] = defaultdict(dict)
-    for rec in cur.fetchall():
-        d = dict(zip(names, rec, strict=True))
+    for d in values:
         gk = tuple(d[c] for c in GROUP_COLS)
         row = groups[gk].get(d["server_id"])
         if row is None:
@@ -166,17 +114,6 @@ def tables(
             )
         out.append(t)
     return out
-
-
-def _newest(recent: int | None) -> str:
-    """A QUALIFY clause keeping each server's newest `recent` values per series."""
-    if recent is None:
-        return ""
-    part = ", ".join(("ru." if c in ("hw_key", "runner_class") else "r.") + c for c in GROUP_COLS)
-    return (
-        f"QUALIFY row_number() OVER (PARTITION BY {part}, s.server_id "
-        f"ORDER BY r.started_at DESC) <= {int(recent)}"
-    )
 
 
 def median(values: list[float]) -> float | None:

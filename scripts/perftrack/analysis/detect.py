@@ -26,6 +26,7 @@ import numpy as np
 
 from perftrack.analysis import compare, stats
 from perftrack.analysis.annotations import Annotation, acknowledged
+from perftrack.store.store import Store
 
 MIN_REPEATS_FOR_NOISE = 3  # a CV from fewer repeats says little
 NOISE_P90 = 90
@@ -57,25 +58,8 @@ def _now() -> datetime:
     return datetime.now(UTC).replace(tzinfo=None)
 
 
-def _series_select() -> str:
-    return ", ".join(
-        ("ru." if c in ("hw_key", "runner_class") else "r.")
-        + ('"collation"' if c == "collation" else c)
-        for c in SERIES_COLS
-    )
-
-
-def compute_noise(con: Any, metric: str = "tps") -> list[tuple[Any, ...]]:
-    col = compare.METRICS[metric][0]
-    rows = con.execute(f"""
-        SELECT ru.runner_class, ru.hw_key, r.workload, list(r.{col})
-        FROM results r JOIN runs ru USING (run_id)
-        WHERE r.status = 'ok' AND r.{col} IS NOT NULL AND {compare.LATEST_ATTEMPT}
-          AND r.run_id IN (SELECT run_id FROM runs QUALIFY row_number() OVER (
-              PARTITION BY runner_class, hw_key ORDER BY last_finished_at DESC
-          ) <= {NOISE_RECENT_RUNS})
-        GROUP BY ru.runner_class, ru.hw_key, r.run_id, r.server_key, {_series_select()}
-    """).fetchall()
+def compute_noise(st: Store, metric: str = "tps") -> list[tuple[Any, ...]]:
+    rows = st.noise_samples(compare.METRICS[metric][0], NOISE_RECENT_RUNS)
     pooled: dict[tuple[str, str, str], list[tuple[float, int]]] = defaultdict(list)
     for rc, hw, wl, values in rows:
         if len(values) >= MIN_REPEATS_FOR_NOISE and (c := stats.cv(values)) is not None:
@@ -97,64 +81,36 @@ def compute_noise(con: Any, metric: str = "tps") -> list[tuple[Any, ...]]:
     ]
 
 
-def _varsets(con: Any) -> dict[tuple[Any, ...], str]:
-    """The most common variable set of each server within each series."""
-    rows = con.execute(f"""
-        SELECT {_series_select()}, s.server_id, r.varset_hash, count(*) AS n
-        FROM results r JOIN runs ru USING (run_id) JOIN servers s USING (server_key)
-        WHERE r.status = 'ok' AND r.varset_hash IS NOT NULL
-        GROUP BY ALL ORDER BY n DESC
-    """).fetchall()
-    out: dict[tuple[Any, ...], str] = {}
-    for row in rows:
-        out.setdefault(tuple(row[: len(SERIES_COLS) + 1]), row[len(SERIES_COLS) + 1])
-    return out
-
-
-def variables_diff(con: Any, base: str | None, new: str | None) -> dict[str, list[Any]]:
-    """{name: [base value, new value]} for every variable that differs (or exists on one
-    side only) between two stored variable sets."""
+def variables_diff(st: Store, base: str | None, new: str | None) -> dict[str, list[Any]]:
+    """{name: [base value, new value]} for every variable whose value differs between two
+    stored variable sets (at most MAX_DIFF_VARIABLES, by name)."""
     if not base or not new or base == new:
         return {}
-    rows = con.execute(
-        """
-        SELECT coalesce(a.name, b.name), a.value, b.value
-        FROM (SELECT name, value FROM server_variables WHERE varset_hash = ?) a
-        FULL OUTER JOIN (SELECT name, value FROM server_variables WHERE varset_hash = ?) b
-          ON a.name = b.name
-        WHERE a.value IS DISTINCT FROM b.value
-        ORDER BY 1 LIMIT ?
-    """,
-        [base, new, MAX_DIFF_VARIABLES],
-    ).fetchall()
-    return {name: [a, b] for name, a, b in rows}
+    diff = [(name, a, b) for name, a, b, _ in st.variables_diff(base, new) if a != b]
+    return {name: [a, b] for name, a, b in diff[:MAX_DIFF_VARIABLES]}
 
 
-def variables_diff_of(con: Any) -> Callable[[dict[str, Any], str, str], dict[str, list[Any]]]:
+def variables_diff_of(st: Store) -> Callable[[dict[str, Any], str, str], dict[str, list[Any]]]:
     """diff(series key, base server, new server): the variables diff of the two servers'
     most common variable sets in that series (what a verdict carries), for `advise`."""
-    varsets = _varsets(con)
+    varsets = st.series_varsets()
 
     def diff(series: dict[str, Any], base: str, new: str) -> dict[str, list[Any]]:
         k = tuple(series[c] for c in SERIES_COLS)
-        return variables_diff(con, varsets.get((*k, base)), varsets.get((*k, new)))
+        return variables_diff(st, varsets.get((*k, base)), varsets.get((*k, new)))
 
     return diff
 
 
 def compute_verdicts(
-    con: Any, notes: list[Annotation], metric: str = "tps"
+    st: Store, notes: list[Annotation], metric: str = "tps"
 ) -> list[tuple[Any, ...]]:
-    noise = {(r[0], r[1], r[2], r[3]): r[6] for r in compute_noise(con, metric)}
-    varsets = _varsets(con)
-    last = dict(
-        con.execute("""
-        SELECT s.server_id, max(r.finished_at) FROM results r JOIN servers s USING (server_key)
-        GROUP BY 1""").fetchall()
-    )
+    noise = {(r[0], r[1], r[2], r[3]): r[6] for r in compute_noise(st, metric)}
+    varsets = st.series_varsets()
+    last = st.server_last_result()
     now = _now()
     out = []
-    for t in compare.tables(con, metric=metric, noise=noise, recent=VERDICT_RECENT_VALUES):
+    for t in compare.tables(st, metric=metric, noise=noise, recent=VERDICT_RECENT_VALUES):
         key = tuple(t.key[c] for c in SERIES_COLS)
         for prev, row in zip(t.rows, t.rows[1:], strict=False):
             c = row.vs_previous
@@ -163,7 +119,7 @@ def compute_verdicts(
             subject = {**t.key, "base_server": prev.server_id, "new_server": row.server_id}
             ack = acknowledged(notes, subject)
             diff = variables_diff(
-                con, varsets.get((*key, prev.server_id)), varsets.get((*key, row.server_id))
+                st, varsets.get((*key, prev.server_id)), varsets.get((*key, row.server_id))
             )
             vid = hashlib.sha256(
                 json.dumps([*map(str, key), metric, prev.server_id, row.server_id]).encode()
@@ -196,28 +152,13 @@ def compute_verdicts(
     return out
 
 
-def _nightly_series(con: Any, metric: str) -> dict[tuple[Any, ...], list[tuple[Any, ...]]]:
-    col = compare.METRICS[metric][0]
-    rows = con.execute(f"""
-        SELECT {_series_select()}, s.server_id, r.run_id, min(r.started_at) AS first_at,
-               median(r.{col}) AS value
-        FROM results r JOIN runs ru USING (run_id) JOIN servers s USING (server_key)
-        WHERE r.status = 'ok' AND r.{col} IS NOT NULL AND {compare.LATEST_ATTEMPT}
-        GROUP BY ALL ORDER BY first_at
-    """).fetchall()
-    series: dict[tuple[Any, ...], list[tuple[Any, ...]]] = defaultdict(list)
-    for row in rows:
-        series[tuple(row[: len(SERIES_COLS) + 1])].append(row[len(SERIES_COLS) + 1 :])
-    return series
-
-
 def compute_change_points(
-    con: Any, notes: list[Annotation], control_server: str | None, metric: str = "tps"
+    st: Store, notes: list[Annotation], control_server: str | None, metric: str = "tps"
 ) -> tuple[list[tuple[Any, ...]], int]:
     from otava.analysis import compute_change_points as otava_cps
 
     found: list[dict[str, Any]] = []
-    series = _nightly_series(con, metric)
+    series = st.nightly_points(compare.METRICS[metric][0])
     for key, points in series.items():
         if len(points) < MIN_POINTS_FOR_CHANGE:
             continue
@@ -276,23 +217,13 @@ def compute_change_points(
 
 
 def run(
-    con: Any, notes: list[Annotation], control_server: str | None, metric: str = "tps"
+    st: Store, notes: list[Annotation], control_server: str | None, metric: str = "tps"
 ) -> DetectCounts:
-    """Recompute and replace the three tables in one transaction."""
-    noise = compute_noise(con, metric)
-    verdicts = compute_verdicts(con, notes, metric)
-    cps, n_series = compute_change_points(con, notes, control_server, metric)
-    con.execute("BEGIN TRANSACTION")
-    try:
-        for table, rows in (("noise", noise), ("verdicts", verdicts), ("change_points", cps)):
-            con.execute(f"DELETE FROM {table} WHERE metric = ?", [metric])
-            if rows:
-                marks = ", ".join("?" for _ in rows[0])
-                con.executemany(f"INSERT INTO {table} VALUES ({marks})", rows)
-        con.execute("COMMIT")
-    except BaseException:
-        con.execute("ROLLBACK")
-        raise
+    """Recompute the three tables; the store replaces them in one transaction."""
+    noise = compute_noise(st, metric)
+    verdicts = compute_verdicts(st, notes, metric)
+    cps, n_series = compute_change_points(st, notes, control_server, metric)
+    st.replace_derived(metric, {"noise": noise, "verdicts": verdicts, "change_points": cps})
     return DetectCounts(
         noise=len(noise),
         verdicts=len(verdicts),

@@ -76,12 +76,12 @@ def advise_cmd(
         raise ConfigError(f"unknown metric '{metric}'; known: {', '.join(compare.METRICS)}")
     want = dict(zip(FILTERS, (workload, threads, charset, profile), strict=True))
     with store.open_db(db, write=False) as st:
-        ts = compare.tables(st.con, metric=metric, noise=compare.load_noise(st.con))
+        ts = compare.tables(st, metric=metric, noise=st.noise_cv())
         kept = [t for t in ts if _keep(t, want)]
         if ts and not kept:
             given = ", ".join(f"--{k} {v}" for k, v in want.items() if v is not None)
             raise ConfigError(f"no results match {given} in {db}")
-        advice = advise_mod.advise(kept, base, metric, detect.variables_diff_of(st.con))
+        advice = advise_mod.advise(kept, base, metric, detect.variables_diff_of(st))
     if as_json:
         print(json.dumps(advise_mod.to_json(advice, metric), indent=1, default=str))
         return

@@ -31,7 +31,7 @@ def detect_into(db: Path, metric: str = "tps") -> None:
     runners = yamlfile.load(cfg / "runners.yaml") if (cfg / "runners.yaml").is_file() else {}
     control = runners.get("control_server") if isinstance(runners, dict) else None
     with store.open_db(db, write=True) as st:
-        s = detect_mod.run(st.con, notes, control, metric)
+        s = detect_mod.run(st, notes, control, metric)
     emit(
         f"{db}: {s.noise} noise estimates, {s.verdicts} verdicts "
         f"({s.regressions} unacknowledged regressions, {s.acknowledged} acknowledged), "
@@ -175,11 +175,11 @@ def compare_cmd(
     with store.open_db(db, write=False) as st:
         _check_servers_have_results(st, servers or [], run_id, db)
         ts = compare.tables(
-            st.con,
+            st,
             metric=metric,
             run_id=run_id,
             servers=servers or None,
-            noise=compare.load_noise(st.con),
+            noise=st.noise_cv(),
         )
     if as_json:
         print(json.dumps(compare.to_json(ts, metric), indent=1))

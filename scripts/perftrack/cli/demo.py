@@ -57,7 +57,7 @@ def demo(
     emit("== 4/5 detect and compare (ratio = this version's median / the previous one's)")
     detect_into(db)
     with store.open_db(db, write=False) as st:
-        print_tables(compare.tables(st.con, run_id=rd.run_id), "tps")
+        print_tables(compare.tables(st, run_id=rd.run_id), "tps")
     emit(f"== 5/5 build the site into {site}")
     from perftrack.cli.site import build_cmd
 

@@ -9,9 +9,7 @@ from __future__ import annotations
 
 import json
 import math
-import os
 import re
-import tempfile
 from collections.abc import Iterable, Iterator
 from functools import cache
 from importlib import resources
@@ -20,6 +18,7 @@ from typing import Any
 
 import jsonschema
 
+from perftrack.core import files
 from perftrack.core.errors import RecordError
 
 SCHEMA_ID = "perftrack.run-record/1"
@@ -257,17 +256,7 @@ def write(record: dict[str, Any], directory: Path) -> Path:
     validate(record)
     directory.mkdir(parents=True, exist_ok=True)
     path = directory / f"{record['cell_id']}.{record['attempt']}.json"
-    fd, tmp = tempfile.mkstemp(dir=directory, prefix=".tmp-", suffix=".json")
-    try:
-        with os.fdopen(fd, "w") as fh:
-            json.dump(record, fh, indent=1, sort_keys=True)
-            fh.write("\n")
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    files.replace_text(path, json.dumps(record, indent=1, sort_keys=True) + "\n")
     return path
 
 

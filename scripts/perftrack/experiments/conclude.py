@@ -271,16 +271,8 @@ def session_pairs(db: Path, run_ids: list[str], req: Request) -> tuple[list[floa
     each round (one run) where both sides have a value; a round with a side missing (a
     failed cell) gives no pair."""
     col = compare.METRICS[req.metric][0]
-    marks = ", ".join("?" for _ in run_ids)
     with store.open_db(db, write=False) as st:
-        rows = st.con.execute(
-            f"""SELECT r.run_id, s.server_id, r.{col} FROM results r
-                JOIN servers s USING (server_key)
-                WHERE r.run_id IN ({marks}) AND r.status = 'ok' AND r.{col} IS NOT NULL
-                  AND {compare.LATEST_ATTEMPT}
-                ORDER BY r.started_at""",
-            run_ids,
-        ).fetchall()
+        rows = st.run_values(run_ids, col)
     by_round: dict[str, dict[str, float]] = {rid: {} for rid in run_ids}
     for rid, sid, value in rows:
         by_round[rid][sid] = float(value)

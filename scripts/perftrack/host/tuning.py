@@ -23,17 +23,16 @@ a temporary directory laid out like ``/sys`` and ``/proc``.
 from __future__ import annotations
 
 import json
-import os
 import re
 import shutil
 import subprocess
-import tempfile
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 
 from perftrack.core.errors import ConfigError, EnvironmentProblem
+from perftrack.core.files import replace_text
 
 DEFAULT_STATE = Path("/var/lib/perftrack/tune-state.json")
 STATE_VERSION = 1
@@ -320,15 +319,7 @@ def save_state(path: Path, state: State) -> None:
         "files": state.files,
         "services": state.services,
     }
-    fd, tmp = tempfile.mkstemp(prefix=".tune-state-", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w") as handle:
-            json.dump(data, handle, indent=2, sort_keys=True)
-            handle.write("\n")
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    replace_text(path, json.dumps(data, indent=2, sort_keys=True) + "\n")
 
 
 def apply(

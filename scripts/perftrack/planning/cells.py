@@ -22,7 +22,7 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from perftrack.core import paths
+from perftrack.core import paths, record
 from perftrack.planning import axes, workloads
 from perftrack.planning.matrix import Matrix
 from perftrack.servers import profiles, rules
@@ -43,7 +43,7 @@ IDENTITY = (
 )
 # Axes added after v1: part of a cell's identity only when set, so cells without them
 # keep the ids they always had.
-OPTIONAL_IDENTITY = ("engine", "isolation", "durability", "handshake", "dataset_size", "phase")
+OPTIONAL_IDENTITY = record.OPTIONAL_CELL_FIELDS
 # Before any cell has finished, a run's ETA (and a night plan without history) assumes this
 # much fixed cost per cell on top of warm-up + duration (server start and prepare, shared
 # by a group; measured ~3 s here).

@@ -23,8 +23,6 @@ is prepared once); whatever fits no shard is cut. Cut slices are listed in the p
 from __future__ import annotations
 
 import dataclasses
-import hashlib
-import json
 import math
 from collections import Counter, defaultdict
 from collections.abc import Callable
@@ -33,25 +31,36 @@ from datetime import date
 from pathlib import Path
 from typing import Any
 
-from perftrack.analysis.compare import GROUP_COLS
 from perftrack.planning import cells as plan_mod
 from perftrack.planning.cells import Cell
 from perftrack.planning.fleet import Fleet
 from perftrack.planning.matrix import Matrix
+from perftrack.planning.packing import (
+    AHEAD,
+    CONTROL,
+    NEW_TAG,
+    PRIORITIES,
+    REGRESSION,
+    ROTATION,
+    Shard,
+    Slice,
+    fill,
+    pack,
+    rotation,
+    shares,
+)
+from perftrack.store import store
+from perftrack.store.store import DURATION_KEY, SERIES_COLS, SIMILAR_KEY
 
 SCHEMA = "perftrack.night-plan/1"
-PRIORITIES = ("control", "new tag", "regression", "rotation", "ahead")
-CONTROL, NEW_TAG, REGRESSION, ROTATION, AHEAD = range(5)
-MAX_ROTATION_NIGHTS = 366  # a rotation longer than a year is a budget mistake
 EPOCH = date(1970, 1, 1)
 # A server start per group and round (the dataset template copied in) comes on top of the
 # cells' own wall time, which is all the records measure; each cell of the start carries
 # its share. Measured 2 s here (study 000 local: 2 x 10k rows); bigger templates copy for
 # longer (docs/benchmarks.md: 1-3 s), so the estimate allows 5 s.
 START_OVERHEAD_ESTIMATE_S = 5.0
-MIN_SCHEMA = 2  # results, servers and verdicts: all planning reads
 # A verdict's series fields that a cell has too (runner class and hardware aside).
-VERDICT_SERIES = tuple(c for c in GROUP_COLS if c not in ("hw_key", "runner_class"))
+VERDICT_SERIES = tuple(c for c in SERIES_COLS if c not in ("hw_key", "runner_class"))
 
 
 def slice_key(c: Cell) -> tuple[Any, ...]:
@@ -59,25 +68,24 @@ def slice_key(c: Cell) -> tuple[Any, ...]:
     return (c.server_id, *series_key(c))
 
 
+# A series as planning keys it (the rotation hashes these keys: keep their order).
+SERIES_FIELDS = (
+    "workload",
+    "threads",
+    "charset_axis",
+    "collation",
+    "profile",
+    "tables",
+    "table_size",
+    "duration_s",
+    "warmup_s",
+    "connection",
+    *plan_mod.OPTIONAL_IDENTITY,
+)
+
+
 def series_key(c: Cell) -> tuple[Any, ...]:
-    return (
-        c.workload,
-        c.threads,
-        c.charset_axis,
-        c.collation,
-        c.profile,
-        c.tables,
-        c.table_size,
-        c.duration_s,
-        c.warmup_s,
-        c.connection,
-        c.engine,
-        c.isolation,
-        c.durability,
-        c.handshake,
-        c.dataset_size,
-        c.phase,
-    )
+    return tuple(getattr(c, f) for f in SERIES_FIELDS)
 
 
 # --- history from the DB ------------------------------------------------------------------
@@ -94,88 +102,31 @@ class History:
 
 
 def _exact_key(c: Cell) -> tuple[Any, ...]:
-    return (
-        c.server_id,
-        c.workload,
-        c.threads,
-        c.collation,
-        c.profile,
-        c.tables,
-        c.table_size,
-        c.duration_s,
-        c.warmup_s,
-    )
+    """The key of the store's past durations (`Store.past_runs`): server and DURATION_KEY."""
+    return (c.server_id, *(getattr(c, f) for f in DURATION_KEY))
 
 
 def _similar_key(c: Cell) -> tuple[Any, ...]:
-    return (c.workload, c.duration_s, c.warmup_s, c.tables, c.table_size)
-
-
-def load_history(con: Any, source: str) -> History:
-    h = History(source=source)
-    rows = con.execute("""
-        SELECT s.server_id, r.workload, r.threads, r."collation", r.profile, r.tables,
-               r.table_size, r.duration_s, r.warmup_s,
-               median(epoch(r.finished_at) - epoch(r.started_at))
-        FROM results r JOIN servers s USING (server_key)
-        WHERE r.status = 'ok'
-        GROUP BY ALL
-    """).fetchall()
-    for *key, secs in rows:
-        h.exact[tuple(key)] = float(secs)
-    for wl, dur, warm, tables, size, secs in con.execute("""
-        SELECT r.workload, r.duration_s, r.warmup_s, r.tables, r.table_size,
-               median(epoch(r.finished_at) - epoch(r.started_at))
-        FROM results r WHERE r.status = 'ok' GROUP BY ALL
-    """).fetchall():
-        h.similar[(wl, dur, warm, tables, size)] = float(secs)
-    h.servers_with_results = {
-        sid
-        for (sid,) in con.execute(
-            "SELECT DISTINCT s.server_id FROM results r JOIN servers s USING (server_key) "
-            "WHERE r.status = 'ok'"
-        ).fetchall()
-    }
-    # a DB one migration behind has no axis columns in verdicts yet: match on the rest
-    have = {name for (name, *_) in con.execute("DESCRIBE verdicts").fetchall()}
-    fields = [c for c in VERDICT_SERIES if c in have]
-    cols = ", ".join(f'"{c}"' for c in fields)
-    for base, new, *vals in con.execute(
-        f"SELECT base_server, new_server, {cols} FROM verdicts "
-        "WHERE verdict = 'regression' AND acknowledged IS NULL"
-    ).fetchall():
-        h.regressions.append((base, new, dict(zip(fields, vals, strict=True))))
-    return h
+    return tuple(getattr(c, f) for f in SIMILAR_KEY)
 
 
 def read_history(db: Path) -> History:
-    """History from the results DB; an empty History when the file does not exist."""
+    """History from the results DB; an empty History when the file does not exist.
+
+    Read-only and schema-tolerant (`store.open_for_planning`): a DB one migration behind
+    (migrated later by the publish job) still plans."""
     if not db.exists():
         return History(source=f"no DB at {db}: default estimates")
-    import duckdb
-
-    from perftrack.core.errors import DatabaseError
-    from perftrack.store import migrations
-
-    # Read-only and schema-tolerant: planning needs only tables every schema since v2 has,
-    # so a DB one migration behind (migrated later by the publish job) still plans.
-    try:
-        con = duckdb.connect(str(db), read_only=True)
-    except duckdb.Error as exc:
-        msg = " ".join(str(exc).split())[:200]
-        raise DatabaseError(f"{db}: cannot open for planning ({msg})") from None
-    try:
-        version = migrations.schema_version(con)
-        if not version or version < MIN_SCHEMA:
-            raise DatabaseError(
-                f"{db} has schema v{version}: run `perftrack db migrate` before planning"
-            )
-        return load_history(con, f"{db} (schema v{version})")
-    except duckdb.Error as exc:
-        msg = " ".join(str(exc).split())[:200]
-        raise DatabaseError(f"{db}: cannot read for planning ({msg})") from None
-    finally:
-        con.close()
+    with store.open_for_planning(db) as st:
+        past = st.past_runs(VERDICT_SERIES)
+        source = f"{db} (schema v{st.schema_version})"
+    return History(
+        exact=past.durations,
+        similar=past.similar,
+        servers_with_results=past.servers_with_results,
+        regressions=past.regressions,
+        source=source,
+    )
 
 
 def estimate(c: Cell, h: History) -> tuple[float, str]:
@@ -187,48 +138,6 @@ def estimate(c: Cell, h: History) -> tuple[float, str]:
     if (secs := h.similar.get(_similar_key(c))) is not None:
         return secs, "similar"
     return c.warmup_s + c.duration_s + plan_mod.CELL_OVERHEAD_ESTIMATE_S, "default"
-
-
-# --- slices ---------------------------------------------------------------------------------
-@dataclass
-class Slice:
-    key: tuple[Any, ...]
-    runner_class: str
-    cells: list[tuple[int, Cell]]  # (order in the night, cell)
-    estimate_s: float = 0.0
-    priority: int = ROTATION
-    reason: str = ""
-
-    @property
-    def server_id(self) -> str:
-        return self.key[0]
-
-    @property
-    def pack(self) -> tuple[Any, ...]:
-        return (self.runner_class, *self.cells[0][1].group_key())
-
-    def describe(self) -> dict[str, Any]:
-        c = self.cells[0][1]
-        return {
-            "server_id": c.server_id,
-            "workload": c.workload,
-            "threads": c.threads,
-            "collation": c.collation,
-            "profile": c.profile,
-            "runner_class": self.runner_class,
-            "cells": len(self.cells),
-            "estimate_s": round(self.estimate_s, 1),
-            "priority": PRIORITIES[self.priority],
-            "reason": self.reason,
-        }
-
-
-@dataclass
-class Shard:
-    index: int
-    runner_class: str
-    slices: list[Slice] = field(default_factory=list)
-    load_s: float = 0.0
 
 
 @dataclass
@@ -318,73 +227,6 @@ def _cells(m: Matrix, info: ServerInfo, control: str | None) -> tuple[list[Cell]
     return [cells[i] for i in order], notes
 
 
-def _stable(key: tuple[Any, ...]) -> str:
-    return hashlib.sha256(json.dumps(key, default=str).encode()).hexdigest()
-
-
-def _lpt(items: list[tuple[float, Any]], bins: int) -> list[list[Any]]:
-    """Longest-processing-time first: items (size, x) into `bins` balanced bins."""
-    out: list[list[Any]] = [[] for _ in range(bins)]
-    loads = [0.0] * bins
-    for size, x in sorted(items, key=lambda t: -t[0]):
-        i = loads.index(min(loads))
-        out[i].append(x)
-        loads[i] += size
-    return out
-
-
-def _shares(weights: dict[str, float], n: int) -> dict[str, int]:
-    """n shards over classes in proportion to their load, at least one each."""
-    classes = sorted(weights)
-    if n < len(classes):
-        raise ValueError(len(classes))
-    total = sum(weights.values()) or 1.0
-    share = {c: 1 + (n - len(classes)) * weights[c] / total for c in classes}
-    out = {c: math.floor(v) for c, v in share.items()}
-    for c in sorted(classes, key=lambda c: out[c] - share[c])[: n - sum(out.values())]:
-        out[c] += 1
-    return out
-
-
-def _rotation(
-    series: dict[tuple[Any, ...], list[Slice]],
-    capacity: dict[str, float],
-    nights: int | None,
-) -> tuple[int, dict[tuple[Any, ...], int]]:
-    """(R, series key -> part): parts balanced per class, the fewest R whose parts fit."""
-    by_class: dict[str, list[tuple[Any, ...]]] = defaultdict(list)
-    for key in sorted(series, key=_stable):
-        by_class[key[0]].append(key)
-
-    def size(key: tuple[Any, ...]) -> float:
-        return sum(s.estimate_s for s in series[key])
-
-    def split(r: int) -> dict[tuple[Any, ...], int]:
-        part: dict[tuple[Any, ...], int] = {}
-        for keys in by_class.values():
-            for i, bucket in enumerate(_lpt([(size(k), k) for k in keys], r)):
-                part.update({k: i for k in bucket})
-        return part
-
-    if nights is not None:
-        return nights, split(nights)
-    r = 1
-    for rc, keys in by_class.items():
-        cap = capacity.get(rc, 0.0)
-        need = sum(size(k) for k in keys)
-        if cap > 0:
-            r = max(r, math.ceil(need / cap))
-    while r < MAX_ROTATION_NIGHTS:
-        parts = split(r)
-        loads: dict[tuple[str, int], float] = defaultdict(float)
-        for k, p in parts.items():
-            loads[(k[0], p)] += size(k)
-        if all(v <= capacity.get(rc, 0.0) for (rc, _), v in loads.items()):
-            return r, parts
-        r += 1
-    return r, split(r)
-
-
 def _matches_regression(s: Slice, h: History) -> bool:
     c = s.cells[0][1]
     for base, new, fields in h.regressions:
@@ -425,7 +267,7 @@ def make(
     for s in all_slices:
         weights[s.runner_class] += s.estimate_s
     try:
-        per_class = _shares(dict(weights), shards)
+        per_class = shares(dict(weights), shards)
     except ValueError:
         from perftrack.core.errors import ConfigError
 
@@ -460,7 +302,7 @@ def make(
     for s in all_slices:
         if s.priority != CONTROL:
             rot_series[(s.runner_class, *s.key[1:])].append(s)
-    r, parts = _rotation(rot_series, left, rotation_nights)
+    r, parts = rotation(rot_series, left, rotation_nights)
     tonight = (night - EPOCH).days % r
     rank: dict[int, tuple[int, int]] = {}
     for key, members in rot_series.items():
@@ -494,10 +336,10 @@ def make(
     if budget_s is not None and any(fixed[rc] > capacity[rc] for rc in fixed):
         notes.append("the control cells alone exceed the budget: they run anyway")
 
-    out_shards = _pack(wanted, per_class, budget_s, cut)
+    out_shards = pack(wanted, per_class, budget_s, cut)
     # then later rotation parts fill the room left, next part first (never "cut")
     ahead = [s for s in ordered if s.priority == AHEAD]
-    taken = _fill(out_shards, ahead, budget_s)
+    taken = fill(out_shards, ahead, budget_s)
     gone = {id(s) for s in cut}
     chosen = [s for s in wanted if id(s) not in gone] + taken
     taken_ids = {id(s) for s in taken}
@@ -525,59 +367,3 @@ def make(
         fleet=fleet,
         deferred_cells=sum(len(s.cells) for s in deferred),
     )
-
-
-def _pack(
-    chosen: list[Slice], per_class: dict[str, int], budget_s: float | None, cut: list[Slice]
-) -> list[Shard]:
-    """Server groups onto shards: largest first, least-loaded shard of the class; a group
-    that does not fit whole is split slice by slice; a slice that fits nowhere is cut."""
-    cap = math.inf if budget_s is None else budget_s
-    packs: dict[tuple[Any, ...], list[Slice]] = defaultdict(list)
-    for s in chosen:
-        packs[s.pack].append(s)
-    by_class: dict[str, list[Shard]] = {
-        rc: [Shard(-1, rc) for _ in range(n)] for rc, n in sorted(per_class.items())
-    }
-    for key, members in sorted(
-        packs.items(), key=lambda kv: (-sum(s.estimate_s for s in kv[1]), _stable(kv[0]))
-    ):
-        shards = by_class[key[0]]
-        size = sum(s.estimate_s for s in members)
-        target = min(shards, key=lambda sh: sh.load_s)
-        if target.load_s + size <= cap:
-            target.slices += members
-            target.load_s += size
-            continue
-        for s in sorted(members, key=lambda s: (s.priority, s.cells[0][0])):
-            fits = [sh for sh in shards if sh.load_s + s.estimate_s <= cap]
-            if not fits and s.priority != CONTROL:
-                s.reason += "; fits no shard"
-                cut.append(s)
-                continue
-            home = [sh for sh in fits if any(x.pack == s.pack for x in sh.slices)]
-            sh = home[0] if home else min(fits or shards, key=lambda sh: sh.load_s)
-            sh.slices.append(s)
-            sh.load_s += s.estimate_s
-    return [sh for rc in sorted(by_class) for sh in by_class[rc]]
-
-
-def _fill(shards: list[Shard], ahead: list[Slice], budget_s: float | None) -> list[Slice]:
-    """Slices of later rotation parts into the room left (home shard of their server
-    group first, else the least-loaded shard of the class); the ones taken, in order."""
-    cap = math.inf if budget_s is None else budget_s
-    taken = []
-    for s in ahead:
-        fits = [
-            sh
-            for sh in shards
-            if sh.runner_class == s.runner_class and sh.load_s + s.estimate_s <= cap
-        ]
-        if not fits:
-            continue
-        home = [sh for sh in fits if any(x.pack == s.pack for x in sh.slices)]
-        sh = home[0] if home else min(fits, key=lambda sh: sh.load_s)
-        sh.slices.append(s)
-        sh.load_s += s.estimate_s
-        taken.append(s)
-    return taken

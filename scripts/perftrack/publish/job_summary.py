@@ -15,7 +15,6 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from perftrack.analysis import compare
 from perftrack.core.errors import ConfigError
 from perftrack.store import store
 
@@ -56,53 +55,6 @@ def plan_shards(plan: dict[str, Any]) -> dict[int, dict[str, Any]]:
     return shards
 
 
-def _placeholders(values: Sequence[Any]) -> str:
-    return ", ".join("?" for _ in values)
-
-
-def _per_server(con: Any, run_ids: Sequence[str]) -> list[tuple[Any, ...]]:
-    return con.execute(
-        f"""SELECT s.server_id,
-                   count(*) FILTER (WHERE r.status = 'ok'),
-                   count(*) FILTER (WHERE r.status = 'failed'),
-                   count(*) FILTER (WHERE r.status = 'skipped')
-            FROM results r JOIN servers s USING (server_key)
-            WHERE r.run_id IN ({_placeholders(run_ids)})
-            GROUP BY s.server_id ORDER BY s.server_id""",
-        list(run_ids),
-    ).fetchall()
-
-
-def _cells_seen(con: Any, run_ids: Sequence[str]) -> tuple[set[str], set[str]]:
-    """(cells with any record, cells with an ok record) among the night's runs."""
-    rows = con.execute(
-        f"SELECT cell_id, bool_or(status = 'ok') FROM results "
-        f"WHERE run_id IN ({_placeholders(run_ids)}) GROUP BY cell_id",
-        list(run_ids),
-    ).fetchall()
-    return {c for c, _ in rows}, {c for c, ok in rows if ok}
-
-
-def _verdicts(con: Any, run_ids: Sequence[str]) -> list[dict[str, Any]]:
-    cols = compare.GROUP_COLS
-    on = " AND ".join(f'n."{c}" IS NOT DISTINCT FROM v."{c}"' for c in cols)  # axes may be null
-    select = ", ".join(
-        ("ru." if c in ("hw_key", "runner_class") else "r.")
-        + ('"collation"' if c == "collation" else c)
-        for c in cols
-    )
-    cur = con.execute(
-        f"""WITH n AS (SELECT DISTINCT {select} FROM results r JOIN runs ru USING (run_id)
-                       WHERE r.run_id IN ({_placeholders(run_ids)}))
-            SELECT v.* FROM verdicts v JOIN n ON {on} WHERE v.metric = ?""",
-        [*run_ids, METRIC],
-    )
-    names = [d[0] for d in cur.description]
-    rows = [dict(zip(names, r, strict=True)) for r in cur.fetchall()]
-    rows.sort(key=lambda v: (VERDICT_ORDER.get(v["verdict"], 9), v["workload"], v["threads"]))
-    return rows
-
-
 def markdown(
     db: Path,
     run_ids: Sequence[str],
@@ -122,9 +74,12 @@ def markdown(
     verdicts: list[dict[str, Any]] = []
     if run_ids:  # nothing arrived: the DB may not even exist yet
         with store.open_db(db, write=False) as st:
-            per_server = _per_server(st.con, run_ids)
-            seen, ok = _cells_seen(st.con, run_ids)
-            verdicts = _verdicts(st.con, run_ids)
+            per_server = st.status_by_server(run_ids)
+            seen, ok = st.cells_seen(run_ids)
+            verdicts = st.verdicts_touched(run_ids, METRIC)
+            verdicts.sort(
+                key=lambda v: (VERDICT_ORDER.get(v["verdict"], 9), v["workload"], v["threads"])
+            )
     if per_server:
         lines += ["| server | measured | failed | skipped |", "|---|--:|--:|--:|"]
         lines += [f"| {_md(s)} | {o} | {f} | {k} |" for s, o, f, k in per_server]

@@ -208,7 +208,7 @@ def build_report(
         rep.not_run = [f"{p.new}: no earlier version of its product to compare with" for p in pairs]
         return rep
     with store.open_db(db, write=False) as st:
-        noise = compare.load_noise(st.con)
+        noise = st.noise_cv()
         for pair in pairs:
             if pair.previous is None:
                 rep.not_run.append(f"{pair.new}: no earlier version of its product to compare with")
@@ -216,7 +216,7 @@ def build_report(
             found = False
             for rid in runs:
                 for t in compare.tables(
-                    st.con,
+                    st,
                     metric=METRIC,
                     run_id=rid,
                     servers=[pair.previous, pair.new],

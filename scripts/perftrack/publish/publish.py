@@ -181,7 +181,7 @@ def ingest_and_detect(db: Path, prepared: Sequence[store.PreparedRecord]) -> sto
     with store.open_db(db, write=True) as st:
         res = st.ingest_prepared(prepared) if prepared else store.IngestResult(0, 0)
         if res.added:
-            detect_mod.run(st.con, notes, control)
+            detect_mod.run(st, notes, control)
     return res
 
 

@@ -11,6 +11,9 @@ durability settings) and `axes.mismatches` compares them with the cell:
   `innodb_buffer_pool_size` (effective) and `dataset_size` (which side of the buffer pool
   the measured bytes are on), for cells with the dataset_size axis.
 - `phase` (pre / post) of a prepost pass: the state of the data the cell measured.
+
+`verify` reads them all back for a started group and refuses a server that did not apply
+the cell's collation or axes.
 """
 
 from __future__ import annotations
@@ -20,9 +23,10 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from perftrack.core.errors import EnvironmentProblem
+from perftrack.core.errors import EnvironmentProblem, ServerError
 from perftrack.drivers import probe, sysbench
 from perftrack.planning import axes, workloads
+from perftrack.run.resolved import ResolvedCell, target
 from perftrack.run.server import BENCH_DB, Server
 
 # A dataset needs room for its datadir, plus the template it is copied from (reuse).
@@ -83,4 +87,37 @@ def with_phase(cell: Any, effective: dict[str, Any] | None) -> dict[str, Any]:
     eff = dict(effective or {})
     if getattr(cell, "phase", None) is not None and effective is not None:
         eff["phase"] = cell.phase
+    return eff
+
+
+def verify(srv: Server, cells: list[ResolvedCell], known: axes.Axes, logs: Path) -> dict[str, Any]:
+    """The started group's effective settings, checked against its first dataset cell
+    (else its first cell): collations, the client connection's charset, the dataset's
+    size and the axes. A mismatch raises ServerError naming it."""
+    sb = [rc for rc in cells if rc.reads_dataset]  # slap cells make their own data
+    lead = sb[0] if sb else cells[0]
+    first = lead.cell
+    eff = srv.effective()
+    want = first.collation
+    got = {
+        "collation_server": eff["collation_server"],
+        "database_collation": eff["database_collation"],
+    }
+    if sb:
+        got["table_collations"] = eff["table_collations"]
+    bad = {k: v for k, v in got.items() if v != want}
+    if bad:
+        raise ServerError(
+            f"effective collation differs from the cell's {want}: "
+            + ", ".join(f"{k}={v}" for k, v in bad.items())
+        )
+    if sb or first.handshake is not None:  # the benchmark connection's charset
+        eff.update(connection(target(srv, first), logs / f"{first.cell_id}.connection.txt"))
+    if first.dataset_size is not None and sb:
+        eff.update(dataset(srv, known))
+    if lead.has_axes:
+        eff.update(axes.durability_effective(srv.query(axes.read_back_sql())[0]))
+        wrong = axes.mismatches(first, eff, known, tables=bool(sb))
+        if wrong:
+            raise ServerError("effective settings differ from the cell's axes: " + ", ".join(wrong))
     return eff

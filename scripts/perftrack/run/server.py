@@ -14,7 +14,6 @@ import contextlib
 import ctypes
 import errno
 import os
-import re
 import secrets
 import shutil
 import signal
@@ -31,6 +30,13 @@ import pymysql
 
 from perftrack.core import dirlock
 from perftrack.core.errors import ServerError
+from perftrack.run.errorlog import (
+    disk_full,
+    known_cause,
+    last_error_line,
+    tail,
+    tail_bytes,
+)
 from perftrack.servers.install import Install
 from perftrack.servers.rules import INIT_INSECURE, Rule, rules_for
 
@@ -41,10 +47,6 @@ POLL_S = 0.1
 DEFERRED_SIGNALS = {signal.SIGINT, signal.SIGTERM, signal.SIGHUP}
 GROUP_TERM_WAIT_S = 10  # a bootstrap server shuts down in < 1 s; docker stop in ~1 s
 GROUP_KILL_WAIT_S = 5
-ERROR_LOG_TAIL_LINES = 30
-# A server log is read whole to find a known cause, up to this much of its end (init logs
-# are ~2 KB; the error log of a day-long run stays far below this).
-CAUSE_SCAN_BYTES = 1 << 20
 # A healthy server answers SELECT 1 in milliseconds; one that has not within this bound
 # (hung, SIGSTOPped, swapping to death) is treated as gone for the rest of its group.
 RESPONSIVE_TIMEOUT_S = 5
@@ -53,16 +55,6 @@ SOCKET_PATH_MAX = 100
 BENCH_USER = "perftrack"
 BENCH_DB = "sbtest"
 PR_SET_PDEATHSIG = 1
-# The dynamic loader's message when a binary's library is absent (glibc ld.so).
-MISSING_LIBRARY_RE = re.compile(r"error while loading shared libraries: ([^:\s]+)")
-# ENOSPC as servers report it: MariaDB "failed with error 28", Aria "Errcode: 28", MySQL
-# "OS errno 28" / "operating system error number 28", InnoDB "out of disk space", libc
-# "No space left on device", MyISAM/Aria "Disk is full writing …".
-DISK_FULL_RE = re.compile(
-    r"No space left on device|Disk (?:is )?full|out of disk space|\bENOSPC\b"
-    r"|\b(?:error|errno|errcode|error number)[:\s]+28\b",
-    re.IGNORECASE,
-)
 
 
 def _die_with_parent() -> None:  # runs in the child between fork and exec
@@ -113,64 +105,6 @@ def port_in_use(port: int) -> bool:
         except OSError:
             return True
     return False
-
-
-def tail(path: Path, lines: int = ERROR_LOG_TAIL_LINES) -> str:
-    try:
-        text = path.read_text(errors="replace")
-    except OSError:
-        return ""
-    return "\n".join(text.splitlines()[-lines:])
-
-
-def tail_bytes(path: Path, limit: int = CAUSE_SCAN_BYTES) -> str:
-    """The last `limit` bytes of a file as text ("" if it cannot be read)."""
-    try:
-        with path.open("rb") as fh:
-            fh.seek(max(0, path.stat().st_size - limit))
-            return fh.read().decode(errors="replace")
-    except OSError:
-        return ""
-
-
-def mount_point(path: Path) -> Path:
-    """The mount point of the filesystem holding `path` (which may no longer exist)."""
-    p = Path(os.path.abspath(path))
-    while p != p.parent and not os.path.ismount(p):
-        p = p.parent
-    return p
-
-
-def disk_full(where: Path) -> str:
-    return (
-        f"disk full on {mount_point(where)} (server directory {where}): free space there "
-        "or give perftrack a work directory on a larger disk"
-    )
-
-
-def known_cause(text: str, where: Path) -> str | None:
-    """A cause perftrack can name exactly, found anywhere in a server's output, or None."""
-    m = MISSING_LIBRARY_RE.search(text)
-    if m:
-        return (
-            f"missing shared library {m.group(1)}: install the package that provides it "
-            "or put it in the server's library directory"
-        )
-    if DISK_FULL_RE.search(text):
-        return disk_full(where)
-    return None
-
-
-def last_error_line(log_tail: str) -> str:
-    """The most telling line of an error log tail, for one-line messages."""
-    lines = [ln.strip() for ln in log_tail.splitlines() if ln.strip()]
-    for marker in ("[ERROR]", "error while loading shared libraries", "Error", "error"):
-        hits = [ln for ln in lines if marker in ln]
-        if hits:
-            # the first ERROR usually names the cause; later ones say "Aborting"
-            first = [h for h in hits if "Aborting" not in h and "Unknown/unsupported" not in h]
-            return (first or hits)[0][:300]
-    return lines[-1][:300] if lines else "(empty error log)"
 
 
 @dataclass

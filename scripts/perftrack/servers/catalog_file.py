@@ -12,6 +12,7 @@ from typing import Any, NoReturn
 
 import yaml
 
+from perftrack.core import yamlfile
 from perftrack.core.errors import ConfigError
 from perftrack.servers import profiles
 from perftrack.servers.entries import (
@@ -85,37 +86,6 @@ SUGGESTION_CUTOFF = 0.6
 # --- YAML reading ---------------------------------------------------------------------------
 
 
-class _Mapping(dict):
-    """A YAML mapping that remembers the line it starts on (1-based)."""
-
-    line: int = 0
-
-
-class _Loader(yaml.SafeLoader):
-    """Safe loader whose mappings carry their line and refuse duplicate keys."""
-
-
-def _construct_mapping(loader: _Loader, node: yaml.MappingNode) -> _Mapping:
-    loader.flatten_mapping(node)
-    result = _Mapping()
-    result.line = node.start_mark.line + 1
-    for key_node, value_node in node.value:
-        key = loader.construct_object(key_node, deep=True)
-        if not isinstance(key, str | int | float | bool | None):
-            raise yaml.constructor.ConstructorError(
-                None, None, "mapping keys must be plain words", key_node.start_mark
-            )
-        if key in result:
-            raise yaml.constructor.ConstructorError(
-                None, None, f"duplicate key {key!r}", key_node.start_mark
-            )
-        result[key] = loader.construct_object(value_node, deep=True)
-    return result
-
-
-_Loader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _construct_mapping)
-
-
 def read_yaml(path: Path) -> Any:
     try:
         text = path.read_text(encoding="utf-8")
@@ -123,21 +93,11 @@ def read_yaml(path: Path) -> Any:
         reason = err.strerror if isinstance(err, OSError) and err.strerror else str(err)
         raise ConfigError(f"cannot read the server catalog {display(path)}: {reason}") from None
     try:
-        return yaml.load(text, Loader=_Loader)  # a SafeLoader subclass
+        return yamlfile.load_strict(text)
     except yaml.MarkedYAMLError as err:
-        raise ConfigError(_yaml_message(path, err)) from None
+        raise ConfigError(yamlfile.marked_message(display(path), err)) from None
     except yaml.YAMLError as err:
         raise ConfigError(f"{display(path)}: malformed YAML: {_one_line(str(err))}") from None
-
-
-def _yaml_message(path: Path, err: yaml.MarkedYAMLError) -> str:
-    mark = err.problem_mark or err.context_mark
-    where = f"{display(path)}:{mark.line + 1}:{mark.column + 1}" if mark else display(path)
-    message = f"{where}: malformed YAML: {_one_line(err.problem or err.context or 'unreadable')}"
-    if err.context and err.problem:
-        started = f" at line {err.context_mark.line + 1}" if err.context_mark else ""
-        message += f" ({_one_line(err.context)}{started})"
-    return message
 
 
 # --- validation ----------------------------------------------------------------------------
@@ -158,7 +118,7 @@ class _Where:
 
     def at(self, value: Any) -> _Where:
         """The same place, moved to ``value``'s own line when it is a mapping."""
-        line = value.line if isinstance(value, _Mapping) else self.line
+        line = value.line if isinstance(value, yamlfile.LineMapping) else self.line
         return _Where(self.path, line, self.server_id)
 
 

@@ -40,6 +40,18 @@ from perftrack.store.dbfile import (
     worth_compacting,
 )
 from perftrack.store.lock import LOCK_TIMEOUT_S, Lock, lock_path
+from perftrack.store.queries.derived import DERIVED_TABLES, DerivedQueries, NoiseKey
+from perftrack.store.queries.planning import (
+    DURATION_KEY,
+    PLANNING_MIN_SCHEMA,
+    SIMILAR_KEY,
+    PastRuns,
+    PlanningQueries,
+)
+from perftrack.store.queries.runs import RunQueries
+from perftrack.store.queries.series import SERIES_COLS, SeriesQueries
+from perftrack.store.queries.site import SITE_SERIES, SiteQueries
+from perftrack.store.queries.snapshot import SnapshotQueries
 from perftrack.store.rows import (
     KEY_HEX_DIGITS,
     RESULT_COLUMNS,
@@ -101,11 +113,42 @@ def open_db(path: Path, *, write: bool, lock_timeout_s: float = LOCK_TIMEOUT_S) 
     return Store(path=path, con=con, write=write, lock=lock, migrated=applied)
 
 
+def open_for_planning(
+    path: Path, *, min_version: int = PLANNING_MIN_SCHEMA, lock_timeout_s: float = LOCK_TIMEOUT_S
+) -> Store:
+    """Read-only like `open_db(write=False)`, but a schema from `min_version` up to the
+    current one is accepted: planning reads only what every schema since then has, so a
+    DB one migration behind (migrated later by the publish job) still plans."""
+    path = Path(path)
+    if not path.exists():
+        raise ConfigError(f"{path} does not exist: run `perftrack ingest` first to create it")
+    lock = Lock(lock_path(path), exclusive=False)
+    lock.acquire(path, lock_timeout_s)
+    try:
+        con, version = connect(path, read_only=True)
+        if not version or version < min_version:
+            con.close()
+            raise DatabaseError(
+                f"{path} has schema v{version}: run `perftrack db migrate` before planning"
+            )
+        if version > migrations.CURRENT_VERSION:
+            con.close()
+            check_version(path, version, write=False)
+    except BaseException:
+        lock.release()
+        raise
+    return Store(path=path, con=con, write=False, lock=lock, migrated=[])
+
+
 # === the store =========================================================================
 
 
-class Store:
-    """An open results DB. `con` is the DuckDB connection for read-only consumers."""
+class Store(
+    SeriesQueries, DerivedQueries, SiteQueries, RunQueries, PlanningQueries, SnapshotQueries
+):
+    """An open results DB. Every read another stage makes is a named query inherited from
+    the rooms of `store/queries/`; `con` is the connection, for the store's own modules
+    and the tests (no other stage imports duckdb: a contract in pyproject.toml)."""
 
     def __init__(
         self,
@@ -389,19 +432,28 @@ def ingest_paths(
 
 
 __all__ = [  # the store's door: what other stages and the tests use
+    "DERIVED_TABLES",
+    "DURATION_KEY",
     "KEY_HEX_DIGITS",
     "LOCK_TIMEOUT_S",
+    "PLANNING_MIN_SCHEMA",
     "RESULT_COLUMNS",
+    "SERIES_COLS",
     "SERIES_POINTS",
+    "SIMILAR_KEY",
+    "SITE_SERIES",
     "VOLATILE_VARIABLES",
     "IngestResult",
     "IntervalSummary",
+    "NoiseKey",
+    "PastRuns",
     "PreparedRecord",
     "Store",
     "compact",
     "ingest_paths",
     "lock_path",
     "open_db",
+    "open_for_planning",
     "prepare",
     "server_key",
     "stored_variables",

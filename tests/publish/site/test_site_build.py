@@ -92,7 +92,7 @@ def test_export_finds_the_injected_regression_and_the_hardware_change(history_db
     from perftrack.store import store
 
     with store.open_db(history_db, write=False) as st:
-        data = export.export(st.con, [])
+        data = export.export(st, [])
     regressions = [v for v in data.verdicts if v["verdict"] == "regression"]
     assert regressions, "the synthetic 10% step should give regressions"
     assert data.verdicts[0]["verdict"] == "regression"  # regressions first
@@ -279,7 +279,7 @@ def test_png_filters_follow_the_page_rules(history_db: Path) -> None:
     from perftrack.store import store
 
     with store.open_db(history_db, write=False) as st:
-        rows = export.export_for_chart(st.con, [], "summary")["table"]
+        rows = export.export_for_chart(st, [], "summary")["table"]
     picked, chosen = png.apply_filters("trend", rows, {"workload": "oltp_read_only"})
     assert chosen["workload"] == "oltp_read_only" and chosen["threads"] == "1"
     assert "collation" not in chosen  # "all" on the trend page: one line per collation

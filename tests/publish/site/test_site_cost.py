@@ -41,7 +41,7 @@ def cost_site(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def test_cost_rows_hold_medians_per_version_and_part(cost_site: Path) -> None:
     db = cost_site.parent / "results.duckdb"
     with store.open_db(db, write=False) as st:
-        rows = export.export(st.con, []).cost
+        rows = export.export(st, []).cost
     got = {(r["server"], r["part"]): r["value"] for r in rows}
     assert got[("synthetic-mysql-8.0.36", "throughput")] == 1000.0
     assert got[("synthetic-mysql-8.4.0", "CPU user")] == pytest.approx(1081 * 0.8)

@@ -136,11 +136,11 @@ def build(
     shutil.rmtree(tmp, ignore_errors=True)
     try:
         with store.open_db(db, write=False) as st:  # one snapshot for the charts and the SQL
-            data = export.export(st.con, notes)
+            data = export.export(st, notes)
             records = st.cell_records(study_files.servers(studies))
             data.studies = [study_files.page_data(s, records) for s in studies]
-            advice = advisor.page_data(st.con)
-            parquet.export(st.con, tmp)
+            advice = advisor.page_data(st)
+            parquet.export(st, tmp)
         say(
             f"exported {len(data.verdicts)} verdicts, {len(data.summary)} summary rows, "
             f"{len(data.history)} history points, {len(data.runs)} runs"

@@ -15,9 +15,6 @@ from typing import Any
 
 import numpy as np
 
-from perftrack.analysis.compare import LATEST_ATTEMPT
-from perftrack.publish.site.series import GROUP
-
 # (panel order, panel title, part label, column), in drawing order
 PARTS: tuple[tuple[int, str, str, str], ...] = (
     (1, "throughput (transactions/s)", "throughput", "tps"),
@@ -31,30 +28,10 @@ PARTS: tuple[tuple[int, str, str, str], ...] = (
 COLUMNS = tuple(dict.fromkeys(col for *_, col in PARTS))
 
 
-def _query() -> str:
-    g = ", ".join(GROUP)
-    cols = ", ".join(f"r.{c}" for c in COLUMNS)
-    lists = ", ".join(f"list({c}) FILTER (WHERE {c} IS NOT NULL) AS {c}" for c in COLUMNS)
-    return f"""
-        WITH ok AS (
-            SELECT ru.runner_class, ru.hw_key, ru.first_started_at AS run_at, r.run_id,
-                   r.profile, r.tables, r.table_size, r.duration_s, r.connection,
-                   r.engine, r.isolation, r.durability, r.handshake, r.dataset_size, r.phase,
-                   r.workload, r.threads, r."collation" AS coll,
-                   s.server_id AS server, {cols}, r.noisy, r.cpu_us_per_txn AS cpu_total
-            FROM results r JOIN runs ru USING (run_id) JOIN servers s USING (server_key)
-            WHERE r.status = 'ok' AND r.tps IS NOT NULL AND {LATEST_ATTEMPT}),
-        marked AS (SELECT *, max(run_at) OVER (PARTITION BY {g}, server) AS newest_at FROM ok)
-        SELECT {g}, server, run_id, count(*) AS n, count(*) FILTER (WHERE noisy) AS noisy,
-               median(cpu_total) AS cpu_us_per_txn, {lists}
-        FROM marked WHERE run_at = newest_at
-        GROUP BY {g}, server, run_id"""
-
-
 def rows(ex: Any) -> list[dict[str, Any]]:
-    """`ex`: the site's export.Exporter (its connection, hardware and server order)."""
+    """`ex`: the site's export.Exporter (its store, hardware and server order)."""
     out = []
-    for r in ex._rows(_query()):
+    for r in ex.st.newest_cost(COLUMNS):
         if ex.current_hw.get(r["runner_class"]) != r["hw_key"]:
             continue
         common = {

@@ -31,6 +31,7 @@ from perftrack.analysis.annotations import Annotation
 from perftrack.publish.site import cost, verdicts
 from perftrack.publish.site.series import AXES, GROUP
 from perftrack.servers import rules
+from perftrack.store.store import Store
 
 CONFIDENCE = stats.CONFIDENCE  # the bands' coverage, the same as the verdicts' intervals
 # A failed cell's error-log tail is cut to this many characters on the run page: enough
@@ -41,16 +42,6 @@ MAX_VALUE_CHARS = 300
 BASELINE_CHARSET = "latin1"  # the charset impact page's reference (article 000's tables)
 # Preferred latin1 collation when a group measured more than one: the server default.
 BASELINE_COLLATION = "latin1_swedish_ci"
-
-
-_OK = """
-    SELECT ru.runner_class, ru.hw_key, ru.first_started_at AS run_at, r.run_id,
-           r.profile, r.tables, r.table_size, r.duration_s, r.connection,
-           r.engine, r.isolation, r.durability, r.handshake, r.dataset_size, r.phase,
-           r.workload, r.threads, r.charset, r."collation" AS coll,
-           r.server_key, s.server_id AS server, r.tps, r.latency_pct_ms
-    FROM results r JOIN runs ru USING (run_id) JOIN servers s USING (server_key)
-    WHERE r.status = 'ok' AND r.tps IS NOT NULL"""
 
 
 def dataset_label(
@@ -112,38 +103,19 @@ class SiteData:
 
 
 class Exporter:
-    """Reads one open DB connection; each method returns one data set."""
+    """Reads one open store (its named site queries); each method returns one data set."""
 
-    def __init__(self, con: Any, notes: list[Annotation]) -> None:
-        self.con = con
+    def __init__(self, st: Store, notes: list[Annotation]) -> None:
+        self.st = st
         self.notes = notes
         self.servers = self._servers()
         self.order = {s["server"]: i for i, s in enumerate(self.servers)}
-        self.current_hw = dict(
-            con.execute(
-                "SELECT runner_class, arg_max(hw_key, first_started_at) FROM runs "
-                "GROUP BY runner_class"
-            ).fetchall()
-        )
+        self.current_hw = st.current_hardware()
         self.verdicts_origin = "none"
-        self.charset_of = dict(
-            con.execute('SELECT DISTINCT "collation", charset FROM results').fetchall()
-        )
-
-    def _rows(self, sql: str, params: list[Any] | None = None) -> list[dict[str, Any]]:
-        cur = self.con.execute(sql, params or [])
-        names = [d[0] for d in cur.description]
-        return [dict(zip(names, r, strict=True)) for r in cur.fetchall()]
+        self.charset_of = st.collation_charsets()
 
     def _servers(self) -> list[dict[str, Any]]:
-        rows = self._rows(
-            """SELECT s.server_id AS server, any_value(s.product) AS product,
-                      any_value(s.version) AS version,
-                      arg_max(s.version_string, r.started_at) AS version_string,
-                      any_value(s.stand_in) AS stand_in, count(r.record_id) AS results
-               FROM servers s LEFT JOIN results r USING (server_key)
-               GROUP BY s.server_id"""
-        )
+        rows = self.st.server_summaries()
         rows.sort(key=lambda s: version_sort_key(s["product"], s["version"], s["server"]))
         return rows
 
@@ -171,7 +143,7 @@ class Exporter:
 
     def verdicts(self) -> list[dict[str, Any]]:
         rows, self.verdicts_origin = verdicts.latest(
-            self.con, self.notes, self.current_hw, self.describe
+            self.st, self.notes, self.current_hw, self.describe
         )
         for r in rows:
             r["vorder"] = self.order.get(r["server"], -1)
@@ -179,11 +151,7 @@ class Exporter:
 
     def change_points(self) -> list[dict[str, Any]]:
         """Change points `perftrack detect` stored (none until it has run on ≥ 8 nights)."""
-        rows = self._rows(
-            """SELECT *, "collation" AS coll FROM change_points WHERE metric = ?
-                ORDER BY at_time""",
-            [verdicts.METRIC],
-        )
+        rows = self.st.change_points(verdicts.METRIC)
         return [
             {
                 **self.describe(r),
@@ -222,17 +190,7 @@ class Exporter:
 
     def newest(self) -> list[dict[str, Any]]:
         """Per group and server: the newest run's repeats (current hardware only)."""
-        g = ", ".join(GROUP)
-        rows = self._rows(
-            f"""
-            WITH ok AS ({_OK}),
-            marked AS (SELECT *, max(run_at) OVER (PARTITION BY {g}, server) AS newest_at
-                       FROM ok)
-            SELECT {g}, server, run_id, any_value(run_at) AS run_at,
-                   list(tps ORDER BY tps) AS tps, list(latency_pct_ms) AS p95
-            FROM marked WHERE run_at = newest_at
-            GROUP BY {g}, server, run_id"""
-        )
+        rows = self.st.newest_repeats()
         return [r for r in rows if self.current_hw.get(r["runner_class"]) == r["hw_key"]]
 
     def summary(self, newest: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -296,14 +254,7 @@ class Exporter:
     # --- history ---------------------------------------------------------------------
 
     def history(self) -> list[dict[str, Any]]:
-        g = ", ".join(GROUP)
-        rows = self._rows(
-            f"""
-            WITH ok AS ({_OK})
-            SELECT {g}, server, run_id, any_value(run_at) AS run_at, count(*) AS n,
-                   median(tps) AS tps, min(tps) AS tps_min, max(tps) AS tps_max
-            FROM ok GROUP BY {g}, server, run_id ORDER BY run_at, run_id"""
-        )
+        rows = self.st.run_history()
         return [
             {
                 **self.describe(r),
@@ -323,10 +274,7 @@ class Exporter:
         """Where a runner class's hardware key changed: series are never joined across."""
         out = []
         last: dict[str, str] = {}
-        for rc, hw, at, cpu in self.con.execute(
-            "SELECT ru.runner_class, ru.hw_key, ru.first_started_at, h.cpu_model "
-            "FROM runs ru LEFT JOIN hardware h USING (hw_key) ORDER BY ru.first_started_at"
-        ).fetchall():
+        for rc, hw, at, cpu in self.st.hardware_timeline():
             if rc in last and last[rc] != hw:
                 out.append(
                     {
@@ -343,67 +291,29 @@ class Exporter:
     # --- runs ------------------------------------------------------------------------
 
     def runs(self) -> list[dict[str, Any]]:
-        rows = self._rows(
-            """SELECT ru.run_id, ru.runner_class, ru.hw_key, h.cpu_model, h.cores, h.mem_gib,
-                      h.kernel, ru.first_started_at, ru.last_finished_at, ru.perftrack_version,
-                      count(*) FILTER (WHERE r.status = 'ok') AS ok,
-                      count(*) FILTER (WHERE r.status = 'failed') AS failed,
-                      count(*) FILTER (WHERE r.status = 'skipped') AS skipped
-               FROM runs ru LEFT JOIN hardware h USING (hw_key)
-                    LEFT JOIN results r USING (run_id)
-               GROUP BY ALL ORDER BY ru.first_started_at DESC, ru.run_id"""
-        )
+        rows = self.st.runs_overview()
         for i, r in enumerate(rows):
             r["file"] = f"r{len(rows) - i:05d}"  # a safe file name, oldest run = r00001
             r["started_at"] = _iso(r.pop("first_started_at"))
             r["finished_at"] = _iso(r.pop("last_finished_at"))
         return rows
 
-    def _by_run(self, sql: str) -> dict[str, list[dict[str, Any]]]:
-        """One query over every run, split by run_id (one query per run is ~50x slower)."""
+    @staticmethod
+    def _by_run(rows: list[dict[str, Any]]) -> dict[str, list[dict[str, Any]]]:
+        """Rows of every run split by run_id (one query per run is ~50x slower)."""
         out: dict[str, list[dict[str, Any]]] = defaultdict(list)
-        for r in self._rows(sql):
+        for r in rows:
             out[r.pop("run_id")].append(r)
         return out
 
     def run_details(self, runs: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
         """Per run (keyed by its file name): servers, cells, effective settings,
         failures and the variable diffs between its consecutive versions."""
-        servers = self._by_run(
-            """SELECT r.run_id, s.server_id AS server, s.product, s.version, s.version_string,
-                      s.provider, s.stand_in, s.source_sha256, count(*) AS results
-               FROM results r JOIN servers s USING (server_key) GROUP BY ALL"""
-        )
-        cells = self._by_run(
-            """SELECT r.run_id, s.server_id AS server, r.workload, r.threads, r.charset,
-                      r."collation" AS collation, r.profile, r.tables, r.table_size,
-                      r.duration_s, r.connection,
-                      r.engine, r.isolation, r.durability,
-                      r.handshake, r.dataset_size, r.phase,
-                      count(*) AS n,
-                      count(*) FILTER (WHERE r.status = 'ok') AS ok,
-                      median(r.tps) AS tps, median(r.latency_pct_ms) AS p95_ms
-               FROM results r JOIN servers s USING (server_key)
-               GROUP BY ALL ORDER BY ALL"""
-        )
-        effective = self._by_run(
-            """SELECT r.run_id, s.server_id AS server, r."collation" AS collation, r.profile,
-                      any_value(r.effective) AS effective
-               FROM results r JOIN servers s USING (server_key)
-               WHERE r.effective IS NOT NULL GROUP BY ALL ORDER BY ALL"""
-        )
-        failures = self._by_run(
-            """SELECT r.run_id, r.record_id, r.status, s.server_id AS server, r.workload,
-                      r.threads, r."collation" AS collation, r.reason, r.error_log_tail
-               FROM results r JOIN servers s USING (server_key)
-               WHERE r.status <> 'ok' ORDER BY r.record_id"""
-        )
-        varsets = self._by_run(
-            """SELECT r.run_id, s.server_id AS server, r.profile, r."collation" AS collation,
-                      any_value(r.varset_hash) AS varset
-               FROM results r JOIN servers s USING (server_key)
-               WHERE r.varset_hash IS NOT NULL GROUP BY ALL"""
-        )
+        servers = self._by_run(self.st.run_servers())
+        cells = self._by_run(self.st.run_cells())
+        effective = self._by_run(self.st.run_effective())
+        failures = self._by_run(self.st.run_failures())
+        varsets = self._by_run(self.st.run_varsets())
         cache: dict[tuple[str, str], list[tuple[str, str | None, str | None, str]]] = {}
         out = {}
         for run in runs:
@@ -462,33 +372,17 @@ class Exporter:
         return out
 
     def _diff(self, a: str, b: str) -> list[tuple[str, str | None, str | None, str]]:
-        if a == b:
-            return []
-        rows = self.con.execute(
-            """SELECT coalesce(x.name, y.name) AS name, x.value, y.value,
-                      x.name IS NULL AS only_b, y.name IS NULL AS only_a
-               FROM (SELECT name, value FROM server_variables WHERE varset_hash = ?) x
-               FULL OUTER JOIN (SELECT name, value FROM server_variables WHERE varset_hash = ?) y
-               USING (name)
-               WHERE x.name IS NULL OR y.name IS NULL OR x.value IS DISTINCT FROM y.value
-               ORDER BY 1""",
-            [a, b],
-        ).fetchall()
         return [
-            (name, _cut(va), _cut(vb), "added" if only_b else "removed" if only_a else "changed")
-            for name, va, vb, only_b, only_a in rows
+            (name, _cut(va), _cut(vb), change)
+            for name, va, vb, change in self.st.variables_diff(a, b)
         ]
 
     # --- meta ------------------------------------------------------------------------
 
     def meta(self) -> dict[str, Any]:
-        counts = dict(
-            self.con.execute("SELECT status, count(*) FROM results GROUP BY status").fetchall()
-        )
-        first, last = self.con.execute(
-            "SELECT min(started_at), max(finished_at) FROM results"
-        ).fetchone() or (None, None)
-        hardware = self._rows("SELECT * FROM hardware ORDER BY hw_key")
+        counts = self.st.results_by_status()
+        first, last = self.st.results_span()
+        hardware = self.st.hardware_rows()
         return {
             "generated_at": dt.datetime.now(dt.UTC).replace(microsecond=0).isoformat(),
             "perftrack_version": __version__,
@@ -543,9 +437,9 @@ def cost_rows(ex: Exporter) -> list[dict[str, Any]]:
     return cost.rows(ex)
 
 
-def export(con: Any, notes: list[Annotation]) -> SiteData:
-    """Every data set of the site from one open (read-only) DB connection."""
-    ex = Exporter(con, notes)
+def export(st: Store, notes: list[Annotation]) -> SiteData:
+    """Every data set of the site from one open (read-only) store."""
+    ex = Exporter(st, notes)
     newest = ex.newest()
     data = SiteData(meta=ex.meta())
     data.verdicts = ex.verdicts()
@@ -562,9 +456,9 @@ def export(con: Any, notes: list[Annotation]) -> SiteData:
     return data
 
 
-def export_for_chart(con: Any, notes: list[Annotation], dataset: str) -> dict[str, Any]:
+def export_for_chart(st: Store, notes: list[Annotation], dataset: str) -> dict[str, Any]:
     """Only what one chart draws: {"table": rows, other named data sets…} (`site png`)."""
-    ex = Exporter(con, notes)
+    ex = Exporter(st, notes)
     if dataset == "verdicts":
         return {"table": ex.verdicts()}
     if dataset == "summary":

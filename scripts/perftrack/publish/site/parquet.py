@@ -18,15 +18,11 @@ import json
 from pathlib import Path
 from typing import Any
 
-from perftrack.core.errors import DatabaseError
-from perftrack.store import migrations
+from perftrack.store.store import Store
 
 SUBDIR = "data/sql"  # in the built site
 MANIFEST = "manifest.json"
 MANIFEST_FORMAT = 1  # bump when the manifest's shape changes (sql.js checks it)
-# zstd at DuckDB's default level: docs/schema.md measured 72 bytes a result at level 19;
-# the default level is within a few per cent of that and several times faster to write.
-COPY_OPTIONS = "FORMAT parquet, COMPRESSION zstd"
 
 # Table -> the ORDER BY that makes its file deterministic and compress well (a table's
 # key, results by time). Every table of the results DB a reader may ask about.
@@ -43,28 +39,22 @@ TABLES: dict[str, str] = {
 }
 
 
-def export(con: Any, site: Path) -> dict[str, Any]:
+def export(st: Store, site: Path) -> dict[str, Any]:
     """Write each table of TABLES as `SUBDIR/NAME.parquet` under `site`, and the manifest.
 
-    `con` is a read-only connection to the results DB (store.open_db(..., write=False)).
-    Returns the manifest.
+    `st` is the results DB opened read-only (store.open_db(..., write=False)); the copy
+    is the store's (ZSTD Parquet, `Store.copy_to_parquet`). Returns the manifest.
     """
     out = site / SUBDIR
     out.mkdir(parents=True, exist_ok=True)
     tables: dict[str, Any] = {}
     for name, order in TABLES.items():
         path = out / f"{name}.parquet"
-        try:
-            con.execute(
-                f"COPY (SELECT * FROM {name} ORDER BY {order}) TO ? ({COPY_OPTIONS})", [str(path)]
-            )
-            (rows,) = con.execute(f"SELECT count(*) FROM {name}").fetchone()
-        except Exception as exc:  # duckdb.Error: a DB this perftrack cannot read
-            raise DatabaseError(f"cannot export table {name} to Parquet ({exc})") from None
+        rows = st.copy_to_parquet(name, order, path)
         tables[name] = {"files": [path.name], "rows": rows, "bytes": path.stat().st_size}
     manifest = {
         "format": MANIFEST_FORMAT,
-        "schema_version": migrations.schema_version(con),
+        "schema_version": st.schema_version,
         "tables": tables,
     }
     (out / MANIFEST).write_text(json.dumps(manifest, indent=1) + "\n", encoding="utf-8")

@@ -77,7 +77,7 @@ def render(
     spec = source.spec(root, chart)  # unknown chart -> ConfigError listing the known ones
     notes = ann.load(annotations_path) if annotations_path else []
     with store.open_db(db, write=False) as st:
-        data = export.export_for_chart(st.con, notes, source.CHARTS[chart])
+        data = export.export_for_chart(st, notes, source.CHARTS[chart])
     rows, chosen = apply_filters(chart, data["table"], filters)
     if not rows:
         raise ConfigError(

@@ -1,13 +1,15 @@
-"""What identifies a series on the site (shared by the site's data sets)."""
+"""What identifies a series on the site (shared by the site's data sets).
+
+Defined once, beside the site's queries in the store (store/queries/site.py): runner
+class, hardware, data set and cell shape, with every axis of configs/axes.yaml (null =
+the server's default, or the axis not set).
+"""
 
 from __future__ import annotations
 
-from perftrack.store import migrations
+from perftrack.store.queries.site import AXES, CELL, SHAPE
+from perftrack.store.store import SITE_SERIES
 
-# engine / isolation / durability / handshake / dataset_size / phase: configs/axes.yaml
-# values (null = the server's default, or the axis not set): part of every series
-AXES = migrations.V5_AXES
-SHAPE = ("profile", "tables", "table_size", "duration_s", "connection", *AXES)
-CELL = ("workload", "threads", "coll")
-# What identifies a series on the site: runner class, hardware, data set and cell shape.
-GROUP = ("runner_class", "hw_key", *SHAPE, *CELL)
+GROUP = SITE_SERIES
+
+__all__ = ["AXES", "CELL", "GROUP", "SHAPE"]

@@ -18,62 +18,43 @@ from typing import Any
 
 from perftrack.analysis import detect
 from perftrack.analysis.annotations import Annotation
+from perftrack.store.store import Store
 
 METRIC = "tps"  # the site charts throughput; latency verdicts are a later addition
 # Display order on the overview: what needs attention first.
 VERDICT_RANK = {"regression": 0, "improvement": 1, "inconclusive": 2, "unchanged": 3}
 
 
-def _columns(con: Any) -> list[str]:
-    return [d[0] for d in con.execute("SELECT * FROM verdicts LIMIT 0").description]
-
-
-def _stored_is_current(con: Any) -> bool:
+def _stored_is_current(st: Store) -> bool:
     """detect ran after the newest result: it computed after that result finished, or
     its verdicts already saw it (their newest `last_result_at` is the newest result;
     run clocks can be ahead of the publishing machine's)."""
-    computed, seen, newest = con.execute(
-        "SELECT (SELECT max(computed_at) FROM verdicts WHERE metric = ?), "
-        "(SELECT max(last_result_at) FROM verdicts WHERE metric = ?), "
-        "(SELECT max(finished_at) FROM results)",
-        [METRIC, METRIC],
-    ).fetchone()
+    computed, seen, newest = st.verdicts_freshness(METRIC)
     if computed is None:
         return False
     return newest is None or computed >= newest or seen == newest
 
 
-def raw(con: Any, notes: list[Annotation]) -> tuple[list[dict[str, Any]], str]:
+def raw(st: Store, notes: list[Annotation]) -> tuple[list[dict[str, Any]], str]:
     """Verdict rows as the verdicts table has them, and where they came from."""
-    names = _columns(con)
-    if _stored_is_current(con):
-        cur = con.execute("SELECT * FROM verdicts WHERE metric = ?", [METRIC])
-        return [dict(zip(names, r, strict=True)) for r in cur.fetchall()], "detect"
-    rows = detect.compute_verdicts(con, notes, METRIC)
+    if _stored_is_current(st):
+        return st.stored_verdicts(METRIC), "detect"
+    names = st.verdict_columns()
+    rows = detect.compute_verdicts(st, notes, METRIC)
     return [dict(zip(names, r, strict=True)) for r in rows], "computed at build time"
 
 
-def series_last_run(con: Any) -> dict[tuple[Any, ...], Any]:
-    """When each server last ran each series (a verdict's series columns + server id):
-    with a rotation (`perftrack plan`) series run on different nights, so the overview
-    shows how fresh each verdict's data is."""
-    rows = con.execute(f"""
-        SELECT {detect._series_select()}, s.server_id, max(r.finished_at)
-        FROM results r JOIN runs ru USING (run_id) JOIN servers s USING (server_key)
-        WHERE r.status = 'ok' GROUP BY ALL
-    """).fetchall()
-    return {tuple(r[:-1]): r[-1] for r in rows}
-
-
 def latest(
-    con: Any,
+    st: Store,
     notes: list[Annotation],
     current_hw: dict[str, str],
     describe: Callable[[dict[str, Any]], dict[str, Any]],
 ) -> tuple[list[dict[str, Any]], str]:
     """Site rows (regressions first, newest first within a verdict) and their source."""
-    stored, origin = raw(con, notes)
-    last_run = series_last_run(con)
+    stored, origin = raw(st, notes)
+    # with a rotation (`perftrack plan`) series run on different nights, so the overview
+    # shows how fresh each verdict's data is
+    last_run = st.series_last_run()
     out = []
     for v in stored:
         if current_hw.get(v["runner_class"]) != v["hw_key"]:

@@ -1,0 +1,102 @@
+"""The tables `perftrack detect` derives from `results`: noise, verdicts, change points.
+
+Read here by compare, planning, the site and the PR check; written only by
+`replace_derived`, in one transaction of a store opened for writing (under its lock).
+Also the variable-set diff a verdict carries (`server_variables`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import duckdb
+
+from perftrack.core.errors import DatabaseError
+from perftrack.store.dbfile import first_line
+from perftrack.store.queries.base import QueryBase, marks
+
+DERIVED_TABLES = ("noise", "verdicts", "change_points")
+NoiseKey = tuple[str, str, str, str]  # runner_class, hw_key, workload, metric
+
+
+class DerivedQueries(QueryBase):
+    def noise_cv(self) -> dict[NoiseKey, float]:
+        """The stored A/A CV (median) per runner class, hardware, workload and metric."""
+        try:
+            rows = self._tuples(
+                "SELECT runner_class, hw_key, workload, metric, cv_median FROM noise"
+            )
+        except duckdb.Error:  # an older DB without the table: thresholds come from the data
+            return {}
+        return {(r[0], r[1], r[2], r[3]): float(r[4]) for r in rows}
+
+    def verdict_columns(self) -> list[str]:
+        """The columns of `verdicts`, in table order (detect writes rows positionally)."""
+        return [d[0] for d in self.con.execute("SELECT * FROM verdicts LIMIT 0").description]
+
+    def verdicts_freshness(self, metric: str) -> tuple[Any, Any, Any]:
+        """(newest computed_at, newest last_result_at of the metric's verdicts, newest
+        finished_at of any result): whether detect ran after the newest result."""
+        row = self._one(
+            "SELECT (SELECT max(computed_at) FROM verdicts WHERE metric = ?), "
+            "(SELECT max(last_result_at) FROM verdicts WHERE metric = ?), "
+            "(SELECT max(finished_at) FROM results)",
+            [metric, metric],
+        )
+        return row if row else (None, None, None)  # type: ignore[return-value]
+
+    def stored_verdicts(self, metric: str) -> list[dict[str, Any]]:
+        return self._dicts("SELECT * FROM verdicts WHERE metric = ?", [metric])
+
+    def change_points(self, metric: str) -> list[dict[str, Any]]:
+        """The stored change points of a metric, oldest first."""
+        return self._dicts(
+            "SELECT * FROM change_points WHERE metric = ? ORDER BY at_time", [metric]
+        )
+
+    def variables_diff(self, a: str, b: str) -> list[tuple[str, str | None, str | None, str]]:
+        """(name, value in a, value in b, added/removed/changed) for every variable that
+        differs between two stored variable sets, by name."""
+        if a == b:
+            return []
+        rows = self._tuples(
+            """SELECT coalesce(x.name, y.name) AS name, x.value, y.value,
+                      x.name IS NULL AS only_b, y.name IS NULL AS only_a
+               FROM (SELECT name, value FROM server_variables WHERE varset_hash = ?) x
+               FULL OUTER JOIN (SELECT name, value FROM server_variables WHERE varset_hash = ?) y
+               USING (name)
+               WHERE x.name IS NULL OR y.name IS NULL OR x.value IS DISTINCT FROM y.value
+               ORDER BY 1""",
+            [a, b],
+        )
+        return [
+            (name, va, vb, "added" if only_b else "removed" if only_a else "changed")
+            for name, va, vb, only_b, only_a in rows
+        ]
+
+    def replace_derived(self, metric: str, tables: Mapping[str, Sequence[tuple[Any, ...]]]) -> None:
+        """Replace each derived table's rows of `metric` by `tables[name]` (rows in table
+        column order), all in one transaction: readers see the old rows or the new."""
+        if not self.write:
+            raise RuntimeError("replace_derived needs a store opened with write=True")
+        unknown = set(tables) - set(DERIVED_TABLES)
+        if unknown:
+            raise ValueError(f"not a derived table: {sorted(unknown)}")
+        self.con.begin()
+        try:
+            for table, rows in tables.items():
+                self.con.execute(f"DELETE FROM {table} WHERE metric = ?", [metric])
+                if rows:
+                    self.con.executemany(
+                        f"INSERT INTO {table} VALUES ({marks(rows[0])})", list(rows)
+                    )
+            self.con.commit()
+        except duckdb.Error as exc:
+            self.con.rollback()
+            raise DatabaseError(
+                f"writing {', '.join(tables)} failed and was rolled back ({first_line(exc)})"
+            ) from None
+        except BaseException:
+            self.con.rollback()
+            raise

@@ -1,0 +1,152 @@
+"""Results grouped by series: the values compare and detect reduce to verdicts.
+
+A series is one hardware key, runner class and cell shape, including every configuration
+axis (null when a cell does not set it: schema v5); `SERIES_COLS` is its one definition,
+in the column order of the `verdicts` and `change_points` tables.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from datetime import datetime
+from typing import Any
+
+from perftrack.core import record
+from perftrack.store.queries.base import QueryBase, marks
+
+SERIES_COLS: tuple[str, ...] = (
+    "hw_key",
+    "runner_class",
+    "workload",
+    "threads",
+    "collation",
+    "profile",
+    "tables",
+    "table_size",
+    "duration_s",
+    "connection",
+    *record.OPTIONAL_CELL_FIELDS,
+)
+RUN_COLS = ("hw_key", "runner_class")  # series columns of `runs`; the rest are of `results`
+# A cell re-measured because its window was noisy (runner, host.repeat_of) has two ok
+# attempts: only the latest counts, so a repeat never weighs twice.
+LATEST_ATTEMPT = (
+    "NOT EXISTS (SELECT 1 FROM results r2 WHERE r2.run_id = r.run_id "
+    "AND r2.cell_id = r.cell_id AND r2.status = 'ok' AND r2.attempt > r.attempt)"
+)
+# Result columns a metric may name (the record's result and cost fields).
+METRIC_COLUMNS = frozenset((*record.RESULT_FIELDS, *record.COST_FIELDS)) - {"threads"}
+
+
+def series_select(cols: tuple[str, ...] = SERIES_COLS) -> str:
+    """`ru.hw_key, ru.runner_class, r.workload, …` over `results r JOIN runs ru`."""
+    return ", ".join(
+        ("ru." if c in RUN_COLS else "r.") + ('"collation"' if c == "collation" else c)
+        for c in cols
+    )
+
+
+def metric_column(column: str) -> str:
+    if column not in METRIC_COLUMNS:
+        raise ValueError(f"not a result column: {column!r}")
+    return column
+
+
+class SeriesQueries(QueryBase):
+    def series_values(
+        self,
+        column: str,
+        *,
+        run_id: str | None = None,
+        servers: list[str] | None = None,
+        recent: int | None = None,
+    ) -> list[dict[str, Any]]:
+        """Every ok value of `column` (latest attempt of a cell), oldest first: the series
+        columns, server_id, product, version, version_string, stand_in, value and
+        latency_pct_ms. `recent`: only each server's newest that many values per series."""
+        col = metric_column(column)
+        where = ["r.status = 'ok'", f"r.{col} IS NOT NULL", LATEST_ATTEMPT]
+        args: list[Any] = []
+        if run_id:
+            where.append("r.run_id = ?")
+            args.append(run_id)
+        if servers:
+            where.append(f"s.server_id IN ({marks(servers)})")
+            args += servers
+        newest = ""
+        if recent is not None:
+            newest = (
+                f"QUALIFY row_number() OVER (PARTITION BY {series_select()}, s.server_id "
+                f"ORDER BY r.started_at DESC) <= {int(recent)}"
+            )
+        return self._dicts(
+            f"""SELECT {series_select()},
+                       s.server_id, s.product, s.version, s.version_string, s.stand_in,
+                       r.{col} AS value, r.latency_pct_ms
+                FROM results r JOIN runs ru USING (run_id) JOIN servers s USING (server_key)
+                WHERE {" AND ".join(where)}
+                {newest}
+                ORDER BY r.started_at""",
+            args,
+        )
+
+    def noise_samples(self, column: str, recent_runs: int) -> list[tuple[Any, ...]]:
+        """(runner_class, hw_key, workload, [values]): one row per run, server and series,
+        its repeats' values, over each runner class's newest `recent_runs` runs."""
+        col = metric_column(column)
+        return self._tuples(f"""
+            SELECT ru.runner_class, ru.hw_key, r.workload, list(r.{col})
+            FROM results r JOIN runs ru USING (run_id)
+            WHERE r.status = 'ok' AND r.{col} IS NOT NULL AND {LATEST_ATTEMPT}
+              AND r.run_id IN (SELECT run_id FROM runs QUALIFY row_number() OVER (
+                  PARTITION BY runner_class, hw_key ORDER BY last_finished_at DESC
+              ) <= {int(recent_runs)})
+            GROUP BY ru.runner_class, ru.hw_key, r.run_id, r.server_key, {series_select()}
+        """)
+
+    def series_varsets(self) -> dict[tuple[Any, ...], str]:
+        """(series…, server_id) -> the server's most common variable set in that series."""
+        rows = self._tuples(f"""
+            SELECT {series_select()}, s.server_id, r.varset_hash, count(*) AS n
+            FROM results r JOIN runs ru USING (run_id) JOIN servers s USING (server_key)
+            WHERE r.status = 'ok' AND r.varset_hash IS NOT NULL
+            GROUP BY ALL ORDER BY n DESC
+        """)
+        out: dict[tuple[Any, ...], str] = {}
+        for row in rows:
+            out.setdefault(tuple(row[: len(SERIES_COLS) + 1]), row[len(SERIES_COLS) + 1])
+        return out
+
+    def nightly_points(self, column: str) -> dict[tuple[Any, ...], list[tuple[Any, ...]]]:
+        """(series…, server_id) -> [(run_id, first started_at, median value)], oldest first:
+        one point per run (the median over its repeats)."""
+        col = metric_column(column)
+        rows = self._tuples(f"""
+            SELECT {series_select()}, s.server_id, r.run_id, min(r.started_at) AS first_at,
+                   median(r.{col}) AS value
+            FROM results r JOIN runs ru USING (run_id) JOIN servers s USING (server_key)
+            WHERE r.status = 'ok' AND r.{col} IS NOT NULL AND {LATEST_ATTEMPT}
+            GROUP BY ALL ORDER BY first_at
+        """)
+        series: dict[tuple[Any, ...], list[tuple[Any, ...]]] = defaultdict(list)
+        for row in rows:
+            series[tuple(row[: len(SERIES_COLS) + 1])].append(row[len(SERIES_COLS) + 1 :])
+        return series
+
+    def series_last_run(self) -> dict[tuple[Any, ...], datetime]:
+        """(series…, server_id) -> when that server last finished an ok cell of it."""
+        rows = self._tuples(f"""
+            SELECT {series_select()}, s.server_id, max(r.finished_at)
+            FROM results r JOIN runs ru USING (run_id) JOIN servers s USING (server_key)
+            WHERE r.status = 'ok' GROUP BY ALL
+        """)
+        return {tuple(r[:-1]): r[-1] for r in rows}
+
+    def server_last_result(self) -> dict[str, datetime]:
+        """server_id -> when its newest result (any status) finished."""
+        return dict(
+            self._tuples(
+                "SELECT s.server_id, max(r.finished_at) FROM results r "
+                "JOIN servers s USING (server_key) GROUP BY 1"
+            )
+        )

@@ -1,0 +1,172 @@
+"""The static site's data sets as queries: servers, newest repeats, history, runs, cost.
+
+The site (publish/site/export.py) shapes these rows into its pages; it writes no SQL.
+`SITE_SERIES` is what identifies a series on the site: the store's series with the
+collation named `coll` and in the site's column order.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from perftrack.core import record
+from perftrack.store.queries.base import QueryBase
+from perftrack.store.queries.series import LATEST_ATTEMPT, metric_column
+
+AXES: tuple[str, ...] = record.OPTIONAL_CELL_FIELDS
+SHAPE = ("profile", "tables", "table_size", "duration_s", "connection", *AXES)
+CELL = ("workload", "threads", "coll")
+SITE_SERIES = ("runner_class", "hw_key", *SHAPE, *CELL)
+
+_OK = f"""
+    SELECT ru.runner_class, ru.hw_key, ru.first_started_at AS run_at, r.run_id,
+           {", ".join("r." + c for c in SHAPE)},
+           r.workload, r.threads, r.charset, r."collation" AS coll,
+           r.server_key, s.server_id AS server, r.tps, r.latency_pct_ms
+    FROM results r JOIN runs ru USING (run_id) JOIN servers s USING (server_key)
+    WHERE r.status = 'ok' AND r.tps IS NOT NULL"""
+_G = ", ".join(SITE_SERIES)
+
+
+class SiteQueries(QueryBase):
+    def server_summaries(self) -> list[dict[str, Any]]:
+        """Every server: server, product, version, its newest version_string, stand_in,
+        and how many results it has."""
+        return self._dicts(
+            """SELECT s.server_id AS server, any_value(s.product) AS product,
+                      any_value(s.version) AS version,
+                      arg_max(s.version_string, r.started_at) AS version_string,
+                      any_value(s.stand_in) AS stand_in, count(r.record_id) AS results
+               FROM servers s LEFT JOIN results r USING (server_key)
+               GROUP BY s.server_id"""
+        )
+
+    def current_hardware(self) -> dict[str, str]:
+        """runner class -> the hardware key of its newest run."""
+        return dict(
+            self._tuples(
+                "SELECT runner_class, arg_max(hw_key, first_started_at) FROM runs "
+                "GROUP BY runner_class"
+            )
+        )
+
+    def collation_charsets(self) -> dict[str, str]:
+        """collation -> its charset, for every collation measured."""
+        return dict(self._tuples('SELECT DISTINCT "collation", charset FROM results'))
+
+    def newest_repeats(self) -> list[dict[str, Any]]:
+        """Per site series and server, the newest run's ok repeats: tps (sorted) and p95."""
+        return self._dicts(f"""
+            WITH ok AS ({_OK}),
+            marked AS (SELECT *, max(run_at) OVER (PARTITION BY {_G}, server) AS newest_at
+                       FROM ok)
+            SELECT {_G}, server, run_id, any_value(run_at) AS run_at,
+                   list(tps ORDER BY tps) AS tps, list(latency_pct_ms) AS p95
+            FROM marked WHERE run_at = newest_at
+            GROUP BY {_G}, server, run_id""")
+
+    def run_history(self) -> list[dict[str, Any]]:
+        """Per site series, server and run: n, median/min/max tps, oldest run first."""
+        return self._dicts(f"""
+            WITH ok AS ({_OK})
+            SELECT {_G}, server, run_id, any_value(run_at) AS run_at, count(*) AS n,
+                   median(tps) AS tps, min(tps) AS tps_min, max(tps) AS tps_max
+            FROM ok GROUP BY {_G}, server, run_id ORDER BY run_at, run_id""")
+
+    def newest_cost(self, columns: Sequence[str]) -> list[dict[str, Any]]:
+        """Per site series and server, the newest run's ok repeats (latest attempts):
+        n, noisy count, median cpu_us_per_txn, and each of `columns` as a list."""
+        cols = [metric_column(c) for c in columns]
+        picked = ", ".join(f"r.{c}" for c in cols)
+        lists = ", ".join(f"list({c}) FILTER (WHERE {c} IS NOT NULL) AS {c}" for c in cols)
+        return self._dicts(f"""
+            WITH ok AS (
+                SELECT ru.runner_class, ru.hw_key, ru.first_started_at AS run_at, r.run_id,
+                       {", ".join("r." + c for c in SHAPE)},
+                       r.workload, r.threads, r."collation" AS coll,
+                       s.server_id AS server, {picked}, r.noisy, r.cpu_us_per_txn AS cpu_total
+                FROM results r JOIN runs ru USING (run_id) JOIN servers s USING (server_key)
+                WHERE r.status = 'ok' AND r.tps IS NOT NULL AND {LATEST_ATTEMPT}),
+            marked AS (SELECT *, max(run_at) OVER (PARTITION BY {_G}, server) AS newest_at
+                       FROM ok)
+            SELECT {_G}, server, run_id, count(*) AS n, count(*) FILTER (WHERE noisy) AS noisy,
+                   median(cpu_total) AS cpu_us_per_txn, {lists}
+            FROM marked WHERE run_at = newest_at
+            GROUP BY {_G}, server, run_id""")
+
+    def hardware_timeline(self) -> list[tuple[Any, ...]]:
+        """(runner_class, hw_key, first_started_at, cpu_model) of every run, oldest first."""
+        return self._tuples(
+            "SELECT ru.runner_class, ru.hw_key, ru.first_started_at, h.cpu_model "
+            "FROM runs ru LEFT JOIN hardware h USING (hw_key) ORDER BY ru.first_started_at"
+        )
+
+    def hardware_rows(self) -> list[dict[str, Any]]:
+        return self._dicts("SELECT * FROM hardware ORDER BY hw_key")
+
+    def runs_overview(self) -> list[dict[str, Any]]:
+        """Every run with its hardware and ok/failed/skipped counts, newest first."""
+        return self._dicts(
+            """SELECT ru.run_id, ru.runner_class, ru.hw_key, h.cpu_model, h.cores, h.mem_gib,
+                      h.kernel, ru.first_started_at, ru.last_finished_at, ru.perftrack_version,
+                      count(*) FILTER (WHERE r.status = 'ok') AS ok,
+                      count(*) FILTER (WHERE r.status = 'failed') AS failed,
+                      count(*) FILTER (WHERE r.status = 'skipped') AS skipped
+               FROM runs ru LEFT JOIN hardware h USING (hw_key)
+                    LEFT JOIN results r USING (run_id)
+               GROUP BY ALL ORDER BY ru.first_started_at DESC, ru.run_id"""
+        )
+
+    # Each of the next five covers every run at once (one query per run is ~50x slower);
+    # every row has its run_id.
+
+    def run_servers(self) -> list[dict[str, Any]]:
+        return self._dicts(
+            """SELECT r.run_id, s.server_id AS server, s.product, s.version, s.version_string,
+                      s.provider, s.stand_in, s.source_sha256, count(*) AS results
+               FROM results r JOIN servers s USING (server_key) GROUP BY ALL"""
+        )
+
+    def run_cells(self) -> list[dict[str, Any]]:
+        return self._dicts(
+            f"""SELECT r.run_id, s.server_id AS server, r.workload, r.threads, r.charset,
+                      r."collation" AS collation, {", ".join("r." + c for c in SHAPE)},
+                      count(*) AS n,
+                      count(*) FILTER (WHERE r.status = 'ok') AS ok,
+                      median(r.tps) AS tps, median(r.latency_pct_ms) AS p95_ms
+               FROM results r JOIN servers s USING (server_key)
+               GROUP BY ALL ORDER BY ALL"""
+        )
+
+    def run_effective(self) -> list[dict[str, Any]]:
+        return self._dicts(
+            """SELECT r.run_id, s.server_id AS server, r."collation" AS collation, r.profile,
+                      any_value(r.effective) AS effective
+               FROM results r JOIN servers s USING (server_key)
+               WHERE r.effective IS NOT NULL GROUP BY ALL ORDER BY ALL"""
+        )
+
+    def run_failures(self) -> list[dict[str, Any]]:
+        return self._dicts(
+            """SELECT r.run_id, r.record_id, r.status, s.server_id AS server, r.workload,
+                      r.threads, r."collation" AS collation, r.reason, r.error_log_tail
+               FROM results r JOIN servers s USING (server_key)
+               WHERE r.status <> 'ok' ORDER BY r.record_id"""
+        )
+
+    def run_varsets(self) -> list[dict[str, Any]]:
+        return self._dicts(
+            """SELECT r.run_id, s.server_id AS server, r.profile, r."collation" AS collation,
+                      any_value(r.varset_hash) AS varset
+               FROM results r JOIN servers s USING (server_key)
+               WHERE r.varset_hash IS NOT NULL GROUP BY ALL"""
+        )
+
+    def results_by_status(self) -> dict[str, int]:
+        return dict(self._tuples("SELECT status, count(*) FROM results GROUP BY status"))
+
+    def results_span(self) -> tuple[Any, Any]:
+        """(first started_at, last finished_at) over every result; (None, None) if none."""
+        row = self._one("SELECT min(started_at), max(finished_at) FROM results")
+        return (row[0], row[1]) if row else (None, None)
