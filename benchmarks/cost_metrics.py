@@ -72,7 +72,7 @@ def overhead(
     wl = workloads.get(workload)
     with Server(inst, {}, workroot=tmp) as srv:
         srv.create_database("latin1", "latin1_swedish_ci")
-        target = sysbench.Target(
+        target = sysbench.Endpoint(
             "127.0.0.1", int(srv.port or 0), BENCH_USER, srv.password, BENCH_DB
         )
         common: dict[str, Any] = dict(tables=2, table_size=10_000, options=wl.options)

@@ -37,7 +37,7 @@ def main() -> None:
     inst = providers.fetch(catalog.load().get(a.server))
     with Server(inst, {"character-set-server": "latin1"}) as srv:
         srv.create_database("latin1", "latin1_swedish_ci")
-        target = sysbench.Target(
+        target = sysbench.Endpoint(
             "127.0.0.1", int(srv.port or 0), BENCH_USER, srv.password, BENCH_DB
         )
         size = dict(tables=2, table_size=10_000)

@@ -66,7 +66,7 @@ def chain_db(tmp_path: Path) -> Path:
     return db
 
 
-def _advice(db: Path, base: str) -> list[advise.Advice]:
+def _advice(db: Path, base: str) -> list[advise.SeriesAdvice]:
     from perftrack.analysis import detect
 
     with store.open_db(db, write=False) as st:

@@ -9,7 +9,7 @@ import pytest
 
 from perftrack.core.errors import ParseError
 from perftrack.drivers import slap
-from perftrack.drivers.sysbench import Target
+from perftrack.drivers.sysbench import Endpoint
 from perftrack.planning import matrix
 from perftrack.run import runner
 from perftrack.servers import catalog
@@ -64,7 +64,7 @@ def test_tool_errors_become_one_line_parse_errors(name: str, message: str) -> No
 
 
 def test_command_has_the_load_concurrency_engine_and_redacts_the_password() -> None:
-    t = Target("127.0.0.1", 3306, "u", "secret", "sbtest")
+    t = Endpoint("127.0.0.1", 3306, "u", "secret", "sbtest")
     cmd = slap.command(
         t, load="mixed", concurrency=[1, 4], engine="MyISAM", options=("--iterations=3",)
     )

@@ -13,10 +13,10 @@ from perftrack.servers import catalog
 from standins import WORKLOAD, write_configs
 
 
-def _settled(req: conclude.Request, verdict: str) -> conclude.Outcome:
+def _settled(req: conclude.Request, verdict: str) -> conclude.Sequence:
     """An outcome whose one look said `verdict` (the halving logic alone, no servers)."""
     c = stats.Comparison(4, 4, 100.0, 90.0, 0.9, 0.8, 1.0, 0.05, 0.2, verdict)
-    o = conclude.Outcome(req, 1, stop="test")
+    o = conclude.Sequence(req, 1, stop="test")
     o.rounds.append(conclude.Round(4, 4, 4, c, 1, 1.0, 1.0, "run"))
     return o
 

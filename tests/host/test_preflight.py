@@ -15,10 +15,10 @@ from perftrack import cli
 from perftrack.core import hardware
 from perftrack.core.errors import ConfigError, EnvironmentProblem
 from perftrack.host import preflight
-from perftrack.host.preflight import Limits, Sample
+from perftrack.host.preflight import Limits, ProbeSample
 
 REPO = Path(__file__).resolve().parents[2]
-QUIET = Sample(4.0, 0.1, 0.3, 1.5, 0.0, (0.020, 0.0201, 0.0199, 0.0200, 0.0202))
+QUIET = ProbeSample(4.0, 0.1, 0.3, 1.5, 0.0, (0.020, 0.0201, 0.0199, 0.0200, 0.0202))
 
 
 def test_quiet_sample_passes() -> None:
@@ -36,7 +36,7 @@ def test_quiet_sample_passes() -> None:
     ],
 )
 def test_each_noisy_figure_is_refused_naming_it_and_its_limit(changes, key, figure) -> None:
-    sample = Sample(**{**QUIET.__dict__, **changes})
+    sample = ProbeSample(**{**QUIET.__dict__, **changes})
     (violation,) = preflight.judge(sample, Limits())
     assert violation.key == key
     message = preflight.refusal([violation])
@@ -47,14 +47,14 @@ def test_each_noisy_figure_is_refused_naming_it_and_its_limit(changes, key, figu
 
 
 def test_limits_are_inclusive_and_configurable() -> None:
-    at_limit = Sample(4.0, 2.0, 5.0, 10.0, 0.5, QUIET.loop_times_s)
+    at_limit = ProbeSample(4.0, 2.0, 5.0, 10.0, 0.5, QUIET.loop_times_s)
     assert preflight.judge(at_limit, Limits()) == []
     strict = preflight.limits_from({"max_steal_pct": 0.05}, "x")
     assert [v.key for v in preflight.judge(QUIET, strict)] == ["max_steal_pct"]
 
 
 def test_several_violations_make_one_line() -> None:
-    noisy = Sample(4.0, 9.0, 9.0, 90.0, 4.0, (0.01, 0.05, 0.01, 0.05))
+    noisy = ProbeSample(4.0, 9.0, 9.0, 90.0, 4.0, (0.01, 0.05, 0.01, 0.05))
     violations = preflight.judge(noisy, Limits())
     assert len(violations) == 5
     assert "\n" not in preflight.refusal(violations)

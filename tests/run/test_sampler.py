@@ -252,7 +252,7 @@ def test_cgroup_target_reads_a_real_cgroup(mariadb_server: Server) -> None:
 # --- decisions from given samples ---------------------------------------------------------
 
 
-def given_sample(**totals: float | None) -> sampler.Sample:
+def given_sample(**totals: float | None) -> sampler.WindowSample:
     base: dict[str, float | None] = {
         "cpu_user_us": 800_000.0,
         "cpu_sys_us": 200_000.0,
@@ -264,7 +264,7 @@ def given_sample(**totals: float | None) -> sampler.Sample:
         "cycles": None,
     }
     base.update(totals)
-    return sampler.Sample(
+    return sampler.WindowSample(
         source="proc",
         pid=1234,
         window_s=10.0,

@@ -51,7 +51,7 @@ class Estimate:
 
 
 @dataclass
-class Target:
+class ReleaseAdvice:
     server: str
     version: str
     throughput: Estimate | None
@@ -66,10 +66,10 @@ class Target:
 
 
 @dataclass
-class Advice:
+class SeriesAdvice:
     shape: dict[str, Any]
     base: str
-    targets: list[Target]
+    targets: list[ReleaseAdvice]
     unreachable: list[str]  # newer releases measured in this shape but with no path
 
 
@@ -134,8 +134,8 @@ def advise(
     base: str,
     metric: str = "tps",
     vars_diff: VarsDiff | None = None,
-) -> list[Advice]:
-    """Advice per series shape that measured the reader's release `base` (server id or
+) -> list[SeriesAdvice]:
+    """SeriesAdvice per series shape that measured the reader's release `base` (server id or
     version), for every newer release of its product reachable over measured pairs."""
     start = resolve_base(tables, base)
     higher = compare.METRICS[metric][1]
@@ -163,7 +163,7 @@ def _advise_shape(
     metric: str,
     higher: bool,
     vars_diff: VarsDiff | None,
-) -> Advice:
+) -> SeriesAdvice:
     # every measured pair of releases in this shape: (a, b) -> (estimate, p95, table, n)
     pairs: dict[tuple[str, str], tuple[Estimate | None, Estimate | None, compare.Table, int]] = {}
     rows: dict[str, compare.Row] = {}
@@ -212,7 +212,7 @@ def _advise_shape(
                         settings[name] = [old, new]
             settings = {k: v for k, v in sorted(settings.items()) if v[0] != v[1]}
         targets.append(
-            Target(
+            ReleaseAdvice(
                 sid,
                 rows[sid].version,
                 main,
@@ -222,7 +222,7 @@ def _advise_shape(
                 dict(list(settings.items())[:MAX_SETTINGS]),
             )
         )
-    return Advice(shape, start.server_id, targets, unreachable)
+    return SeriesAdvice(shape, start.server_id, targets, unreachable)
 
 
 def _path(pairs: dict[tuple[str, str], Any], a: str, b: str) -> list[str] | None:
@@ -244,7 +244,7 @@ def _path(pairs: dict[tuple[str, str], Any], a: str, b: str) -> list[str] | None
     return None
 
 
-def to_json(advice: list[Advice], metric: str) -> list[dict[str, Any]]:
+def to_json(advice: list[SeriesAdvice], metric: str) -> list[dict[str, Any]]:
     def est(e: Estimate | None) -> dict[str, Any] | None:
         return None if e is None else dict(e.__dict__)
 

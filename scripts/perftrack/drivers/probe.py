@@ -35,7 +35,7 @@ sysbench.cmdline.commands = {{probe = {{probe}}}}
 """
 
 
-def connection_charset(target: sysbench.Target, log: Path | None = None) -> dict[str, str]:
+def connection_charset(target: sysbench.Endpoint, log: Path | None = None) -> dict[str, str]:
     """{variable: value} of a connection made by sysbench to `target`."""
     with tempfile.TemporaryDirectory(prefix="pt-probe-") as d:
         script = Path(d) / "connection_probe.lua"

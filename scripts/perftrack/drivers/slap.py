@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from perftrack.core.errors import EnvironmentProblem, ParseError
-from perftrack.drivers.sysbench import Target, execute
+from perftrack.drivers.sysbench import Endpoint, execute
 
 # mariadb-slap is the MariaDB client's name; mysqlslap the MySQL one (same options/output).
 BINARIES = ("mariadb-slap", "mysqlslap")
@@ -80,7 +80,7 @@ def version() -> str:
 
 
 def command(
-    target: Target,
+    target: Endpoint,
     *,
     load: str,
     concurrency: list[int],
@@ -157,7 +157,7 @@ def result_of(block: Block) -> dict[str, Any]:
 
 
 def run(
-    target: Target,
+    target: Endpoint,
     *,
     load: str,
     threads: int,

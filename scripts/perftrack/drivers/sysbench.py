@@ -29,7 +29,7 @@ INSTALL_HINT = "sysbench is not installed: run `apt-get install sysbench` (or `m
 
 
 @dataclass(frozen=True)
-class Target:
+class Endpoint:
     host: str
     port: int
     user: str
@@ -56,7 +56,7 @@ def version() -> str:
 def command(
     script: str,
     action: str,
-    target: Target,
+    target: Endpoint,
     *,
     tables: int,
     table_size: int,
@@ -97,14 +97,14 @@ def redact(cmd: list[str]) -> list[str]:
 
 
 @dataclass
-class Outcome:
+class ToolOutcome:
     text: str
     returncode: int | None  # None: killed after the wall-clock bound
     timed_out: bool
     bound_s: float
 
 
-def execute(cmd: list[str], bound_s: float, log: Path | None = None) -> Outcome:
+def execute(cmd: list[str], bound_s: float, log: Path | None = None) -> ToolOutcome:
     """Run a sysbench command, killing its process group if it passes `bound_s`."""
     proc = subprocess.Popen(
         cmd,
@@ -127,7 +127,7 @@ def execute(cmd: list[str], bound_s: float, log: Path | None = None) -> Outcome:
     if log is not None:
         log.parent.mkdir(parents=True, exist_ok=True)
         log.write_text(text)
-    return Outcome(text, None if timed_out else proc.returncode, timed_out, bound_s)
+    return ToolOutcome(text, None if timed_out else proc.returncode, timed_out, bound_s)
 
 
 def _kill_group(proc: subprocess.Popen[bytes]) -> None:
@@ -139,13 +139,13 @@ def _kill_group(proc: subprocess.Popen[bytes]) -> None:
 
 def prepare(
     script: str,
-    target: Target,
+    target: Endpoint,
     *,
     tables: int,
     table_size: int,
     log: Path | None = None,
     options: tuple[str, ...] = (),
-) -> Outcome:
+) -> ToolOutcome:
     threads = min(tables, os.cpu_count() or 1)
     cmd = command(
         script,
@@ -161,7 +161,7 @@ def prepare(
 
 def run(
     script: str,
-    target: Target,
+    target: Endpoint,
     *,
     tables: int,
     table_size: int,

@@ -59,11 +59,11 @@ class Step:
     number: int
     candidate: str
     verdict: str
-    outcome: conclude.Outcome
+    outcome: conclude.Sequence
 
 
 @dataclass
-class Result:
+class BisectResult:
     releases: list[Entry]
     lo: int  # index of the newest release known good
     hi: int  # index of the oldest release known bad
@@ -128,15 +128,15 @@ def _tree(rel: list[Entry], lo: int, hi: int, depth: int, indent: str) -> list[s
 def run(
     rel: list[Entry],
     template: conclude.Request,
-    runner_fn: Callable[[conclude.Request], conclude.Outcome],
+    runner_fn: Callable[[conclude.Request], conclude.Sequence],
     emit: Callable[[str], None],
-) -> Result:
+) -> BisectResult:
     """Halve until the first bad release is found or a step stays inconclusive.
 
     `template` carries the cell and the per-step budget; `runner_fn` runs one
     until-conclusive comparison (conclude.run with the catalog, DB and run dir bound).
     """
-    res = Result(rel, 0, len(rel) - 1)
+    res = BisectResult(rel, 0, len(rel) - 1)
     good = rel[0].id
     while not res.found:
         mid = (res.lo + res.hi) // 2
@@ -155,7 +155,7 @@ def run(
     return res
 
 
-def _range(res: Result) -> str:
+def _range(res: BisectResult) -> str:
     return f"{res.releases[res.lo].id} good .. {res.releases[res.hi].id} bad"
 
 
@@ -170,14 +170,14 @@ def bisect(
     emit: Callable[[str], None],
     *,
     workroot: Path | None = None,
-) -> Result:
+) -> BisectResult:
     """`perftrack bisect GOOD BAD` on real servers: releases, then halving."""
     rel = releases(cat, good, bad)
     conclude.validate(dataclasses.replace(template, a=good, b=bad), cat)
     for line in plan_lines(rel, template.budget_s)[: len(rel) + 1]:
         emit(line)
 
-    def one(req: conclude.Request) -> conclude.Outcome:
+    def one(req: conclude.Request) -> conclude.Sequence:
         return conclude.run(req, cat, config_dir, db, out_dir, emit, workroot=workroot)
 
     return run(rel, template, one, emit)

@@ -201,7 +201,7 @@ class Round:
 
 
 @dataclass
-class Outcome:
+class Sequence:
     request: Request
     looks_planned: int
     rounds: list[Round] = field(default_factory=list)
@@ -290,11 +290,11 @@ def run(
     *,
     workroot: Path | None = None,
     clock: Callable[[], float] = time.monotonic,
-) -> Outcome:
+) -> Sequence:
     """Add interleaved rounds until the verdict settles, the looks or the budget end."""
     validate(req, cat)
     higher = compare.METRICS[req.metric][1]
-    outcome = Outcome(req, req.planned_looks())
+    outcome = Sequence(req, req.planned_looks())
     points = look_points(10**9)
     z = look_z(outcome.looks_planned)
     emit(
@@ -377,7 +377,7 @@ def format_round(r: Round, looks: int) -> str:
     )
 
 
-def format_outcome(o: Outcome) -> str:
+def format_outcome(o: Sequence) -> str:
     looks = [r for r in o.rounds if r.look is not None]
     last = looks[-1] if looks else (o.rounds[-1] if o.rounds else None)
     c = last.comparison if last else None
@@ -392,7 +392,7 @@ def format_outcome(o: Outcome) -> str:
     )
 
 
-def to_json(o: Outcome) -> dict[str, Any]:
+def to_json(o: Sequence) -> dict[str, Any]:
     return {
         "a": o.request.a,
         "b": o.request.b,

@@ -55,7 +55,7 @@ class Limits:
 
 
 @dataclass(frozen=True)
-class Sample:
+class ProbeSample:
     """What one probe saw."""
 
     interval_s: float
@@ -88,7 +88,7 @@ class Violation:
         )
 
 
-# (figure shown, Sample attribute, Limits attribute, unit)
+# (figure shown, ProbeSample attribute, Limits attribute, unit)
 CHECKS = (
     ("CPU steal", "steal_pct", "max_steal_pct", "%"),
     ("iowait", "iowait_pct", "max_iowait_pct", "%"),
@@ -98,7 +98,7 @@ CHECKS = (
 )
 
 
-def judge(sample: Sample, limits: Limits) -> list[Violation]:
+def judge(sample: ProbeSample, limits: Limits) -> list[Violation]:
     """Every figure of ``sample`` above its limit (empty: quiet enough to benchmark)."""
     found = []
     for figure, attr, key, unit in CHECKS:
@@ -207,7 +207,7 @@ def probe(
     duration_s: float,
     stat: Path = PROC_STAT,
     clock: Callable[[], float] = time.perf_counter,
-) -> Sample:
+) -> ProbeSample:
     """Measure the host's noise for about ``duration_s`` seconds."""
     start_clock = clock()
     first = _read_stat(stat)
@@ -225,7 +225,7 @@ def probe(
         times.append(clock() - t0)
     last = _read_stat(stat)
     whole = last.total - first.total
-    return Sample(
+    return ProbeSample(
         interval_s=clock() - start_clock,
         steal_pct=_pct(last.steal - first.steal, whole),
         iowait_pct=_pct(last.iowait - first.iowait, whole),
@@ -239,11 +239,11 @@ def probe(
 
 
 @dataclass(frozen=True)
-class Report:
+class PreflightReport:
     key: str
     fingerprint: dict[str, Any]
     limits: Limits
-    sample: Sample | None
+    sample: ProbeSample | None
     violations: tuple[Violation, ...]
 
     def as_json(self) -> str:
@@ -286,7 +286,7 @@ def run(
     duration_s: float | None = None,
     expect_key: str | None = None,
     probe_noise: bool = True,
-) -> Report:
+) -> PreflightReport:
     """Fingerprint and probe; `EnvironmentProblem` (one line) when the host must not bench."""
     limits = load_limits(config_dir)
     if duration_s is not None:
@@ -301,4 +301,4 @@ def run(
         )
     sample = probe(limits.duration_s) if probe_noise else None
     violations = tuple(judge(sample, limits)) if sample is not None else ()
-    return Report(key, fp, limits, sample, violations)
+    return PreflightReport(key, fp, limits, sample, violations)

@@ -55,7 +55,7 @@ POLL_S = 0.1
 
 
 @dataclass
-class Report:
+class SweepReport:
     lines: list[str]
     acted: bool = False  # something was stopped or removed
 
@@ -163,7 +163,7 @@ def _is_legacy_perftrack(d: Path) -> bool:
     return time.time() - newest > LEGACY_AGE_S
 
 
-def stale_dirs(dirs: Sequence[Path], uid: int, report: Report) -> list[Path]:
+def stale_dirs(dirs: Sequence[Path], uid: int, report: SweepReport) -> list[Path]:
     """The server directories whose owner is gone; the others are reported kept."""
     stale: list[Path] = []
     users = processes_in(dirs, uid)
@@ -204,7 +204,7 @@ def _docker(docker: str, *args: str) -> subprocess.CompletedProcess[str]:
     )
 
 
-def sweep_containers(docker: str | None, stale: set[Path], uid: int, report: Report) -> None:
+def sweep_containers(docker: str | None, stale: set[Path], uid: int, report: SweepReport) -> None:
     """Remove the docker provider's containers whose server directory is stale or gone."""
     if docker is None:
         report.say("containers: no docker client here, not checked")
@@ -241,10 +241,10 @@ def sweep(
     docker: str | None,
     uid: int | None = None,
     say: Callable[[str], None] = lambda _m: None,
-) -> Report:
+) -> SweepReport:
     """Stop and remove what dead perftrack runs left in `roots` (see the module's doc)."""
     uid = os.getuid() if uid is None else uid
-    report = Report([])
+    report = SweepReport([])
     dirs = server_dirs(roots, uid)
     stale = stale_dirs(dirs, uid, report)
     sweep_containers(docker, set(stale), uid, report)

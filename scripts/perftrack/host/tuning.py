@@ -73,7 +73,7 @@ def _bracketed(text: str) -> str:
 
 
 @dataclass(frozen=True)
-class Target:
+class SysfsTarget:
     """Files matching ``pattern`` (a glob below root) that should read ``want``."""
 
     pattern: str
@@ -90,7 +90,7 @@ class Target:
 class Knob:
     name: str
     what: str
-    targets: tuple[Target, ...]
+    targets: tuple[SysfsTarget, ...]
 
 
 @dataclass(frozen=True)
@@ -98,7 +98,7 @@ class Setting:
     """One file of a knob, as found below root."""
 
     knob: str
-    target: Target
+    target: SysfsTarget
     path: Path  # absolute (below root)
     rel: str  # relative to root: the key in the state file
 
@@ -135,18 +135,21 @@ def knobs(thp: str = DEFAULT_THP, swappiness: int = DEFAULT_SWAPPINESS) -> tuple
         Knob(
             "governor",
             "CPU frequency governor",
-            (Target(f"{cpu}/cpu[0-9]*/cpufreq/scaling_governor", "performance"),),
+            (SysfsTarget(f"{cpu}/cpu[0-9]*/cpufreq/scaling_governor", "performance"),),
         ),
         Knob(
             "turbo",
             "turbo boost off",
-            (Target(f"{cpu}/intel_pstate/no_turbo", "1"), Target(f"{cpu}/cpufreq/boost", "0")),
+            (
+                SysfsTarget(f"{cpu}/intel_pstate/no_turbo", "1"),
+                SysfsTarget(f"{cpu}/cpufreq/boost", "0"),
+            ),
         ),
         Knob(
             "smt",
             "SMT (hyper-threading) off",
             (
-                Target(
+                SysfsTarget(
                     f"{cpu}/smt/control",
                     "off",
                     accept=frozenset({"forceoff"}),
@@ -155,18 +158,22 @@ def knobs(thp: str = DEFAULT_THP, swappiness: int = DEFAULT_SWAPPINESS) -> tuple
             ),
         ),
         Knob(
-            "thp", "transparent hugepages", (Target(f"{thp_dir}/enabled", thp, parse=_bracketed),)
+            "thp",
+            "transparent hugepages",
+            (SysfsTarget(f"{thp_dir}/enabled", thp, parse=_bracketed),),
         ),
         Knob(
             "thp_defrag",
             "transparent hugepage defrag",
-            (Target(f"{thp_dir}/defrag", thp, parse=_bracketed),),
+            (SysfsTarget(f"{thp_dir}/defrag", thp, parse=_bracketed),),
         ),
-        Knob("swappiness", "vm.swappiness", (Target("proc/sys/vm/swappiness", str(swappiness)),)),
+        Knob(
+            "swappiness", "vm.swappiness", (SysfsTarget("proc/sys/vm/swappiness", str(swappiness)),)
+        ),
         Knob(
             "numa_balancing",
             "automatic NUMA balancing off",
-            (Target("proc/sys/kernel/numa_balancing", "0"),),
+            (SysfsTarget("proc/sys/kernel/numa_balancing", "0"),),
         ),
     )
 

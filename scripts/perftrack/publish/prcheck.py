@@ -180,7 +180,7 @@ class Line:
 
 
 @dataclass
-class Report:
+class PrReport:
     lines: list[Line] = field(default_factory=list)
     not_run: list[str] = field(default_factory=list)  # servers without a predecessor / data
 
@@ -201,9 +201,9 @@ def run_ids(runs_dir: Path) -> list[str]:
 
 def build_report(
     db: Path, runs: list[str], pairs: list[Pair], notes: list[annotations.Annotation]
-) -> Report:
+) -> PrReport:
     """Every pair's verdicts from the PR's runs (interleaved repeats, same run only)."""
-    rep = Report()
+    rep = PrReport()
     if not any(p.previous for p in pairs):  # nothing was benchmarked: no DB needed
         rep.not_run = [f"{p.new}: no earlier version of its product to compare with" for p in pairs]
         return rep
@@ -256,7 +256,7 @@ def _cell(text: str) -> str:
     return text.replace("|", "\\|").replace("\n", " ")
 
 
-def markdown(rep: Report, chart_link: str | None = None) -> str:
+def markdown(rep: PrReport, chart_link: str | None = None) -> str:
     unit = compare.METRICS[METRIC][2]
     out = ["### perftrack: new versions vs their predecessors", ""]
     if not rep.lines and not rep.not_run:
@@ -317,7 +317,7 @@ def markdown(rep: Report, chart_link: str | None = None) -> str:
     return "\n".join(out) + "\n"
 
 
-def summary_json(rep: Report) -> dict[str, Any]:
+def summary_json(rep: PrReport) -> dict[str, Any]:
     return {
         "regressions": len(rep.regressions),
         "acknowledged": len(rep.acknowledged),
@@ -328,7 +328,7 @@ def summary_json(rep: Report) -> dict[str, Any]:
     }
 
 
-def chart(rep: Report, out: Path) -> None:
+def chart(rep: PrReport, out: Path) -> None:
     """A PNG: ratio new/previous with its 95% interval per cell, coloured by verdict."""
     if not rep.lines:
         raise ConfigError("nothing to chart: the PR run has no comparable results")

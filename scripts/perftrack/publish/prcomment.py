@@ -41,7 +41,7 @@ LINK_NEXT_RE = re.compile(r'<([^<>\s]+)>\s*;\s*rel="next"')
 
 
 @dataclass(frozen=True)
-class Target:
+class CommentTarget:
     api: str
     repository: str
     pr: int
@@ -58,7 +58,7 @@ def api_url(value: str | None) -> str:
     return url
 
 
-def target_from_env(pr: str | None = None, env: dict[str, str] | None = None) -> Target:
+def target_from_env(pr: str | None = None, env: dict[str, str] | None = None) -> CommentTarget:
     env = dict(os.environ if env is None else env)
     repository = env.get("GITHUB_REPOSITORY", "")
     if not REPO_RE.match(repository):
@@ -73,10 +73,12 @@ def target_from_env(pr: str | None = None, env: dict[str, str] | None = None) ->
     if not AUTHOR_RE.match(author):
         raise ConfigError(f"PERFTRACK_COMMENT_AUTHOR={author!r} is not a GitHub login")
     api = api_url(env.get("PERFTRACK_GITHUB_API_URL") or env.get("GITHUB_API_URL"))
-    return Target(api, repository, int(number), token, author)
+    return CommentTarget(api, repository, int(number), token, author)
 
 
-def _request(t: Target, method: str, url: str, body: dict | None = None) -> tuple[object, str]:
+def _request(
+    t: CommentTarget, method: str, url: str, body: dict | None = None
+) -> tuple[object, str]:
     data = None if body is None else json.dumps(body).encode()
     req = urllib.request.Request(url, data=data, method=method)
     req.add_header("Accept", "application/vnd.github+json")
@@ -102,7 +104,7 @@ def _request(t: Target, method: str, url: str, body: dict | None = None) -> tupl
         raise EnvironmentProblem(f"GitHub's answer to {method} {url} is not JSON") from None
 
 
-def find_comment(t: Target) -> int | None:
+def find_comment(t: CommentTarget) -> int | None:
     """The id of our earlier comment on the PR (marker and author), if any."""
     url: str | None = f"{t.api}/repos/{t.repository}/issues/{t.pr}/comments?per_page=100"
     for _ in range(MAX_PAGES):
@@ -135,7 +137,7 @@ def with_marker(body: str) -> str:
     return f"{MARKER}\n{body}"
 
 
-def upsert(t: Target, body: str) -> tuple[str, int]:
+def upsert(t: CommentTarget, body: str) -> tuple[str, int]:
     """Create the comment, or update the one we made before: ("created"|"updated", id)."""
     text = with_marker(body)
     existing = find_comment(t)

@@ -160,7 +160,7 @@ def comment_body(c: Conclusion, report: Path, run_url: str) -> str:
     return "\n".join(out) + "\n"
 
 
-def post_status(t: prcomment.Target, sha: str, c: Conclusion, run_url: str) -> None:
+def post_status(t: prcomment.CommentTarget, sha: str, c: Conclusion, run_url: str) -> None:
     if not SHA_RE.match(sha):
         raise ConfigError(f"HEAD_SHA {sha[:50]!r} is not a commit id")
     body = {

@@ -180,7 +180,7 @@ def merged_text(base: catalog.Catalog, entries: list[catalog.Entry], pr: int) ->
     return text
 
 
-def verified_pr(t: prcomment.Target, head_sha: str, default_branch: str) -> None:
+def verified_pr(t: prcomment.CommentTarget, head_sha: str, default_branch: str) -> None:
     """The PR ``t.pr`` must be open, on the default branch, with head ``head_sha``."""
     data, _ = prcomment._request(t, "GET", f"{t.api}/repos/{t.repository}/pulls/{t.pr}")
     if not isinstance(data, dict):
@@ -195,7 +195,7 @@ def verified_pr(t: prcomment.Target, head_sha: str, default_branch: str) -> None
         raise Refused(f"pull request #{t.pr} targets {base!r}, not {default_branch!r}")
 
 
-def head_catalog(t: prcomment.Target, head_sha: str) -> str:
+def head_catalog(t: prcomment.CommentTarget, head_sha: str) -> str:
     """The PR's catalog at ``head_sha``, as text (GitHub's contents API, base64)."""
     url = f"{t.api}/repos/{t.repository}/contents/{CATALOG_PATH}?ref={head_sha}"
     data, _ = prcomment._request(t, "GET", url)

@@ -235,7 +235,7 @@ def outside_noise(c: stats.Comparison | None) -> bool:
 
 
 @dataclass(frozen=True)
-class Row:
+class ReportRow:
     comparison: str
     label: str
     ours: float | None
@@ -255,8 +255,8 @@ class Row:
         return (self.ours > 1) == (self.article > 1)
 
 
-def rows(st: Study, side: Side) -> list[Row]:
-    out: list[Row] = []
+def rows(st: Study, side: Side) -> list[ReportRow]:
+    out: list[ReportRow] = []
     keys = sorted({k for _, k in side.ours}, key=lambda k: tuple(str(x) for x in k))
     if "version" in st.comparisons:
         b = st.base_role
@@ -267,7 +267,7 @@ def rows(st: Study, side: Side) -> list[Row]:
                 if new is None and base is None:
                     continue
                 out.append(
-                    Row(
+                    ReportRow(
                         name,
                         _label(k),
                         _ratio(_median(new), _median(base)),
@@ -282,7 +282,7 @@ def rows(st: Study, side: Side) -> list[Row]:
     return out
 
 
-def _axis_rows(st: Study, side: Side, keys: list[Key], comparison: str) -> list[Row]:
+def _axis_rows(st: Study, side: Side, keys: list[Key], comparison: str) -> list[ReportRow]:
     """baseline / value of one axis, per role, everything else equal."""
     field_name = AXIS_OF[comparison]
     ai, baselines = MATCH.index(field_name), st.baseline(comparison)
@@ -302,7 +302,7 @@ def _axis_rows(st: Study, side: Side, keys: list[Key], comparison: str) -> list[
                 _article(side, role, k, keep=field_name),
             )
             out.append(
-                Row(
+                ReportRow(
                     f"{comparison} {_who(st, role)}",
                     f"{baseline} / {_label(k)}",
                     _ratio(_median(num), _median(den)),
@@ -340,7 +340,7 @@ def render(
     *,
     records: list[dict[str, Any]] | None = None,
     source: str = "",
-) -> list[Row]:
+) -> list[ReportRow]:
     """Print the report; return its rows (for tests and callers). With `records` (the DB's,
     already kept to the study's cells: `db_records`) no run directory is read and `source`
     says where they came from."""
@@ -404,7 +404,7 @@ class ClaimCheck:
     """An article's claim in words, next to what our rows say."""
 
     claim: Claim
-    rows: list[Row]
+    rows: list[ReportRow]
 
     @property
     def ours(self) -> float | None:
@@ -466,7 +466,7 @@ def _claim_cell(c: Claim, cell: Key) -> bool:
     )
 
 
-def claim_checks(st: Study, table: list[Row]) -> list[ClaimCheck]:
+def claim_checks(st: Study, table: list[ReportRow]) -> list[ClaimCheck]:
     out = []
     for c in st.claims:
         mine = [r for r in table if r.comparison.startswith(c.rows) and _claim_cell(c, r.cell)]
@@ -474,7 +474,7 @@ def claim_checks(st: Study, table: list[Row]) -> list[ClaimCheck]:
     return out
 
 
-def charset_findings(st: Study, table: list[Row], side: Side) -> list[str]:
+def charset_findings(st: Study, table: list[ReportRow], side: Side) -> list[str]:
     """Article 000's two directional claims, checked on our rows, each with how many of
     our comparisons are outside the noise."""
     out = []

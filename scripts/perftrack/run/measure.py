@@ -124,7 +124,7 @@ class Measurer:
             return f"sampling could not start: {exc}"
         return win
 
-    def _stop_window(self, win: sampler.Window | str | None) -> sampler.Sample | str | None:
+    def _stop_window(self, win: sampler.Window | str | None) -> sampler.WindowSample | str | None:
         if not isinstance(win, sampler.Window):
             return win
         try:
@@ -133,7 +133,7 @@ class Measurer:
             return f"sampling could not finish: {exc}"
 
     def _ok(
-        self, parsed: dict[str, Any], sample: sampler.Sample | str | None, cmd: list[str]
+        self, parsed: dict[str, Any], sample: sampler.WindowSample | str | None, cmd: list[str]
     ) -> Measured:
         """The result with its cost fields, and the record's cost/host objects."""
         result = result_of(parsed)

@@ -33,7 +33,7 @@ from perftrack.run.server import BENCH_DB, Server
 ROOM_FACTOR = 3
 
 
-def connection(target: sysbench.Target, log: Path | None = None) -> dict[str, str | None]:
+def connection(target: sysbench.Endpoint, log: Path | None = None) -> dict[str, str | None]:
     return dict(probe.connection_charset(target, log))
 
 

@@ -52,10 +52,10 @@ class ResolvedGroup:
         return [rc for rc in self.cells if rc.reads_dataset]
 
 
-def target(srv: Server, cell: plan.Cell) -> sysbench.Target:
+def target(srv: Server, cell: plan.Cell) -> sysbench.Endpoint:
     """Where the load tool connects for this cell: the started server's port, or its
     socket when the cell's connection is `socket`."""
-    return sysbench.Target(
+    return sysbench.Endpoint(
         host="127.0.0.1",
         port=int(srv.port or 0),
         user=BENCH_USER,

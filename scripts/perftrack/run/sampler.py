@@ -154,7 +154,7 @@ def snapshot(target: Target) -> Snapshot:
 
 
 @dataclass
-class Sample:
+class WindowSample:
     """What one window measured: raw deltas, ready to divide by the work done."""
 
     source: str
@@ -184,7 +184,7 @@ class Window:
         if self.perf is not None:  # after the snapshot: a failed one leaves no perf behind
             self.perf.start()
 
-    def stop(self) -> Sample:
+    def stop(self) -> WindowSample:
         assert self.first is not None, "stop() before start()"
         try:
             last = snapshot(self.target)
@@ -222,7 +222,7 @@ def _sample(
     b: Snapshot,
     counts: dict[str, float | str],
     perf_reason: str | None,
-) -> Sample:
+) -> WindowSample:
     unavailable: dict[str, str] = {}
     for what, reason in {**a.server.unavailable, **b.server.unavailable}.items():
         unavailable[what] = reason
@@ -244,7 +244,7 @@ def _sample(
         totals["cycles"] = float(counts["cycles"])
     else:
         unavailable["instructions"] = unavailable["cycles"] = perf_reason
-    return Sample(
+    return WindowSample(
         source=target.source,
         pid=target.pid,
         window_s=round(b.t - a.t, 3),
@@ -307,7 +307,7 @@ def work_done(parsed: dict[str, Any]) -> tuple[int | None, int | None]:
 
 
 def per_operation(
-    sample: Sample, transactions: int | None, queries: int | None, limits: NoiseLimits
+    sample: WindowSample, transactions: int | None, queries: int | None, limits: NoiseLimits
 ) -> tuple[dict[str, float | None], dict[str, Any], dict[str, Any]]:
     """(result cost fields, the record's `cost` object, its `host` object)."""
     t = sample.totals

@@ -45,7 +45,7 @@ class Pin:
 
 
 @dataclass
-class Outcome:
+class PinOutcome:
     pins: list[Pin]
     failed: list[tuple[str, str]]  # (server id, one-line reason)
 
@@ -94,9 +94,9 @@ def sha256_of(path: Path) -> str:
     return digest.hexdigest()
 
 
-def pin_all(entries: list[Entry], progress: Callable[[str], None]) -> Outcome:
+def pin_all(entries: list[Entry], progress: Callable[[str], None]) -> PinOutcome:
     """Resolve every entry; one failing (network, missing tag) does not stop the others."""
-    outcome = Outcome([], [])
+    outcome = PinOutcome([], [])
     for entry in entries:
         try:
             outcome.pins.append(resolve(entry, progress))

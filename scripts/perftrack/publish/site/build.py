@@ -162,7 +162,7 @@ def _write(
     tmp: Path,
     root: Path,
     data: export.SiteData,
-    studies: list[study_files.Study],
+    studies: list[study_files.StudyPage],
     advice: dict[str, Any],
 ) -> BuildResult:
     res = BuildResult(out=tmp, empty=bool(data.meta.get("empty")))

@@ -1,4 +1,4 @@
-"""Study pages: one per `configs/studies/*.yaml`, our ratios next to the article's.
+"""StudyPage pages: one per `configs/studies/*.yaml`, our ratios next to the article's.
 
 The page says what `perftrack study report` says, from the same code: the study file is
 read by `planning.study.load`, the rows, intervals, "outside the noise" marks and claim
@@ -24,13 +24,13 @@ NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
 
 
 @dataclass(frozen=True)
-class Study:
+class StudyPage:
     name: str  # file stem: the page is study-NAME.html
     title: str
     study: study_mod.Study
 
 
-def load_all(directory: Path | None) -> list[Study]:
+def load_all(directory: Path | None) -> list[StudyPage]:
     if directory is None or not directory.is_dir():
         return []
     out = []
@@ -38,11 +38,11 @@ def load_all(directory: Path | None) -> list[Study]:
         if not NAME_RE.match(p.stem):
             raise ConfigError(f"{p}: study file names are letters, digits, '.', '_' and '-'")
         st = study_mod.load(p.stem, directory.parent)
-        out.append(Study(p.stem, st.title, st))
+        out.append(StudyPage(p.stem, st.title, st))
     return out
 
 
-def page_data(s: Study, records: list[dict[str, Any]]) -> dict[str, Any]:
+def page_data(s: StudyPage, records: list[dict[str, Any]]) -> dict[str, Any]:
     """Everything the study page shows, from the DB's records of the study's servers."""
     st = s.study
     scale = scale_shown(st, records)
@@ -74,7 +74,7 @@ def scale_shown(st: study_mod.Study, records: list[dict[str, Any]]) -> str:
     return max(counts, key=lambda k: (counts[k], k == "full"))
 
 
-def _row(r: report.Row) -> dict[str, Any]:
+def _row(r: report.ReportRow) -> dict[str, Any]:
     ci = r.interval
     return {
         "comparison": r.comparison,
@@ -90,6 +90,6 @@ def _row(r: report.Row) -> dict[str, Any]:
     }
 
 
-def servers(studies: list[Study]) -> list[str]:
+def servers(studies: list[StudyPage]) -> list[str]:
     """Every server id any study names (the records the site reads for the pages)."""
     return sorted({sid for s in studies for sc in s.study.scales for sid in s.study.servers(sc)})
