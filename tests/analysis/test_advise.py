@@ -26,18 +26,19 @@ def _records(
     recs = []
     n = 0
     for rep in range(REPEATS):
-        for sid, version, tps in servers:
+        for k, (sid, version, tps) in enumerate(servers):
+            jitter = JITTER[(rep + k) % REPEATS]  # each arm its own noise: pairs vary
             rec = make_record(
                 run_id=run_id,
                 cell=n,
                 server_id=sid,
                 version=version,
-                tps=tps * JITTER[rep],
+                tps=tps * jitter,
                 variables=variables.get(sid),
                 hw_key=hw_key,
             )
             rec["cell"]["repeat"] = rep + 1
-            rec["result"]["latency_pct_ms"] = 10.0 * 1000.0 / (tps * JITTER[rep])
+            rec["result"]["latency_pct_ms"] = 10.0 * 1000.0 / (tps * jitter)
             recs.append(rec)
             n += 1
     return recs
@@ -81,6 +82,7 @@ def test_direct_and_chained_estimates_with_the_settings_changed_on_the_way(chain
     direct = by["synthetic-mysql-8.4.0"]
     assert direct.direct and direct.series == 1
     assert direct.throughput is not None and direct.throughput.ratio == pytest.approx(0.8, rel=0.01)
+    assert direct.throughput.ci_low < 0.8 < direct.throughput.ci_high
     assert direct.throughput.verdict == "regression"
     assert direct.p95 is not None and direct.p95.ratio == pytest.approx(1.25, rel=0.02)
     assert direct.p95.verdict == "regression"  # p95 up is worse
@@ -90,7 +92,10 @@ def test_direct_and_chained_estimates_with_the_settings_changed_on_the_way(chain
     assert chained.throughput is not None
     assert chained.throughput.ratio == pytest.approx(0.8 * 1.1, rel=0.01)
     # the chained interval is wider than either step's (half-widths add in quadrature)
-    step = stats.compare([500.0 * j for j in JITTER], [550.0 * j for j in JITTER])
+    step = stats.compare_paired(
+        [500.0 * JITTER[r] for r in range(REPEATS)],
+        [550.0 * JITTER[(r + 1) % REPEATS] for r in range(REPEATS)],
+    )
     assert step is not None
     width = math.log(chained.throughput.ci_high / chained.throughput.ci_low)
     assert width > math.log(step.ci_high / step.ci_low)

@@ -18,6 +18,7 @@ come with each target, because changed defaults explain many "regressions".
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import math
 from collections import defaultdict, deque
@@ -82,12 +83,19 @@ def _estimate(c: stats.Comparison | None) -> Estimate | None:
 def _pair(
     t: compare.Table, a: compare.Row, b: compare.Row, metric: str
 ) -> tuple[Estimate | None, Estimate | None]:
+    """B against A in one series, as `compare` does it (paired over shared rounds), for the
+    metric and for p95 latency (lower is better)."""
     higher = compare.METRICS[metric][1]
-    thr = stats.noise_threshold(t.noise_cv, len(a.values), len(b.values))
-    main = stats.compare(a.values, b.values, higher_is_better=higher, threshold=thr)
-    lat_thr = stats.noise_threshold(stats.cv(a.latency + b.latency), len(a.latency), len(b.latency))
-    p95 = stats.compare(a.latency, b.latency, higher_is_better=False, threshold=lat_thr)
+    main = compare.versus(a, b, t.noise_cv, higher)
+    la, lb = _latency_row(a), _latency_row(b)
+    p95 = compare.versus(la, lb, stats.cv(la.values + lb.values), False)
     return _estimate(main), _estimate(p95)
+
+
+def _latency_row(r: compare.Row) -> compare.Row:
+    """The row with its p95 latencies as values (rounds kept only when every value has one)."""
+    rounds = r.rounds if len(r.latency) == len(r.values) else []
+    return dataclasses.replace(r, values=r.latency, rounds=rounds)
 
 
 def chain(steps: list[Estimate], higher_is_better: bool) -> Estimate:

@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
+from scipy import stats as scipy_stats
 
 from perftrack.analysis import stats
 from perftrack.servers import rules
@@ -37,6 +38,11 @@ METRICS = {  # name -> (column, higher is better, unit)
 }
 
 
+# Fewest shared rounds for a paired comparison: with 3 pairs the t interval has 2 degrees
+# of freedom (t = 4.3) and still resolves a steady 10% change; with 2 it cannot.
+PAIRED_MIN_ROUNDS = 3
+
+
 @dataclass
 class Row:
     server_id: str
@@ -47,6 +53,7 @@ class Row:
     values: list[float]
     latency: list[float]
     vs_previous: stats.Comparison | None = None
+    rounds: list[tuple[str, int]] = field(default_factory=list)  # (run_id, repeat) per value
     previous: str | None = None
 
 
@@ -95,6 +102,7 @@ def tables(
                 [],
             )
         row.values.append(float(d["value"]))
+        row.rounds.append((d["run_id"], d["round"]))
         if d["latency_pct_ms"] is not None:
             row.latency.append(float(d["latency_pct_ms"]))
     out: list[Table] = []
@@ -108,12 +116,35 @@ def tables(
             if prev.product != cur_row.product:
                 continue  # the first release of another product has no predecessor here
             cur_row.previous = prev.server_id
-            threshold = stats.noise_threshold(cv, len(prev.values), len(cur_row.values))
-            cur_row.vs_previous = stats.compare(
-                prev.values, cur_row.values, higher_is_better=higher, threshold=threshold
-            )
+            cur_row.vs_previous = versus(prev, cur_row, cv, higher)
         out.append(t)
     return out
+
+
+def shared_rounds(a: Row, b: Row) -> tuple[list[float], list[float]]:
+    """The values of A and B measured in the same rounds (run and repeat), as pairs; none
+    when a side has two values of one round (then rounds do not identify a value)."""
+    if len(set(a.rounds)) != len(a.rounds) or len(set(b.rounds)) != len(b.rounds):
+        return [], []
+    bv = dict(zip(b.rounds, b.values, strict=True))
+    pairs = [(va, bv[k]) for k, va in zip(a.rounds, a.values, strict=True) if k in bv]
+    return [p[0] for p in pairs], [p[1] for p in pairs]
+
+
+def versus(a: Row, b: Row, cv: float | None, higher: bool) -> stats.Comparison | None:
+    """B against A: paired over their shared rounds when there are at least
+    PAIRED_MIN_ROUNDS of them (interleaved runs, nightly runs of both), else unpaired (data
+    without shared rounds). The paired band is the one-sided 99% Student-t bound of the
+    mean log-ratio from the pairs' own spread (stats.paired_threshold with t for z)."""
+    pa, pb = shared_rounds(a, b) if a.rounds and b.rounds else ([], [])
+    if len(pa) >= PAIRED_MIN_ROUNDS:
+        n = len(pa)
+        spread = stats.paired_spread(pa, pb)
+        z = float(scipy_stats.t.ppf(1 - stats.FALSE_ALARM, n - 1))
+        threshold = stats.paired_threshold(spread, n, z)
+        return stats.compare_paired(pa, pb, higher_is_better=higher, threshold=threshold)
+    threshold = stats.noise_threshold(cv, len(a.values), len(b.values))
+    return stats.compare(a.values, b.values, higher_is_better=higher, threshold=threshold)
 
 
 def median(values: list[float]) -> float | None:
@@ -142,6 +173,7 @@ def to_json(ts: list[Table], metric: str) -> list[dict[str, Any]]:
                     "p_value": c.p_value if c else None,
                     "threshold": c.threshold if c else None,
                     "verdict": c.verdict if c else None,
+                    "paired": c.paired if c else None,
                 }
             )
         res.append({"group": dict(t.key), "noise_cv": t.noise_cv, "rows": rows})

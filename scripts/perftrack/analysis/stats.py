@@ -43,6 +43,7 @@ MIN_SAMPLES = 2  # fewer than this per side and nothing can be said
 # ~1.2533 cv sqrt(1/n_a + 1/n_b). An A/A comparison exceeds Z_FALSE_ALARM of those about 1%
 # of the time on one side: the target false-alarm rate of issue #8.
 MEDIAN_SE_FACTOR = 1.2533
+FALSE_ALARM = 0.01  # one-sided false-alarm rate of one comparison's noise band
 Z_FALSE_ALARM = 2.326  # one-sided 99% normal quantile
 
 VERDICTS = ("regression", "improvement", "unchanged", "inconclusive")

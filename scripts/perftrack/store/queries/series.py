@@ -62,8 +62,10 @@ class SeriesQueries(QueryBase):
         recent: int | None = None,
     ) -> list[dict[str, Any]]:
         """Every ok value of `column` (latest attempt of a cell), oldest first: the series
-        columns, server_id, product, version, version_string, stand_in, value and
-        latency_pct_ms. `recent`: only each server's newest that many values per series."""
+        columns, server_id, product, version, version_string, stand_in, value,
+        latency_pct_ms, and run_id and repeat (the round it was measured in: two servers'
+        values of one run and repeat are a pair). `recent`: only each server's newest that
+        many values per series."""
         col = metric_column(column)
         where = ["r.status = 'ok'", f"r.{col} IS NOT NULL", LATEST_ATTEMPT]
         args: list[Any] = []
@@ -82,7 +84,7 @@ class SeriesQueries(QueryBase):
         return self._dicts(
             f"""SELECT {series_select()},
                        s.server_id, s.product, s.version, s.version_string, s.stand_in,
-                       r.{col} AS value, r.latency_pct_ms
+                       r.{col} AS value, r.latency_pct_ms, r.run_id, r."repeat" AS round
                 FROM results r JOIN runs ru USING (run_id) JOIN servers s USING (server_key)
                 WHERE {" AND ".join(where)}
                 {newest}
