@@ -97,18 +97,7 @@ def compare(
         )
         lo, hi = float(res.confidence_interval.low), float(res.confidence_interval.high)
         p = float(stats.mannwhitneyu(xa, xb, alternative="two-sided").pvalue)
-    return Comparison(
-        len(xa),
-        len(xb),
-        float(np.median(xa)),
-        float(np.median(xb)),
-        ratio,
-        lo,
-        hi,
-        p,
-        threshold,
-        verdict(ratio, lo, hi, p, threshold, higher_is_better, min_effect),
-    )
+    return _judged(xa, xb, ratio, lo, hi, p, threshold, higher_is_better, min_effect)
 
 
 def compare_paired(
@@ -132,7 +121,8 @@ def compare_paired(
     if len(xa) < MIN_SAMPLES or (xa <= 0).any() or (xb <= 0).any():
         return None
     d = np.log(xb) - np.log(xa)
-    n, mean = len(d), float(d.mean())
+    mean = float(d.mean())
+    n = len(d)
     sd = float(d.std(ddof=1))
     if sd == 0:
         lo = hi = math.exp(mean)
@@ -142,9 +132,25 @@ def compare_paired(
         lo, hi = math.exp(mean - half), math.exp(mean + half)
         p = float(stats.ttest_1samp(d, 0.0).pvalue)
     ratio = math.exp(mean)
+    return _judged(xa, xb, ratio, lo, hi, p, threshold, higher_is_better, min_effect, paired=True)
+
+
+def _judged(
+    xa: np.ndarray,
+    xb: np.ndarray,
+    ratio: float,
+    lo: float,
+    hi: float,
+    p: float,
+    threshold: float,
+    higher_is_better: bool,
+    min_effect: float,
+    paired: bool = False,
+) -> Comparison:
+    """The comparison with its verdict, by the one rule (`verdict`)."""
     return Comparison(
-        n,
-        n,
+        len(xa),
+        len(xb),
         float(np.median(xa)),
         float(np.median(xb)),
         ratio,
@@ -153,7 +159,7 @@ def compare_paired(
         p,
         threshold,
         verdict(ratio, lo, hi, p, threshold, higher_is_better, min_effect),
-        paired=True,
+        paired=paired,
     )
 
 
