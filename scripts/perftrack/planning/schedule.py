@@ -155,7 +155,7 @@ def read_history(db: Path) -> History:
     import duckdb
 
     from perftrack.core.errors import DatabaseError
-    from perftrack.store import migrations
+    from perftrack.store import migrations, nightfiles
 
     # Read-only and schema-tolerant: planning needs only tables every schema since v2 has,
     # so a DB one migration behind (migrated later by the publish job) still plans.
@@ -170,6 +170,8 @@ def read_history(db: Path) -> History:
             raise DatabaseError(
                 f"{db} has schema v{version}: run `perftrack db migrate` before planning"
             )
+        if nightfiles.FILES_TABLE in migrations.user_tables(con):  # v6: views, absolute paths
+            nightfiles.create_views(con, db, temp=True)
         return load_history(con, f"{db} (schema v{version})")
     except duckdb.Error as exc:
         msg = " ".join(str(exc).split())[:200]

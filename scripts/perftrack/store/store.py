@@ -27,7 +27,7 @@ import duckdb
 
 from perftrack.core import record
 from perftrack.core.errors import ConfigError, DatabaseError
-from perftrack.store import migrations
+from perftrack.store import migrations, nightfiles
 from perftrack.store.dbfile import (
     check_version,
     connect,
@@ -191,21 +191,27 @@ class Store:
         for p in prepared:  # a record_id repeated within the batch counts once
             unique.setdefault(p.record_id, p)
         self.con.begin()
+        written: list[Path] = []  # the night files (nightfiles.py), deleted on failure
         try:
             stored = existing_ids(self.con, "results", "record_id", unique)
             new = [p for rid, p in unique.items() if rid not in stored]
-            write_records(self.con, new)
+            written = write_records(self.con, self.path, new)
             self.con.commit()
         except duckdb.Error as exc:
-            self.con.rollback()
+            self._roll_back(written)
             raise DatabaseError(
                 f"{self.path}: ingest failed and was rolled back, nothing was written "
                 f"({first_line(exc)})"
             ) from None
         except BaseException:
-            self.con.rollback()
+            self._roll_back(written)
             raise
         return IngestResult(added=len(new), already=len(prepared) - len(new))
+
+    def _roll_back(self, written: Sequence[Path]) -> None:
+        self.con.rollback()
+        nightfiles.discard(written)
+        nightfiles.create_views(self.con, self.path, temp=True)
 
     # --- inspection ---
 
@@ -262,7 +268,7 @@ class Store:
 
     def info(self) -> dict[str, Any]:
         """A summary for `perftrack db info`; times are ISO strings (UTC) or None."""
-        tables = migrations.user_tables(self.con)
+        tables = migrations.user_relations(self.con)
         counts = {t: self._scalar(f'SELECT count(*) FROM "{t}"') for t in migrations.TABLES}
         first, last = self.con.execute(
             "SELECT min(started_at), max(finished_at) FROM results"
@@ -271,9 +277,18 @@ class Store:
             "SELECT status, count(*) FROM results GROUP BY status ORDER BY status"
         ).fetchall()
         hw_keys = self.con.execute("SELECT DISTINCT hw_key FROM runs ORDER BY hw_key").fetchall()
+        files, file_bytes = (
+            self.con.execute(
+                f"SELECT count(*), coalesce(sum(bytes), 0) FROM {nightfiles.FILES_TABLE}"
+            ).fetchone()
+            if nightfiles.FILES_TABLE in tables
+            else None
+        ) or (0, 0)
         return {
             "path": str(self.path),
             "size_bytes": self.path.stat().st_size,
+            "night_files": files,
+            "night_files_bytes": int(file_bytes),
             "schema_version": self.schema_version,
             "tables": sorted(tables),
             "counts": counts,
@@ -290,6 +305,8 @@ class Store:
         if problems:
             return problems
         problems += self._check_version()
+        if nightfiles.FILES_TABLE in migrations.user_tables(self.con):
+            problems += nightfiles.check(self.con, self.path)
         for sql, what in INTEGRITY_CHECKS:
             count, example = self.con.execute(sql).fetchone() or (0, None)
             if count:
@@ -298,7 +315,7 @@ class Store:
 
     def _check_tables(self) -> list[str]:
         """Every table of the schema exists and every column of it can be read."""
-        present = migrations.user_tables(self.con)
+        present = migrations.user_relations(self.con)
         problems = [f"table {t} is missing" for t in migrations.TABLES if t not in present]
         for table in (t for t in migrations.TABLES if t in present):
             try:
