@@ -27,7 +27,7 @@ sys.path.insert(0, str(REPO / "benchmarks"))
 
 import synthetic_history as synth  # noqa: E402
 
-from perftrack.cli import main as cli  # noqa: E402
+from perftrack import cli  # noqa: E402
 from perftrack.publish.site import build  # noqa: E402
 from perftrack.store import store  # noqa: E402
 

@@ -8,11 +8,12 @@ ingest that added the rows and never rewritten. The DuckDB file lists them in
 its files, so every query sees the whole history as before. docs/schema.md, "Night files".
 
 Paths in the views: DuckDB resolves a relative path against the process's working
-directory, so the views stored in the file say `data/results/…` (the DB's directory and
-stem, relative to the directory above it): `duckdb data/results.duckdb` run from the
-checkout's root sees the history. perftrack never depends on that: every connection the
-store opens gets TEMP views of the same names with absolute paths, which shadow the
-stored ones.
+directory, so the views stored in the file read `data/results/*/*.<table>.parquet` (the
+DB's directory and stem, relative to the directory above it): `duckdb data/results.duckdb`
+run from the checkout's root sees the history, and the stored views never change when a
+night is added. perftrack never depends on the working directory: every connection the
+store opens gets TEMP views of the same names over exactly the files `data_files` lists,
+with absolute paths, which shadow the stored ones.
 """
 
 from __future__ import annotations
@@ -37,9 +38,10 @@ FILE_TABLES: dict[str, str] = {
     "server_variables": "varset_hash, name",
     "results": "started_at, record_id",
 }
-# zstd at DuckDB's default level (benchmarks/night_parquet.py: within a few per cent of
-# level 19 and several times faster to write).
-COPY_OPTIONS = "FORMAT parquet, COMPRESSION zstd"
+# zstd level 19: a file is written once and read for years. One synthetic night of the
+# nightly matrix (3,960 results) is 294 KB at level 19 and 332 KB at DuckDB's default
+# level 3; writing it takes 0.33 s instead of 0.06 s (docs/benchmarks.md).
+COPY_OPTIONS = "FORMAT parquet, COMPRESSION zstd, COMPRESSION_LEVEL 19"
 KV_SCHEMA = "perftrack_schema"  # key-value metadata of every file: the schema that wrote it
 KV_TABLE = "perftrack_table"
 WRITING = "writing"  # `.<name>.writing-<pid>`: a file being written (deleted if left over)
@@ -186,52 +188,58 @@ def _listed(con: duckdb.DuckDBPyConnection) -> dict[str, list[tuple[str, int]]]:
     return out
 
 
-def _view_sql(table: str, files: list[tuple[str, int]], base: str) -> str:
-    paths = ", ".join(_sql_string(f"{base}/{p}") for p, _ in files)
+def _view_sql(table: str, source: str, versions: set[int]) -> str:
     # Files written by different schema versions are combined by column name (a column a
     # later version added is null in older files); one version needs no such matching.
-    by_name = ", union_by_name = true" if len({v for _, v in files}) > 1 else ""
+    by_name = ", union_by_name = true" if len(versions) > 1 else ""
     if table == "runs":
-        return RUNS_VIEW.format(source=f"read_parquet([{paths}], filename = true{by_name})")
-    return f"SELECT * FROM read_parquet([{paths}]{by_name})"
+        return RUNS_VIEW.format(source=f"read_parquet({source}, filename = true{by_name})")
+    return f"SELECT * FROM read_parquet({source}{by_name})"
+
+
+def _glob(db: Path, table: str) -> str:
+    """The stored views' file pattern: constant, so the view is not rewritten every night."""
+    return _sql_string(f"{view_prefix(db)}/*/*.{table}.parquet")
 
 
 def create_views(con: duckdb.DuckDBPyConnection, db: Path, *, temp: bool) -> None:
-    """(Re)create one view per file table over its listed files.
+    """(Re)create one view per file table over its files.
 
-    temp=True: TEMP views with absolute paths, for this connection only (they shadow the
-    stored ones). temp=False: the views stored in the file, with paths relative to the
-    directory above the DB's (see the module's doc); the caller holds the transaction.
+    temp=True: TEMP views over exactly the files `data_files` lists, with absolute paths,
+    for this connection only (they shadow the stored ones): what perftrack reads.
+    temp=False: the views stored in the file, for a plain `duckdb data/results.duckdb`
+    from the checkout's root: a pattern relative to the directory above the DB's (see the
+    module's doc), which every later file matches; the caller holds the transaction.
     """
     listed = _listed(con)
-    if temp:
-        base = str(files_dir(db).resolve())
-    else:
-        base = view_prefix(db)
-        # binding the view opens its first file: resolve the relative paths from here
+    if not temp:  # binding a view opens its first file: resolve the relative pattern here
         con.execute(f"SET file_search_path = {_sql_string(str(db.resolve().parent.parent))}")
+    base = str(files_dir(db).resolve())
     kind = "TEMP VIEW" if temp else "VIEW"
     for table, files in listed.items():
         if not files:  # every DB since v6 has at least one (maybe empty) file per table
             raise DatabaseError(f"{db}: no file of table {table} is listed in {FILES_TABLE}")
-        con.execute(f"CREATE OR REPLACE {kind} {table} AS {_view_sql(table, files, base)}")
+        if temp:
+            source = "[" + ", ".join(_sql_string(f"{base}/{p}") for p, _ in files) + "]"
+        else:
+            source = _glob(db, table)
+        sql = _view_sql(table, source, {v for _, v in files})
+        con.execute(f"CREATE OR REPLACE {kind} {table} AS {sql}")
 
 
 def stored_views_current(con: duckdb.DuckDBPyConnection, db: Path) -> bool:
-    """Do the stored views name the files under this DB's directory and stem, and all of
-    them? (False after the DB and its files moved to a differently named directory.)"""
-    listed = _listed(con)
-    for table, files in listed.items():
+    """Do the stored views name this DB's directory and stem, and combine the files as
+    their schema versions need? (No after the DB and its files moved to a directory of
+    another name, or after a migration wrote files of a new version.)"""
+    for table, files in _listed(con).items():
         row = con.execute(
             "SELECT sql FROM duckdb_views() WHERE database_name = current_database() "
             "AND schema_name = 'main' AND view_name = ?",
             [table],
         ).fetchone()
-        if row is None or not files:
+        if row is None or not files or _glob(db, table) not in row[0]:
             return False
-        # DuckDB keeps the view's SQL re-rendered: compare the paths it names
-        named = [_sql_string(f"{view_prefix(db)}/{p}") for p, _ in files]
-        if row[0].count(".parquet'") != len(named) or not all(n in row[0] for n in named):
+        if ("union_by_name" in row[0]) != (len({v for _, v in files}) > 1):
             return False
     return True
 

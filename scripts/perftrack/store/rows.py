@@ -446,7 +446,8 @@ def write_records(
             con, db, sources, ids=[p.record_id for p in new], version=migrations.CURRENT_VERSION
         )
         try:
-            nightfiles.create_views(con, db, temp=False)
+            if not nightfiles.stored_views_current(con, db):
+                nightfiles.create_views(con, db, temp=False)
             nightfiles.create_views(con, db, temp=True)
         except BaseException:
             nightfiles.discard(written)
