@@ -34,7 +34,9 @@ CREATE_CONFIG: dict[str, str] = {"storage_compatibility_version": STORAGE_VERSIO
 # a file that size takes ~0.3 s. So a write-mode close rewrites the file when at least
 # this share of it, and at least this many bytes, is free.
 COMPACT_FREE_FRACTION = 0.25
-# Rows per row group when writing; None: DuckDB's default, 122,880. A checkpoint rewrites a
+# Rows per row group when writing; None: DuckDB's default, 122,880. (Measured when
+# `results` was a table of this file; since schema v6 it is night files, and only the
+# small tables stay here.) A checkpoint rewrites a
 # table's last, open row group, so smaller groups confine each night's rewrite, but they
 # compress worse. Measured at a year of synthetic history (benchmarks/repo_cost.py,
 # docs/schema.md "Size by design"): 2,048 rows gave 210 KB a night but a 57 MB file,

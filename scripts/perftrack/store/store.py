@@ -5,12 +5,14 @@ other perftrack process, and the schema brought up to date (write mode) or check
 mode). `Store.ingest` adds run records in one transaction, idempotently by record id.
 Tables and columns are described in docs/schema.md; migrations live in migrations.py.
 
-The file is committed to git, so it is kept small and self-contained: variable sets are
+The file (and its night files) is committed to git, so it is kept small: variable sets are
 stored once by content hash, interval series only as summaries plus a short downsample,
 and every write-mode close ends with a CHECKPOINT (no `.wal` file left beside it).
 
 The package in one room per concern: `lock` (the lock file), `dbfile` (create, open,
-diagnose, migrate and compact the file), `rows` (a record as rows, the write transaction),
+diagnose, migrate and compact the file), `nightfiles` (since schema v6 the growing tables
+live in immutable Parquet files beside the DB; the views over them), `rows` (a record as
+rows, the write transaction),
 `migrations` (schema versions), and this module, the door: `open_db`, `Store`, `compact`,
 `ingest_paths`; the names other stages use are re-exported here.
 """
@@ -211,7 +213,8 @@ class Store:
     def _roll_back(self, written: Sequence[Path]) -> None:
         self.con.rollback()
         nightfiles.discard(written)
-        nightfiles.create_views(self.con, self.path, temp=True)
+        if nightfiles.FILES_TABLE in migrations.user_tables(self.con):  # schema v6 on
+            nightfiles.create_views(self.con, self.path, temp=True)  # the listed files again
 
     # --- inspection ---
 
