@@ -27,9 +27,9 @@ sys.path.insert(0, str(REPO / "benchmarks"))
 
 import synthetic_history as synth  # noqa: E402
 
-from perftrack.cli import main as cli  # noqa: E402
+from perftrack import cli  # noqa: E402
 from perftrack.publish.site import build  # noqa: E402
-from perftrack.store import store  # noqa: E402
+from perftrack.store import nightfiles, store  # noqa: E402
 
 STEPS_AT = 365  # where the synthetic step changes fall (a year's history)
 
@@ -46,18 +46,20 @@ def timed(fn: Callable[[], object]) -> float:
     return time.perf_counter() - t0
 
 
-def measure(sizes: list[int], workdir: Path, classes: int) -> list[dict[str, float]]:
+def measure(
+    sizes: list[int], workdir: Path, classes: int, batch: int = 30
+) -> list[dict[str, float]]:
     setup = synth.load_setup(STEPS_AT, classes)
     db = workdir / "synthetic-history.duckdb"
     rows = []
     have = 0
     for n in sorted(sizes):
         t0 = time.perf_counter()
-        synth.grow(db, setup, have, n - 1)
+        synth.grow(db, setup, have, n - 1, batch=batch)
         grow_s = time.perf_counter() - t0
         recs = workdir / f"night-{n}"
         count = synth.write_records(setup, n - 1, recs)
-        size_before = db.stat().st_size
+        size_before = _stored_bytes(db)
         ingest_s = timed(lambda: store.ingest_paths(db, [recs]))  # noqa: B023
         have = n
         detect_s = timed(lambda: _ok(cli.main(["detect", "--db", str(db)])))
@@ -74,8 +76,9 @@ def measure(sizes: list[int], workdir: Path, classes: int) -> list[dict[str, flo
                 "records": results,
                 "runs": series,
                 "night_records": count,
-                "db_mb": db.stat().st_size / 1e6,
-                "db_growth_kb": (db.stat().st_size - size_before) / 1e3,
+                "db_mb": _stored_bytes(db) / 1e6,  # the DuckDB file and its night files
+                "db_growth_kb": (_stored_bytes(db) - size_before) / 1e3,
+                "night_files": len(nightfiles.listed_paths(db)),
                 "ingest_s": ingest_s,
                 "detect_s": detect_s,
                 "build_s": build_s,
@@ -85,6 +88,11 @@ def measure(sizes: list[int], workdir: Path, classes: int) -> list[dict[str, flo
         )
         print(json.dumps(rows[-1]), flush=True)
     return rows
+
+
+def _stored_bytes(db: Path) -> int:
+    files = nightfiles.files_dir(db)
+    return db.stat().st_size + sum(p.stat().st_size for p in files.rglob("*.parquet"))
 
 
 def _ok(rc: int) -> None:
@@ -97,14 +105,17 @@ def main() -> None:
     ap.add_argument("--nights", type=int, nargs="+", default=[30, 365, 1000])
     ap.add_argument("--classes", type=int, default=3)
     ap.add_argument("--keep", type=Path, help="work in this directory and keep it")
+    ap.add_argument(
+        "--batch", type=int, default=30, help="nights per ingest while growing (1: as publish)"
+    )
     a = ap.parse_args()
     if a.keep:
         a.keep.mkdir(parents=True, exist_ok=True)
         synth.refuse_data_dir(a.keep)
-        rows = measure(a.nights, a.keep, a.classes)
+        rows = measure(a.nights, a.keep, a.classes, a.batch)
     else:
         with tempfile.TemporaryDirectory(prefix="perftrack-history-") as tmp:
-            rows = measure(a.nights, Path(tmp), a.classes)
+            rows = measure(a.nights, Path(tmp), a.classes, a.batch)
     cols = ("nights", "records", "db_mb", "ingest_s", "detect_s", "build_s", "overview_kb")
     print("| " + " | ".join(cols) + " |")
     print("|" + "---|" * len(cols))

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -12,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from clirun import assert_one_line_error, perftrack
+from perftrack.store import nightfiles
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -119,7 +119,7 @@ def test_unknown_charset_is_refused_naming_the_valid_ones(tmp_path: Path):
 
 def test_compare_of_servers_without_results_is_refused(tmp_path: Path):
     db = tmp_path / "r.duckdb"
-    shutil.copy(REPO / "data" / "results.duckdb", db)
+    nightfiles.copy_db(REPO / "data" / "results.duckdb", db)
     for args in (("mariadb-10.11.18", "nosuch"), ("nosuch1", "nosuch2")):
         res = perftrack("compare", *args, "--db", str(db))
         assert_one_line_error(res, 2, "no results for server 'nosuch", "mariadb-10.11.18")

@@ -12,7 +12,6 @@ import sys
 from datetime import timedelta
 from pathlib import Path
 
-import duckdb
 import pytest
 
 from fixtures.records.synthetic import SYNTHETIC_START, make_record
@@ -21,6 +20,7 @@ from perftrack.core import record
 from perftrack.core.errors import ConfigError
 from perftrack.publish import job_summary as summary
 from perftrack.publish import publish
+from perftrack.store import store
 
 REPO = Path(__file__).resolve().parents[2]
 PERFTRACK = [sys.executable, "-c", "import sys; from perftrack.cli import main; sys.exit(main())"]
@@ -99,14 +99,12 @@ def night(tmp: Path, n: int, cells: int = 4) -> Path:
 
 
 def db_rows(db: Path) -> tuple[int, int, list[str]]:
-    con = duckdb.connect(str(db), read_only=True)
-    try:
-        total, distinct = con.execute(
+    with store.open_db(db, write=False) as st:  # verifies every night file it lists
+        assert st.check() == []
+        total, distinct = st.con.execute(
             "SELECT count(*), count(DISTINCT record_id) FROM results"
         ).fetchone()
-        runs = [r for (r,) in con.execute("SELECT run_id FROM runs ORDER BY run_id").fetchall()]
-    finally:
-        con.close()
+        runs = [r for (r,) in st.con.execute("SELECT run_id FROM runs ORDER BY run_id").fetchall()]
     return total, distinct, runs
 
 
@@ -139,6 +137,10 @@ def test_push_race_in_the_racing_order_keeps_both_nights(remote: Path, tmp_path:
     # history is linear: B's commit sits on A's, nothing was merged
     log = git(remote, "log", "--format=%s", "main").splitlines()
     assert len(log) == 3 and "synthetic-night-2" in log[0] and "synthetic-night-1" in log[1]
+    # every night file was added once and never changed or deleted afterwards
+    status = git(remote, "log", "--format=", "--name-status", "main", "--", "data/results")
+    kinds = {line.split("\t")[0] for line in status.splitlines() if line}
+    assert kinds == {"A"}, status
 
 
 def test_two_publish_processes_racing_concurrently(remote: Path, tmp_path: Path) -> None:

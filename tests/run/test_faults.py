@@ -18,9 +18,9 @@ import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
-import duckdb
 import pytest
 
+from fixtures.hand_edit import add_night_files
 from fixtures.records.synthetic import make_record
 from leaks import processes_mentioning
 from perftrack.core import record
@@ -332,14 +332,17 @@ def test_db_check_exits_non_zero_naming_each_problem(tmp_path: Path) -> None:
     assert perftrack("ingest", str(records), "--db", str(db)).returncode == 0
     healthy = perftrack("db", "check", "--db", str(db))
     assert healthy.returncode == 0 and "ok" in healthy.stdout
-    con = duckdb.connect(str(db))
-    con.execute(
-        "INSERT INTO results SELECT * REPLACE ("
-        "'synthetic-orphan:0000000000000000:1' AS record_id, 'no-such-run' AS run_id) "
-        "FROM results LIMIT 1"
+    add_night_files(  # rows a hand edit added: an orphan result, a run on unknown hardware
+        db,
+        {
+            "results": "(SELECT * REPLACE ('synthetic-orphan:0000000000000000:1' AS record_id, "
+            "'no-such-run' AS run_id) FROM results LIMIT 1) UNION ALL "
+            "(SELECT * REPLACE ('synthetic-nohw:0000000000000000:1' AS record_id, "
+            "'synthetic-nohw' AS run_id) FROM results LIMIT 1)",
+            "runs": "SELECT * REPLACE ('synthetic-nohw' AS run_id, 'feedfeedfeed' AS hw_key) "
+            "FROM runs LIMIT 1",
+        },
     )
-    con.execute("DELETE FROM hardware")
-    con.close()
     sick = perftrack("db", "check", "--db", str(db))
     assert sick.returncode == 1, sick.stdout + sick.stderr
     problems = [ln for ln in sick.stdout.splitlines() if ln.startswith("problem: ")]

@@ -11,10 +11,11 @@ from pathlib import Path
 import duckdb
 import pytest
 
+from fixtures.hand_edit import add_night_file
 from fixtures.records.synthetic import FIXTURE_RUN_DIR, fixture_records, make_record
 from perftrack.core import record
 from perftrack.core.errors import DatabaseError
-from perftrack.store import migrations, store
+from perftrack.store import migrations, nightfiles, store
 
 FIXTURE_DBS = Path(__file__).parents[1] / "fixtures" / "db"
 FIXTURE_NAME = re.compile(r"^schema_v(\d+)\.duckdb$")
@@ -28,6 +29,14 @@ def fixture_version(path: Path) -> int:
     match = FIXTURE_NAME.match(path.name)
     assert match is not None
     return int(match.group(1))
+
+
+def copy_fixture(fixture: Path, db: Path) -> Path:
+    """Copy a fixture DB and (since v6) its night files, under the DB's new name."""
+    shutil.copyfile(fixture, db)
+    if nightfiles.files_dir(fixture).is_dir():
+        shutil.copytree(nightfiles.files_dir(fixture), nightfiles.files_dir(db))
+    return db
 
 
 # --- the migration list ---
@@ -58,7 +67,7 @@ def test_migrate_fresh_creates_every_table(tmp_path: Path) -> None:
     try:
         assert migrations.schema_version(con) == 0
         assert migrations.migrate(con) == list(range(1, migrations.CURRENT_VERSION + 1))
-        assert migrations.user_tables(con) == set(migrations.TABLES)
+        assert migrations.user_relations(con) == set(migrations.TABLES)
         assert migrations.schema_version(con) == migrations.CURRENT_VERSION
         assert migrations.migrate(con) == []
         rows = con.execute("SELECT version, perftrack_version FROM schema_version").fetchall()
@@ -106,8 +115,7 @@ def test_fixture_db_is_frozen_at_its_version(fixture: Path) -> None:
 
 @pytest.mark.parametrize("fixture", fixture_dbs(), ids=lambda p: p.name)
 def test_fixture_db_migrates_forward_and_passes_check(fixture: Path, tmp_path: Path) -> None:
-    db = tmp_path / "results.duckdb"
-    shutil.copyfile(fixture, db)
+    db = copy_fixture(fixture, tmp_path / "results.duckdb")
     old = fixture_version(fixture)
     with store.open_db(db, write=True) as st:
         assert st.migrated == list(range(old + 1, migrations.CURRENT_VERSION + 1))
@@ -249,7 +257,7 @@ def test_v5_drops_the_record_id_index_keeps_not_null_and_fills_phase(tmp_path: P
             '\'{"phase": "post"}\') WHERE record_id = ?',
             [rid],
         )
-        assert migrations.migrate(con) == [5]
+        assert migrations.migrate(con, target=5) == [5]
         kinds = {
             k
             for (k,) in con.execute(
@@ -273,5 +281,6 @@ def test_v5_drops_the_record_id_index_keeps_not_null_and_fills_phase(tmp_path: P
     assert phases == [(rid, "post")]
     with store.open_db(db, write=True) as st:  # idempotent ingest without the index
         assert st.ingest(fixture_records()).added == 0
-        st.con.execute("INSERT INTO results SELECT * FROM results LIMIT 1")
+    add_night_file(db, "results", "SELECT * FROM results LIMIT 1")
+    with store.open_db(db, write=False) as st:
         assert any("more than once" in p for p in st.check())

@@ -47,7 +47,9 @@ def git(cwd: Path, *args: str) -> str:
     return p.stdout.strip()
 
 
-def work_repo(tmp: Path, *, drop: tuple[str, ...] = ("data/results.duckdb",)) -> tuple[Path, Path]:
+def work_repo(
+    tmp: Path, *, drop: tuple[str, ...] = ("data/results.duckdb", "data/results")
+) -> tuple[Path, Path]:
     """(work tree, bare remote): a git repository of this checkout's files, origin = bare."""
     work, bare = tmp / "work", tmp / "remote.git"
     listed = subprocess.run(
@@ -58,7 +60,8 @@ def work_repo(tmp: Path, *, drop: tuple[str, ...] = ("data/results.duckdb",)) ->
     for raw in listed:
         rel = raw.decode()
         src = REPO / rel
-        if not rel or rel in drop or not src.is_file():  # deleted in the work tree
+        dropped = rel in drop or any(rel.startswith(f"{d}/") for d in drop)
+        if not rel or dropped or not src.is_file():  # deleted in the work tree
             continue
         dest = work / rel
         dest.parent.mkdir(parents=True, exist_ok=True)

@@ -12,12 +12,12 @@ import json
 import re
 from pathlib import Path
 
-import duckdb
 import pytest
 from act_run import add_matrix, add_server, commit, git, run_act, work_repo
 
 from leaks import processes_mentioning
 from perftrack.servers import catalog, providers
+from perftrack.store import nightfiles
 
 pytestmark = pytest.mark.integration
 
@@ -55,7 +55,7 @@ def remote_results(bare: Path, tmp: Path) -> list[tuple[str, str, float | None]]
     """(server id, status, tps) of every result in the DB on the bare remote's main."""
     check = tmp / "check"
     git(tmp, "clone", "--quiet", "--branch", "main", str(bare), str(check))
-    con = duckdb.connect(str(check / "data" / "results.duckdb"), read_only=True)
+    con = nightfiles.connect(check / "data" / "results.duckdb")
     try:
         return con.execute(
             "SELECT s.server_id, r.status, r.tps FROM results r JOIN servers s USING (server_key) "

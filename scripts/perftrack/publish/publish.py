@@ -7,15 +7,17 @@ One call does what the workflow's single `publish` job needs, in this order:
    the DB (no row, never a zero);
 2. ingest them into the DB file of a git work tree (idempotent by record id), recompute
    the derived statistics (`detect`), close the DB (CHECKPOINT: no `.wal` beside it);
-3. commit the DB file and push the commit to the remote branch.
+3. commit the DB file and its new night files (`data/results/<yyyy>/…parquet`, see
+   store/nightfiles.py) and push the commit to the remote branch.
 
 A push can lose a race: another publish (or any commit) reached the branch first. The DB
 is a binary file, so the commits are never merged: on a rejected push the local commit is
 dropped, the branch is reset to the remote's (`git reset --keep`, which takes *their* DB
-file and leaves unrelated local changes alone), the same records are ingested again
-(ingest is idempotent, so the other night's rows stay and ours are added once), detect
-runs again, and a new commit is pushed. Bounded attempts; when exhausted, the error says
-what to do (the records are still in the artifacts: re-run the job).
+file and night files, drops ours, and leaves unrelated local changes alone), the same
+records are ingested again (ingest is idempotent, so the other night's rows stay and ours
+are added once, in new files), detect runs again, and a new commit is pushed. Bounded
+attempts; when exhausted, the error says what to do (the records are still in the
+artifacts: re-run the job).
 
 Credentials: with `GITHUB_TOKEN` in the environment and an `https://github.com/` remote,
 the token reaches git only through `GIT_CONFIG_*` environment variables of the git
@@ -38,7 +40,7 @@ from perftrack.analysis import annotations
 from perftrack.analysis import detect as detect_mod
 from perftrack.core import paths, record, yamlfile
 from perftrack.core.errors import ConfigError, EnvironmentProblem
-from perftrack.store import store
+from perftrack.store import nightfiles, store
 
 DEFAULT_ATTEMPTS = 5
 MAX_ATTEMPTS = 20
@@ -201,14 +203,17 @@ def _is_race(stderr: str) -> bool:
 
 def _check_sizes(git: Git, top: Path, rel: Path, max_file_mb: float) -> None:
     """`TooLarge` naming the file and the limit if a staged file is over it; the DB file
-    is then restored to the branch's (the night's records stay in the run's artifacts)."""
+    and its night files are then restored to the branch's (the night's records stay in
+    the run's artifacts)."""
     limit = int(max_file_mb * 1_000_000)
     staged = [n for n in git.out("diff", "--cached", "--name-only", "-z").split("\0") if n]
     for name in staged:
         size = (top / name).stat().st_size if (top / name).is_file() else 0
         if size > limit:
-            git.run("reset", "--quiet", "--", str(rel))
-            git.run("checkout", "--quiet", "--", str(rel), check=False)
+            files = str(nightfiles.files_dir(rel))
+            git.run("reset", "--quiet", "--", str(rel), files)
+            git.run("checkout", "--quiet", "--", str(rel), files, check=False)
+            git.run("clean", "-fdq", "--", files)  # this night's new files
             if not git.out("ls-files", "--", str(rel)):  # new file: not on the branch yet
                 (top / rel).unlink(missing_ok=True)
             raise TooLarge(
@@ -258,14 +263,15 @@ def publish(
         res = ingest_and_detect(db, prepared)
         result.added = res.added
         say(f"attempt {attempt}: {res.added} record(s) added, {res.already} already in {rel}")
-        git.run("add", "--", str(rel))
-        if git.run("diff", "--cached", "--quiet", "--", str(rel), check=False).returncode == 0:
+        ours = (str(rel), str(nightfiles.files_dir(rel)))  # the DB and its night files
+        git.run("add", "-A", "--", *ours)
+        if git.run("diff", "--cached", "--quiet", "--", *ours, check=False).returncode == 0:
             say(f"{rel} unchanged: nothing to commit")
             return result
         _check_sizes(git, top, rel, max_file_mb)
         git.run(
             "commit", "--quiet", "-m", message or default_message(run_ids, res.added), "--",
-            str(rel),
+            *ours,
         )  # fmt: skip
         result.commit = git.out("rev-parse", "HEAD")
         if not push:

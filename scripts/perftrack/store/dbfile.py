@@ -7,15 +7,17 @@ from __future__ import annotations
 import glob
 import os
 import re
+import shutil
 import subprocess
 import tempfile
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
 import duckdb
 
 from perftrack.core.errors import DatabaseError
-from perftrack.store import migrations
+from perftrack.store import migrations, nightfiles
 
 # --- file format -----------------------------------------------------------------------
 # Storage format of a newly created file: "v1.1.0", which every DuckDB since 1.1 reads (the
@@ -32,7 +34,9 @@ CREATE_CONFIG: dict[str, str] = {"storage_compatibility_version": STORAGE_VERSIO
 # a file that size takes ~0.3 s. So a write-mode close rewrites the file when at least
 # this share of it, and at least this many bytes, is free.
 COMPACT_FREE_FRACTION = 0.25
-# Rows per row group when writing; None: DuckDB's default, 122,880. A checkpoint rewrites a
+# Rows per row group when writing; None: DuckDB's default, 122,880. (Measured when
+# `results` was a table of this file; since schema v6 it is night files, and only the
+# small tables stay here.) A checkpoint rewrites a
 # table's last, open row group, so smaller groups confine each night's rewrite, but they
 # compress worse. Measured at a year of synthetic history (benchmarks/repo_cost.py,
 # docs/schema.md "Size by design"): 2,048 rows gave 210 KB a night but a 57 MB file,
@@ -70,7 +74,8 @@ def read_every_column(con: duckdb.DuckDBPyConnection, table: str) -> None:
 
 
 def _probe(con: duckdb.DuckDBPyConnection) -> int | None:
-    """Read the catalog, the schema version and every stored value; return the version.
+    """Read the catalog, the schema version and every value stored in the file (since v6
+    the night files are checked by `nightfiles.verify`); return the version.
 
     Catches a file that is not DuckDB, is truncated, or has a damaged block anywhere. Cheap
     at this DB's size: ~0.1 s for a 26 MB file (100 synthetic nights of 200 cells).
@@ -118,9 +123,11 @@ class _GitHistory:
     good_date: str | None = None  # YYYY-MM-DD (committer date)
 
 
-def _git_history(path: Path) -> _GitHistory:
-    """Walk the file's recent git history for the newest copy that still opens."""
-    directory, name = path.resolve().parent, path.name
+def _git_history(path: Path, good: Callable[[Path], bool] = _opens) -> _GitHistory:
+    """Walk the file's recent git history for the newest copy that passes `good`."""
+    resolved = path.resolve()
+    directory = next((d for d in resolved.parents if d.is_dir()), Path("/"))
+    name = resolved.relative_to(directory).as_posix()
     log = _git(directory, "log", "--format=%H %h %cs", f"-n{GIT_REVISIONS_TRIED}", "--", name)
     text = log.decode("utf-8", "replace") if log else ""
     revisions = [line.split() for line in text.splitlines() if len(line.split()) == 3]
@@ -133,7 +140,7 @@ def _git_history(path: Path) -> _GitHistory:
             if blob is None:
                 continue
             candidate.write_bytes(blob)
-            if _opens(candidate):
+            if good(candidate):
                 return _GitHistory(tracked=True, good_revision=short, good_date=date)
             candidate.unlink()
     return _GitHistory(tracked=True)
@@ -156,6 +163,35 @@ def _corrupt_message(path: Path, reason: str) -> str:
         f"{head}: restore it from a backup, or move it away and run `perftrack ingest` "
         "to rebuild it from the run records"
     )
+
+
+def restore_hint(path: Path, good: Callable[[Path], bool]) -> str:
+    """What to do about a bad night file (or DB): its newest good revision in git."""
+    history = _git_history(path, good)
+    if history.good_revision:
+        return (
+            f"the last good revision is {history.good_revision} ({history.good_date}): "
+            f"restore it with `git checkout {history.good_revision} -- {path}`"
+        )
+    if history.tracked:
+        return (
+            f"none of its last {GIT_REVISIONS_TRIED} revisions in git is good: restore it "
+            "from a backup"
+        )
+    return "it is not in git: restore it from a backup"
+
+
+def attach_files(path: Path, con: duckdb.DuckDBPyConnection, *, write: bool) -> None:
+    """Since schema v6: verify the night files, and give the connection views over them
+    with absolute paths (in write mode the stored views are also brought up to date when
+    the DB and its files moved to a directory of another name)."""
+    try:
+        nightfiles.verify(con, path, migrations.CURRENT_VERSION, restore_hint)
+        if write and not nightfiles.stored_views_current(con, path):
+            nightfiles.create_views(con, path, temp=False)
+        nightfiles.create_views(con, path, temp=True)
+    except duckdb.Error as exc:
+        raise DatabaseError(f"{path}: cannot read its night files ({first_line(exc)})") from None
 
 
 def _open_error(path: Path, exc: duckdb.Error) -> DatabaseError:
@@ -187,18 +223,33 @@ def connect(path: Path, *, read_only: bool) -> tuple[duckdb.DuckDBPyConnection, 
         raise _open_error(path, exc) from None
     try:
         version = _probe(con)
+        if version is not None and FILES_VERSION <= version <= migrations.CURRENT_VERSION:
+            attach_files(path, con, write=not read_only)
     except duckdb.Error as exc:
         con.close()
         raise _open_error(path, exc) from None
+    except BaseException:
+        con.close()
+        raise
     return con, version
 
 
+FILES_VERSION = 6  # the schema that moved the growing tables into night files
+
+
 def create(path: Path) -> list[int]:
-    """Create a migrated DB at `path` atomically (built beside it, then renamed into place)."""
-    tmp = _temp_path(path, "creating")
-    wal = tmp.with_name(tmp.name + ".wal")
-    for leftover in (tmp, wal):
-        leftover.unlink(missing_ok=True)
+    """Create a migrated DB at `path` atomically: built with its (empty) night files in a
+    temp directory beside it, then the files' directory and the DB renamed into place."""
+    files = nightfiles.files_dir(path)
+    if files.exists():
+        raise DatabaseError(
+            f"{files} exists but {path} does not: restore the DB file from git "
+            f"(`git checkout -- {path}`), or move {files} away to start a new DB"
+        )
+    tmp_dir = _temp_path(path, "creating")
+    shutil.rmtree(tmp_dir, ignore_errors=True)
+    tmp_dir.mkdir()
+    tmp = tmp_dir / path.name
     try:
         con = duckdb.connect(str(tmp), config=CREATE_CONFIG)
         try:
@@ -206,13 +257,15 @@ def create(path: Path) -> list[int]:
             con.execute("CHECKPOINT")
         finally:
             con.close()
+        new_files = nightfiles.files_dir(tmp)
+        if new_files.exists():
+            os.replace(new_files, files)
         os.replace(tmp, path)
         _fsync(path.parent, directory=True)
     except duckdb.Error as exc:
         raise DatabaseError(f"cannot create {path} ({first_line(exc)})") from None
     finally:
-        for leftover in (tmp, wal):
-            leftover.unlink(missing_ok=True)
+        shutil.rmtree(tmp_dir, ignore_errors=True)
     return applied
 
 
@@ -254,6 +307,9 @@ def rewrite(path: Path, block_size: int | None = None) -> None:
             leftover.unlink(missing_ok=True)
         con = duckdb.connect(":memory:", config=CREATE_CONFIG)
         try:
+            # the stored views are re-bound when copied: their paths resolve from here
+            search = str(path.resolve().parent.parent)
+            con.execute(f"SET file_search_path = {_sql_string(search)}")
             con.execute(f"ATTACH {_sql_string(str(path))} AS old (READ_ONLY)")
             con.execute(f"ATTACH {_sql_string(str(tmp))} AS new{options}")
             con.execute("COPY FROM DATABASE old TO new")
@@ -284,7 +340,11 @@ def remove_leftovers(path: Path) -> None:
     """Delete temp files a killed writer left; safe because we hold the exclusive lock."""
     for marker in TEMP_MARKERS:
         for leftover in path.parent.glob(f".{glob.escape(path.name)}.{marker}-*"):
-            leftover.unlink(missing_ok=True)
+            if leftover.is_dir():
+                shutil.rmtree(leftover, ignore_errors=True)
+            else:
+                leftover.unlink(missing_ok=True)
+    nightfiles.remove_leftovers(path)
 
 
 def check_version(path: Path, version: int | None, *, write: bool) -> None:
@@ -317,4 +377,6 @@ def migrate_existing(path: Path, con: duckdb.DuckDBPyConnection, version: int) -
             f"{path}: migrating from schema v{version} failed and was rolled back; the file is "
             f"at v{now} ({first_line(exc)})"
         ) from None
+    if version < FILES_VERSION <= migrations.CURRENT_VERSION:
+        attach_files(path, con, write=True)
     return applied

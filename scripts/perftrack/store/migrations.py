@@ -11,13 +11,15 @@ procedure, including the fixture DB each version must leave behind.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from pathlib import Path
 
 import duckdb
 
 from perftrack import __version__
+from perftrack.store import nightfiles
 
 
 @dataclass(frozen=True)
@@ -25,6 +27,9 @@ class Migration:
     version: int
     description: str
     statements: tuple[str, ...]
+    # Work SQL cannot do (v6: write files), run after the statements in the same
+    # transaction; returns the files it wrote, deleted again if the transaction fails.
+    then: Callable[[duckdb.DuckDBPyConnection, int], list[Path]] | None = None
 
 
 # Column lists mirror the run record (schemas/run-record.v1.json); docs/schema.md explains
@@ -289,6 +294,42 @@ V5_STATEMENTS: tuple[str, ...] = (
     *_rebuild("change_points", V2_STATEMENTS[2].replace(_SERIES_COLS, _SERIES_COLS_V5)),
 )
 
+# Schema v6 (issue 19): the tables that grow every night move out of the DuckDB file into
+# immutable ZSTD Parquet files beside it (nightfiles.py); the file keeps a list of them
+# (`data_files`), a view of each table over its files, and the small tables recomputed
+# every night (noise, verdicts, change_points). The move writes every row of each table
+# into one file (a table with no rows still gets one: it carries the column types), then
+# drops the table; all in the migration's transaction.
+V6_STATEMENTS: tuple[str, ...] = (
+    f"""
+    CREATE TABLE {nightfiles.FILES_TABLE} (
+        path VARCHAR PRIMARY KEY,
+        table_name VARCHAR NOT NULL,
+        rows BIGINT NOT NULL,
+        bytes BIGINT NOT NULL,
+        sha256 VARCHAR NOT NULL,
+        schema_version INTEGER NOT NULL,
+        added_at TIMESTAMP NOT NULL
+    )
+    """,
+)
+
+
+def _v6_move(con: duckdb.DuckDBPyConnection, version: int) -> list[Path]:
+    db = nightfiles.db_path_of(con)
+    ids = [rid for (rid,) in con.execute("SELECT record_id FROM results").fetchall()]
+    sources = {t: t for t in nightfiles.FILE_TABLES}
+    written = nightfiles.write_batch(con, db, sources, ids=ids, version=version)
+    try:
+        for table in nightfiles.FILE_TABLES:
+            con.execute(f"DROP TABLE {table}")
+        nightfiles.create_views(con, db, temp=False)
+    except BaseException:
+        nightfiles.discard(written)
+        raise
+    return written
+
+
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(
         1,
@@ -317,6 +358,13 @@ MIGRATIONS: tuple[Migration, ...] = (
         "change_points: all six axes); results without its record_id index",
         V5_STATEMENTS,
     ),
+    Migration(
+        6,
+        "results, runs, servers, hardware, server_variables as immutable Parquet files "
+        "beside the DB (data_files lists them; a view of each)",
+        V6_STATEMENTS,
+        then=_v6_move,
+    ),
 )
 
 CURRENT_VERSION: int = MIGRATIONS[-1].version
@@ -332,16 +380,26 @@ TABLES: tuple[str, ...] = (
     "noise",
     "verdicts",
     "change_points",
+    nightfiles.FILES_TABLE,
 )
 
 
 def user_tables(con: duckdb.DuckDBPyConnection) -> set[str]:
-    """Names of the tables in the connection's main schema."""
+    """Names of the tables in the connection's main schema (not the views)."""
     rows = con.execute(
         "SELECT table_name FROM duckdb_tables() "
         "WHERE database_name = current_database() AND schema_name = 'main'"
     ).fetchall()
     return {name for (name,) in rows}
+
+
+def user_relations(con: duckdb.DuckDBPyConnection) -> set[str]:
+    """Names of the tables and views in the main schema (and TEMP views over them)."""
+    rows = con.execute(
+        "SELECT view_name FROM duckdb_views() WHERE NOT internal "
+        "AND schema_name = 'main' AND database_name IN (current_database(), 'temp')"
+    ).fetchall()
+    return user_tables(con) | {name for (name,) in rows}
 
 
 def schema_version(con: duckdb.DuckDBPyConnection) -> int | None:
@@ -382,9 +440,12 @@ def apply(
 ) -> None:
     """Apply one migration and record it, in one transaction (all of it or none of it)."""
     con.begin()
+    written: list[Path] = []
     try:
         for statement in migration.statements:
             con.execute(statement)
+        if migration.then is not None:
+            written = migration.then(con, migration.version)
         con.execute(
             "INSERT INTO schema_version VALUES (?, ?, ?)",
             [migration.version, _utc_now(), perftrack_version],
@@ -392,6 +453,7 @@ def apply(
         con.commit()
     except BaseException:
         con.rollback()
+        nightfiles.discard(written)
         raise
 
 

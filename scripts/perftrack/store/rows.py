@@ -8,6 +8,7 @@ import json
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import Any
 
 import duckdb
@@ -15,7 +16,7 @@ import numpy as np
 
 from perftrack.core import record
 from perftrack.core.errors import RecordError
-from perftrack.store import migrations
+from perftrack.store import migrations, nightfiles
 
 # --- content keys ----------------------------------------------------------------------
 # Hex digits kept from a sha256 for server keys and variable-set hashes: 64 bits, so a
@@ -341,7 +342,6 @@ def _insert(
     table: str,
     columns: Sequence[tuple[str, str]],
     rows: Sequence[Sequence[Any]],
-    on_conflict: str = "",
 ) -> None:
     """Insert rows in one statement: each column travels as one typed list, unnested.
 
@@ -352,7 +352,7 @@ def _insert(
     names = ", ".join(f'"{name}"' for name, _ in columns)
     exprs = ", ".join(f"unnest(?::{sql_type}[])" for _, sql_type in columns)
     params = [list(column) for column in zip(*rows, strict=True)]
-    con.execute(f"INSERT INTO {table} ({names}) SELECT {exprs} {on_conflict}", params)
+    con.execute(f"INSERT INTO {table} ({names}) SELECT {exprs}", params)
 
 
 def existing_ids(
@@ -405,24 +405,57 @@ RUN_COLUMNS = (
     ("perftrack_version", "VARCHAR"),
 )
 VARIABLE_COLUMNS = (("varset_hash", "VARCHAR"), ("name", "VARCHAR"), ("value", "VARCHAR"))
-# A run seen again (more of its records arrive later) widens its time bounds.
-RUN_UPSERT = (
-    "ON CONFLICT (run_id) DO UPDATE SET "
-    "first_started_at = least(runs.first_started_at, excluded.first_started_at), "
-    "last_finished_at = greatest(runs.last_finished_at, excluded.last_finished_at), "
-    "perftrack_version = coalesce(runs.perftrack_version, excluded.perftrack_version)"
-)
 
 
-def write_records(con: duckdb.DuckDBPyConnection, new: Sequence[PreparedRecord]) -> None:
-    """Rows of records not yet stored; the caller holds the transaction."""
+def write_records(
+    con: duckdb.DuckDBPyConnection, db: Path, new: Sequence[PreparedRecord]
+) -> list[Path]:
+    """Rows of records not yet stored, as a new set of files beside the DB (nightfiles);
+    the caller holds the transaction. Only what is new goes into the files: servers,
+    machines and variable sets already stored are not written again. Returns the files,
+    which the caller deletes if its transaction fails."""
+    if not new:
+        return []
     hardware = {p.hardware[0]: p.hardware for p in new}
     servers = {p.server[0]: p.server for p in new}
-    _insert(con, "hardware", HARDWARE_COLUMNS, list(hardware.values()), "ON CONFLICT DO NOTHING")
-    _insert(con, "servers", SERVER_COLUMNS, list(servers.values()), "ON CONFLICT DO NOTHING")
-    _insert(con, "runs", RUN_COLUMNS, _merge_runs(new), RUN_UPSERT)
+    known_hw = existing_ids(con, "hardware", "hw_key", hardware)
+    known_servers = existing_ids(con, "servers", "server_key", servers)
     varsets = {p.varset_hash: p.variables for p in new if p.varset_hash}
-    stored = existing_ids(con, "server_variables", "varset_hash", varsets)
-    rows = [(h, k, v) for h, vs in varsets.items() if h not in stored for k, v in vs.items()]
-    _insert(con, "server_variables", VARIABLE_COLUMNS, rows)
-    _insert(con, "results", RESULT_COLUMNS, [p.result for p in new])
+    known_sets = existing_ids(con, "server_variables", "varset_hash", varsets)
+    staged: dict[str, tuple[Sequence[tuple[str, str]], list[tuple[Any, ...]]]] = {
+        "hardware": (HARDWARE_COLUMNS, [r for k, r in hardware.items() if k not in known_hw]),
+        "servers": (SERVER_COLUMNS, [r for k, r in servers.items() if k not in known_servers]),
+        "runs": (RUN_COLUMNS, _merge_runs(new)),
+        "server_variables": (
+            VARIABLE_COLUMNS,
+            [(h, k, v) for h, vs in varsets.items() if h not in known_sets for k, v in vs.items()],
+        ),
+        "results": (RESULT_COLUMNS, [p.result for p in new]),
+    }
+    sources: dict[str, str] = {}
+    try:
+        for table, (columns, rows) in staged.items():
+            if not rows:
+                continue
+            stage = f"{STAGE_PREFIX}{table}"
+            # the view's own column types (JSON columns included): every file alike
+            con.execute(f"CREATE OR REPLACE TEMP TABLE {stage} AS FROM {table} LIMIT 0")
+            _insert(con, stage, columns, rows)
+            sources[table] = stage
+        written = nightfiles.write_batch(
+            con, db, sources, ids=[p.record_id for p in new], version=migrations.CURRENT_VERSION
+        )
+        try:
+            if not nightfiles.stored_views_current(con, db):
+                nightfiles.create_views(con, db, temp=False)
+            nightfiles.create_views(con, db, temp=True)
+        except BaseException:
+            nightfiles.discard(written)
+            raise
+        return written
+    finally:
+        for stage in sources.values():
+            con.execute(f"DROP TABLE IF EXISTS {stage}")
+
+
+STAGE_PREFIX = "_new_"  # TEMP tables holding a batch's rows until they are written

@@ -5,12 +5,14 @@ other perftrack process, and the schema brought up to date (write mode) or check
 mode). `Store.ingest` adds run records in one transaction, idempotently by record id.
 Tables and columns are described in docs/schema.md; migrations live in migrations.py.
 
-The file is committed to git, so it is kept small and self-contained: variable sets are
+The file (and its night files) is committed to git, so it is kept small: variable sets are
 stored once by content hash, interval series only as summaries plus a short downsample,
 and every write-mode close ends with a CHECKPOINT (no `.wal` file left beside it).
 
 The package in one room per concern: `lock` (the lock file), `dbfile` (create, open,
-diagnose, migrate and compact the file), `rows` (a record as rows, the write transaction),
+diagnose, migrate and compact the file), `nightfiles` (since schema v6 the growing tables
+live in immutable Parquet files beside the DB; the views over them), `rows` (a record as
+rows, the write transaction),
 `migrations` (schema versions), and this module, the door: `open_db`, `Store`, `compact`,
 `ingest_paths`; the names other stages use are re-exported here.
 """
@@ -27,7 +29,7 @@ import duckdb
 
 from perftrack.core import record
 from perftrack.core.errors import ConfigError, DatabaseError
-from perftrack.store import migrations
+from perftrack.store import migrations, nightfiles
 from perftrack.store.dbfile import (
     check_version,
     connect,
@@ -234,21 +236,28 @@ class Store(
         for p in prepared:  # a record_id repeated within the batch counts once
             unique.setdefault(p.record_id, p)
         self.con.begin()
+        written: list[Path] = []  # the night files (nightfiles.py), deleted on failure
         try:
             stored = existing_ids(self.con, "results", "record_id", unique)
             new = [p for rid, p in unique.items() if rid not in stored]
-            write_records(self.con, new)
+            written = write_records(self.con, self.path, new)
             self.con.commit()
         except duckdb.Error as exc:
-            self.con.rollback()
+            self._roll_back(written)
             raise DatabaseError(
                 f"{self.path}: ingest failed and was rolled back, nothing was written "
                 f"({first_line(exc)})"
             ) from None
         except BaseException:
-            self.con.rollback()
+            self._roll_back(written)
             raise
         return IngestResult(added=len(new), already=len(prepared) - len(new))
+
+    def _roll_back(self, written: Sequence[Path]) -> None:
+        self.con.rollback()
+        nightfiles.discard(written)
+        if nightfiles.FILES_TABLE in migrations.user_tables(self.con):  # schema v6 on
+            nightfiles.create_views(self.con, self.path, temp=True)  # the listed files again
 
     # --- inspection ---
 
@@ -308,7 +317,7 @@ class Store(
 
     def info(self) -> dict[str, Any]:
         """A summary for `perftrack db info`; times are ISO strings (UTC) or None."""
-        tables = migrations.user_tables(self.con)
+        tables = migrations.user_relations(self.con)
         counts = {t: self._scalar(f'SELECT count(*) FROM "{t}"') for t in migrations.TABLES}
         first, last = self.con.execute(
             "SELECT min(started_at), max(finished_at) FROM results"
@@ -317,9 +326,18 @@ class Store(
             "SELECT status, count(*) FROM results GROUP BY status ORDER BY status"
         ).fetchall()
         hw_keys = self.con.execute("SELECT DISTINCT hw_key FROM runs ORDER BY hw_key").fetchall()
+        files, file_bytes = (
+            self.con.execute(
+                f"SELECT count(*), coalesce(sum(bytes), 0) FROM {nightfiles.FILES_TABLE}"
+            ).fetchone()
+            if nightfiles.FILES_TABLE in tables
+            else None
+        ) or (0, 0)
         return {
             "path": str(self.path),
             "size_bytes": self.path.stat().st_size,
+            "night_files": files,
+            "night_files_bytes": int(file_bytes),
             "schema_version": self.schema_version,
             "tables": sorted(tables),
             "counts": counts,
@@ -336,6 +354,8 @@ class Store(
         if problems:
             return problems
         problems += self._check_version()
+        if nightfiles.FILES_TABLE in migrations.user_tables(self.con):
+            problems += nightfiles.check(self.con, self.path)
         for sql, what in INTEGRITY_CHECKS:
             count, example = self.con.execute(sql).fetchone() or (0, None)
             if count:
@@ -344,7 +364,7 @@ class Store(
 
     def _check_tables(self) -> list[str]:
         """Every table of the schema exists and every column of it can be read."""
-        present = migrations.user_tables(self.con)
+        present = migrations.user_relations(self.con)
         problems = [f"table {t} is missing" for t in migrations.TABLES if t not in present]
         for table in (t for t in migrations.TABLES if t in present):
             try:

@@ -141,15 +141,13 @@ def test_history_is_broken_at_the_hardware_change(sites: dict[str, Path], tab: T
 def test_history_marks_change_points_and_annotations(
     tmp_path: Path, history_db: Path, tab: Tab
 ) -> None:
-    import shutil
-
-    import duckdb
-
     from perftrack.publish.site import build
+    from perftrack.store import nightfiles
 
     db = tmp_path / "results.duckdb"
-    shutil.copy(history_db, db)
-    con = duckdb.connect(str(db))  # SYNTHETIC: a change point as `perftrack detect` stores it
+    nightfiles.copy_db(history_db, db)
+    # SYNTHETIC: a change point as `perftrack detect` stores it
+    con = nightfiles.connect(db, read_only=False)
     con.execute(
         """INSERT INTO change_points
            SELECT 'synthetic-series', ru.hw_key, ru.runner_class, r.workload, r.threads,

@@ -26,6 +26,7 @@ from site_helpers import HOSTILE_VERSION, READY_TIMEOUT_MS, Tab
 
 from perftrack.core.errors import EnvironmentProblem
 from perftrack.publish.site import build, parquet, serve, source
+from perftrack.store import nightfiles
 
 # A query a reader might type: integers (BIGINT), doubles, text, a timestamp, a date, a
 # list and a NULL, so every way a value reaches the page is compared.
@@ -137,8 +138,7 @@ def test_build_exports_every_table_as_zstd_parquet_with_a_manifest(
     manifest = json.loads((site / parquet.SUBDIR / parquet.MANIFEST).read_text())
     assert manifest["format"] == parquet.MANIFEST_FORMAT
     assert set(manifest["tables"]) == set(parquet.TABLES)
-    con = duckdb.connect()
-    con.execute(f"ATTACH '{history_db}' AS db (READ_ONLY)")
+    con = nightfiles.connect(history_db)  # the DB's tables, night files included
     for name, t in manifest["tables"].items():
         (path,) = [site / parquet.SUBDIR / f for f in t["files"]]
         assert t["bytes"] == path.stat().st_size
@@ -150,11 +150,11 @@ def test_build_exports_every_table_as_zstd_parquet_with_a_manifest(
         }
         assert codecs <= {"ZSTD", "UNCOMPRESSED"} and (t["rows"] == 0 or "ZSTD" in codecs), codecs
         # the same rows, nothing lost or added, in both directions
-        (n,) = con.execute(f"SELECT count(*) FROM db.{name}").fetchone()
+        (n,) = con.execute(f"SELECT count(*) FROM {name}").fetchone()
         assert t["rows"] == n
         for a, b in (
-            (f"db.{name}", f"read_parquet('{path}')"),
-            (f"read_parquet('{path}')", f"db.{name}"),
+            (name, f"read_parquet('{path}')"),
+            (f"read_parquet('{path}')", name),
         ):
             (extra,) = con.execute(
                 f"SELECT count(*) FROM (FROM {a} EXCEPT ALL FROM {b})"
@@ -228,7 +228,7 @@ def test_a_typed_query_gives_what_duckdb_in_python_gives_and_the_csv_holds_it(
     tab.shot("sql-typed-query")
     assert tab.page.is_hidden("#sql-error")
     head, cells = shown(tab)
-    want_head, want = python_rows(duckdb.connect(str(history_db), read_only=True), TYPED_QUERY)
+    want_head, want = python_rows(nightfiles.connect(history_db), TYPED_QUERY)
     assert head == want_head
     assert len(want) > 3
     assert_same(cells, want)  # against the DB itself
@@ -251,7 +251,7 @@ def test_every_example_runs_and_agrees_with_duckdb_in_python(
     open_sql(tab, served(sites["history"]))
     examples = tab.page.evaluate("window.perftrackSql.examples.map(e => [e.title, e.sql])")
     assert len(examples) >= 3
-    con = duckdb.connect(str(history_db), read_only=True)
+    con = nightfiles.connect(history_db)
     counts = {}
     for i, (title, sql) in enumerate(examples):
         before = runs(tab)
@@ -288,11 +288,7 @@ def test_bad_sql_shows_the_error_under_the_box(
     assert "no_such_column" in tab.page.inner_text("#sql-error")
     run_typed(tab, "SELECT count(*) AS n FROM results")  # a good query clears the error
     assert tab.page.is_hidden("#sql-error")
-    (n,) = (
-        duckdb.connect(str(history_db), read_only=True)
-        .execute("SELECT count(*) FROM results")
-        .fetchone()
-    )
+    (n,) = nightfiles.connect(history_db).execute("SELECT count(*) FROM results").fetchone()
     assert shown(tab) == (["n"], [[str(n)]])
     assert tab.problems() == []
 
@@ -325,7 +321,7 @@ def test_a_table_split_into_files_reads_as_one_by_column_name(
     )
     run_typed(tab, query)
     _, cells = shown(tab)
-    (want,) = python_rows(duckdb.connect(str(history_db), read_only=True), query)[1]
+    (want,) = python_rows(nightfiles.connect(history_db), query)[1]
     assert cells[0][0] == str(want[0]) and cells[0][2] == str(want[2])
     assert cells[0][1] == str(python_rows(parquet_con(site), query)[1][0][1])
     assert tab.problems() == []

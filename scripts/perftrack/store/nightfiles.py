@@ -1,0 +1,391 @@
+"""The immutable half of the results DB: one set of ZSTD Parquet files per ingest.
+
+Since schema v6 the tables that grow with every night (`results`, `runs`, `servers`,
+`hardware`, `server_variables`) are not stored in `data/results.duckdb` but in files
+beside it, `data/results/<yyyy>/<stamp>-<ids>.<table>.parquet`, written once by the
+ingest that added the rows and never rewritten. The DuckDB file lists them in
+`data_files` (path, rows, bytes, sha256, schema version) and has a view of each table over
+its files, so every query sees the whole history as before. docs/schema.md, "Night files".
+
+Paths in the views: DuckDB resolves a relative path against the process's working
+directory, so the views stored in the file read `data/results/*/*.<table>.parquet` (the
+DB's directory and stem, relative to the directory above it): `duckdb data/results.duckdb`
+run from the checkout's root sees the history, and the stored views never change when a
+night is added. perftrack never depends on the working directory: every connection the
+store opens gets TEMP views of the same names over exactly the files `data_files` lists,
+with absolute paths, which shadow the stored ones.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from collections.abc import Callable, Mapping, Sequence
+from datetime import UTC, datetime
+from pathlib import Path
+
+import duckdb
+
+from perftrack.core.errors import DatabaseError
+
+FILES_TABLE = "data_files"
+# The tables kept as files, and the order each file's rows are written in (the key; the
+# results by time): deterministic files that compress well.
+FILE_TABLES: dict[str, str] = {
+    "hardware": "hw_key",
+    "servers": "server_key",
+    "runs": "run_id",
+    "server_variables": "varset_hash, name",
+    "results": "started_at, record_id",
+}
+# zstd level 19: a file is written once and read for years. One synthetic night of the
+# nightly matrix (3,960 results) is 294 KB at level 19 and 332 KB at DuckDB's default
+# level 3; writing it takes 0.33 s instead of 0.06 s (docs/benchmarks.md).
+COPY_OPTIONS = "FORMAT parquet, COMPRESSION zstd, COMPRESSION_LEVEL 19"
+KV_SCHEMA = "perftrack_schema"  # key-value metadata of every file: the schema that wrote it
+KV_TABLE = "perftrack_table"
+WRITING = "writing"  # `.<name>.writing-<pid>`: a file being written (deleted if left over)
+# A run's rows can arrive in several ingests (more of its records later): each file holds
+# the bounds of that ingest's records, the view widens them, the first values win.
+RUNS_VIEW = (
+    "SELECT run_id, arg_min(runner_class, filename) AS runner_class, "
+    "arg_min(hw_key, filename) AS hw_key, min(first_started_at) AS first_started_at, "
+    "max(last_finished_at) AS last_finished_at, "
+    "arg_min(perftrack_version, filename) FILTER (WHERE perftrack_version IS NOT NULL) "
+    "AS perftrack_version FROM {source} GROUP BY run_id"
+)
+
+
+def files_dir(db: Path) -> Path:
+    """The directory of a DB's files: `data/results/` for `data/results.duckdb`."""
+    return db.with_name(Path(db.name).stem)
+
+
+def view_prefix(db: Path) -> str:
+    """How the stored views name the files' directory: relative to the DB's parent's
+    parent, i.e. `data/results` for `data/results.duckdb` in a checkout."""
+    return f"{db.resolve().parent.name}/{Path(db.name).stem}"
+
+
+def db_path_of(con: duckdb.DuckDBPyConnection) -> Path:
+    """The file behind the connection's current database (migrations know only `con`)."""
+    row = con.execute(
+        "SELECT path FROM duckdb_databases() WHERE database_name = current_database()"
+    ).fetchone()
+    if not row or not row[0]:
+        raise DatabaseError("schema v6 needs a DB file: its tables are stored beside it")
+    return Path(row[0])
+
+
+def _sql_string(text: str) -> str:
+    return "'" + text.replace("'", "''") + "'"
+
+
+def _sha256(path: Path) -> str:
+    digest = hashlib.sha256()
+    with path.open("rb") as f:
+        for chunk in iter(lambda: f.read(1 << 20), b""):
+            digest.update(chunk)
+    return digest.hexdigest()
+
+
+def _fsync(path: Path, *, directory: bool = False) -> None:
+    fd = os.open(path, os.O_RDONLY | (os.O_DIRECTORY if directory else 0))
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def _utc_now() -> datetime:
+    return datetime.now(UTC).replace(tzinfo=None)
+
+
+# === writing ===========================================================================
+
+
+def batch_name(ids: Sequence[str], now: datetime) -> str:
+    """`<yyyy>/<yyyymmddTHHMMSSffffffZ>-<12 hex of the batch's record ids>`."""
+    digest = hashlib.sha256("\n".join(sorted(ids)).encode()).hexdigest()[:12]
+    return f"{now:%Y}/{now:%Y%m%dT%H%M%S%fZ}-{digest}"
+
+
+def write_batch(
+    con: duckdb.DuckDBPyConnection,
+    db: Path,
+    sources: Mapping[str, str],
+    *,
+    ids: Sequence[str],
+    version: int,
+) -> list[Path]:
+    """Write each `table -> relation` of `sources` as a new file and list it in
+    `data_files`; the caller holds the transaction and refreshes the views.
+
+    Each file is written under a temp name, fsynced and renamed; an existing file is never
+    replaced. On any failure every file of the batch is deleted before the error goes on
+    (the caller rolls the DB back), so nothing is left half-written.
+    """
+    now = _utc_now()
+    name = batch_name(ids, now)
+    root = files_dir(db)
+    written: list[Path] = []
+    try:
+        for table, relation in sources.items():
+            rel = f"{name}.{table}.parquet"
+            final = root / rel
+            final.parent.mkdir(parents=True, exist_ok=True)
+            if final.exists():
+                raise DatabaseError(f"{final} exists already: refusing to replace a night file")
+            tmp = final.with_name(f".{final.name}.{WRITING}-{os.getpid()}")
+            kv = f"KV_METADATA {{{KV_SCHEMA}: '{version}', {KV_TABLE}: '{table}'}}"
+            try:
+                con.execute(
+                    f"COPY (SELECT * FROM {relation} ORDER BY {FILE_TABLES[table]}) "
+                    f"TO {_sql_string(str(tmp))} ({COPY_OPTIONS}, {kv})"
+                )
+                _fsync(tmp)
+                os.replace(tmp, final)
+            finally:
+                tmp.unlink(missing_ok=True)
+            written.append(final)
+            (rows,) = con.execute(f"SELECT count(*) FROM {relation}").fetchone() or (0,)
+            con.execute(
+                f"INSERT INTO {FILES_TABLE} VALUES (?, ?, ?, ?, ?, ?, ?)",
+                [rel, table, rows, final.stat().st_size, _sha256(final), version, now],
+            )
+        for directory in {p.parent for p in written}:
+            _fsync(directory, directory=True)
+    except BaseException:
+        discard(written)
+        raise
+    return written
+
+
+def discard(paths: Sequence[Path]) -> None:
+    """Delete files of a batch whose transaction did not commit."""
+    for path in paths:
+        path.unlink(missing_ok=True)
+
+
+def remove_leftovers(db: Path) -> None:
+    """Delete temp files a killed writer left (the caller holds the exclusive lock)."""
+    root = files_dir(db)
+    if root.is_dir():
+        for leftover in root.glob(f"*/.*.{WRITING}-*"):
+            leftover.unlink(missing_ok=True)
+
+
+# === views =============================================================================
+
+
+def _listed(con: duckdb.DuckDBPyConnection) -> dict[str, list[tuple[str, int]]]:
+    """table -> [(path relative to the files' directory, schema version)], oldest first."""
+    out: dict[str, list[tuple[str, int]]] = {t: [] for t in FILE_TABLES}
+    for path, table, version in con.execute(
+        f"SELECT path, table_name, schema_version FROM {FILES_TABLE} ORDER BY path"
+    ).fetchall():
+        out.setdefault(table, []).append((path, version))
+    return out
+
+
+def _view_sql(table: str, source: str, versions: set[int]) -> str:
+    # Files written by different schema versions are combined by column name (a column a
+    # later version added is null in older files); one version needs no such matching.
+    by_name = ", union_by_name = true" if len(versions) > 1 else ""
+    if table == "runs":
+        return RUNS_VIEW.format(source=f"read_parquet({source}, filename = true{by_name})")
+    return f"SELECT * FROM read_parquet({source}{by_name})"
+
+
+def _glob(db: Path, table: str) -> str:
+    """The stored views' file pattern: constant, so the view is not rewritten every night."""
+    return _sql_string(f"{view_prefix(db)}/*/*.{table}.parquet")
+
+
+def create_views(con: duckdb.DuckDBPyConnection, db: Path, *, temp: bool) -> None:
+    """(Re)create one view per file table over its files.
+
+    temp=True: TEMP views over exactly the files `data_files` lists, with absolute paths,
+    for this connection only (they shadow the stored ones): what perftrack reads.
+    temp=False: the views stored in the file, for a plain `duckdb data/results.duckdb`
+    from the checkout's root: a pattern relative to the directory above the DB's (see the
+    module's doc), which every later file matches; the caller holds the transaction.
+    """
+    listed = _listed(con)
+    if not temp:  # binding a view opens its first file: resolve the relative pattern here
+        con.execute(f"SET file_search_path = {_sql_string(str(db.resolve().parent.parent))}")
+    base = str(files_dir(db).resolve())
+    kind = "TEMP VIEW" if temp else "VIEW"
+    for table, files in listed.items():
+        if not files:  # every DB since v6 has at least one (maybe empty) file per table
+            raise DatabaseError(f"{db}: no file of table {table} is listed in {FILES_TABLE}")
+        if temp:
+            source = "[" + ", ".join(_sql_string(f"{base}/{p}") for p, _ in files) + "]"
+        else:
+            source = _glob(db, table)
+        sql = _view_sql(table, source, {v for _, v in files})
+        con.execute(f"CREATE OR REPLACE {kind} {table} AS {sql}")
+
+
+def stored_views_current(con: duckdb.DuckDBPyConnection, db: Path) -> bool:
+    """Do the stored views name this DB's directory and stem, and combine the files as
+    their schema versions need? (No after the DB and its files moved to a directory of
+    another name, or after a migration wrote files of a new version.)"""
+    for table, files in _listed(con).items():
+        row = con.execute(
+            "SELECT sql FROM duckdb_views() WHERE database_name = current_database() "
+            "AND schema_name = 'main' AND view_name = ?",
+            [table],
+        ).fetchone()
+        if row is None or not files or _glob(db, table) not in row[0]:
+            return False
+        if ("union_by_name" in row[0]) != (len({v for _, v in files}) > 1):
+            return False
+    return True
+
+
+# === verifying =========================================================================
+
+
+def _display(path: Path) -> str:
+    try:
+        return str(path.resolve().relative_to(Path.cwd().resolve()))
+    except ValueError:
+        return str(path)
+
+
+def _file_schema(path: Path) -> int | None:
+    """The schema version in a Parquet file's key-value metadata; None if unreadable."""
+    try:
+        con = duckdb.connect(":memory:")
+        try:
+            rows = con.execute(
+                "SELECT value FROM parquet_kv_metadata(?) WHERE key = ?", [str(path), KV_SCHEMA]
+            ).fetchall()
+        finally:
+            con.close()
+        return int(rows[0][0]) if rows else None
+    except (duckdb.Error, ValueError):
+        return None
+
+
+def verify(
+    con: duckdb.DuckDBPyConnection,
+    db: Path,
+    current: int,
+    restore_hint: Callable[[Path, Callable[[Path], bool]], str],
+) -> None:
+    """Every listed file is there, byte for byte as written (size and sha256), listed once.
+
+    Raises DatabaseError naming the first bad file and how to restore it; `restore_hint`
+    (dbfile) walks the file's git history for the newest revision that passes a test.
+    Reads every byte of every file: ~300 MB at 1,000 nights of the nightly matrix, 0.4 s
+    of sha256 on the 2-core VM (docs/schema.md, "Night files").
+    """
+    root = files_dir(db)
+    listed = con.execute(f"SELECT path, bytes, sha256 FROM {FILES_TABLE} ORDER BY path").fetchall()
+    seen: dict[str, str] = {}
+    for rel, size, sha in listed:
+        path = root / rel
+        shown = _display(path)
+        # Two results files with the same bytes hold the same record ids: one is a copy.
+        # (Other tables may legitimately repeat: a run's bounds, written again.)
+        if sha in seen and rel.endswith(".results.parquet"):
+            raise DatabaseError(
+                f"{shown} is listed in {db} a second time (the same bytes as {seen[sha]}): "
+                "its records would count twice; "
+                + restore_hint(db, lambda candidate: _no_duplicates(candidate))
+            )
+        if rel.endswith(".results.parquet"):
+            seen[sha] = shown
+
+        def good(candidate: Path, sha: str = sha) -> bool:
+            return _sha256(candidate) == sha
+
+        if not path.is_file():
+            raise DatabaseError(f"{shown} is missing (listed in {db}); " + restore_hint(path, good))
+        if path.stat().st_size != size or _sha256(path) != sha:
+            newer = _file_schema(path)
+            if newer is not None and newer > current:
+                why = f"was written by schema v{newer} but this perftrack knows v{current}"
+                what = "upgrade perftrack, or "
+            else:
+                why = "differs from what was written (hand-edited or truncated)"
+                what = ""
+            raise DatabaseError(f"{shown} {why}; {what}" + restore_hint(path, good))
+
+
+def _no_duplicates(candidate: Path) -> bool:
+    try:
+        con = duckdb.connect(str(candidate), read_only=True)
+    except duckdb.Error:
+        return False
+    try:
+        row = con.execute(f"SELECT count(*) - count(DISTINCT sha256) FROM {FILES_TABLE}").fetchone()
+        return row is not None and row[0] == 0
+    except duckdb.Error:
+        return False
+    finally:
+        con.close()
+
+
+def check(con: duckdb.DuckDBPyConnection, db: Path) -> list[str]:
+    """Problems `db check` reports about the files: files under the directory that the DB
+    does not list (a copy, or a file from another clone), and record ids in two files."""
+    root = files_dir(db)
+    listed = {p for (p,) in con.execute(f"SELECT path FROM {FILES_TABLE}").fetchall()}
+    on_disk = {p.relative_to(root).as_posix() for p in root.glob("*/*.parquet")}
+    problems = [
+        f"{_display(root / p)} is not listed in {db}: a copy or a file from another "
+        "clone; its rows are not read (move it away)"
+        for p in sorted(on_disk - listed)
+    ]
+    results = [root / p for p in sorted(listed) if p.endswith(".results.parquet")]
+    files = ", ".join(_sql_string(str(p)) for p in results)
+    row = con.execute(
+        "SELECT record_id, list(DISTINCT filename ORDER BY filename) "
+        f"FROM read_parquet([{files}], filename = true) "
+        "GROUP BY record_id HAVING count(*) > 1 LIMIT 1"
+    ).fetchone()
+    if row:
+        where = ", ".join(_display(Path(f)) for f in row[1])
+        problems.append(f"record_id {row[0]} is stored more than once, in {where}")
+    return problems
+
+
+def listed_paths(db: Path) -> list[Path]:
+    """The files a DB lists (read without the store: for tests and tools)."""
+    con = duckdb.connect(str(db), read_only=True)
+    try:
+        rows = con.execute(f"SELECT path FROM {FILES_TABLE} ORDER BY path").fetchall()
+    finally:
+        con.close()
+    return [files_dir(db) / p for (p,) in rows]
+
+
+def connect(db: Path, *, read_only: bool = True) -> duckdb.DuckDBPyConnection:
+    """A plain DuckDB connection on `db` that sees the night files from any working
+    directory (TEMP views with absolute paths), without the store's lock or checks: for
+    tests and one-off tools. perftrack itself opens the DB with `store.open_db`."""
+    con = duckdb.connect(str(db), read_only=read_only)
+    try:
+        tables = con.execute(
+            "SELECT table_name FROM duckdb_tables() WHERE database_name = current_database()"
+        ).fetchall()
+        if (FILES_TABLE,) in tables:
+            create_views(con, db, temp=True)
+    except BaseException:
+        con.close()
+        raise
+    return con
+
+
+def copy_db(src: Path, dst: Path) -> Path:
+    """Copy a DB file and its night files (`<stem>/` beside it) to `dst` and `<dst stem>/`."""
+    import shutil
+
+    dst.parent.mkdir(parents=True, exist_ok=True)
+    shutil.copyfile(src, dst)
+    if files_dir(src).is_dir():
+        shutil.copytree(files_dir(src), files_dir(dst), dirs_exist_ok=True)
+    return dst
