@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import dataclasses
 import os
-import shutil
 from pathlib import Path
 
 import pytest
@@ -18,11 +17,12 @@ from perftrack.core.errors import ConfigError
 from perftrack.planning import study
 from perftrack.publish import study_report
 from perftrack.servers import catalog
+from perftrack.store import nightfiles
 
 CONFIGS = Path(__file__).resolve().parents[2] / "configs"
 S000 = "000_charset_57_vs_80"
 S001 = "001_mysqlslap_51_vs_57"
-FIXTURE_DB = Path(__file__).resolve().parents[1] / "fixtures" / "db" / "schema_v5.duckdb"
+FIXTURE_DB = Path(__file__).resolve().parents[1] / "fixtures" / "db" / "schema_v6.duckdb"
 
 
 def test_both_article_studies_load_with_full_and_local_scales() -> None:
@@ -111,7 +111,7 @@ def test_report_with_neither_a_run_nor_a_result_in_the_db_is_one_line(tmp_path, 
     assert "perftrack study run 000_charset_57_vs_80" in err and err.count("\n") == 1
     assert cli.main([*argv, "--from-db", "--run", "x"]) == 2
     assert "exclude each other" in capsys.readouterr().err
-    shutil.copy(FIXTURE_DB, db)  # a DB whose results are none of the study's cells
+    nightfiles.copy_db(FIXTURE_DB, db)  # a DB whose results are none of the study's cells
     assert cli.main(argv) == 2
     err = capsys.readouterr().err
     assert err.startswith(f"error: no results of study {S000} at scale local in {db}")
