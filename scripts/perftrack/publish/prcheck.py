@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import json
 import re
-import subprocess
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -24,6 +23,7 @@ from typing import Any
 import yaml
 
 from perftrack.analysis import annotations, compare
+from perftrack.core import git
 from perftrack.core.errors import ConfigError, EnvironmentProblem
 from perftrack.planning import matrix
 from perftrack.servers import catalog, rules
@@ -49,28 +49,14 @@ def base_catalog(ref: str, head_path: Path) -> catalog.Catalog:
     if not GIT_REF_RE.match(ref):
         raise ConfigError(f"{ref!r} is not a git ref or commit: e.g. origin/main or a SHA")
     repo = head_path.resolve().parent
+    top = git.toplevel(repo)
+    if top is None:
+        raise ConfigError(f"{head_path} is not in a git checkout: cannot read {ref}")
     try:
-        top = subprocess.run(
-            ["git", "-C", str(repo), "rev-parse", "--show-toplevel"],
-            capture_output=True,
-            text=True,
-            check=True,
-            timeout=60,
-        ).stdout.strip()
-        rel = head_path.resolve().relative_to(Path(top).resolve()).as_posix()
-        shown = subprocess.run(
-            ["git", "-C", top, "show", f"{ref}:{rel}"],
-            capture_output=True,
-            text=True,
-            check=False,
-            timeout=60,
-        )
-    except FileNotFoundError:
-        raise EnvironmentProblem("git not found on PATH: install git") from None
-    except subprocess.CalledProcessError:
-        raise ConfigError(f"{head_path} is not in a git checkout: cannot read {ref}") from None
+        rel = head_path.resolve().relative_to(top).as_posix()
     except ValueError:
         raise ConfigError(f"{head_path} is outside its git checkout") from None
+    shown = git.run(top, "show", f"{ref}:{rel}", timeout=60)
     if shown.returncode != 0:
         reason = (shown.stderr.strip().splitlines() or ["unknown"])[-1]
         raise ConfigError(

@@ -38,7 +38,7 @@ from pathlib import Path
 
 from perftrack.analysis import annotations
 from perftrack.analysis import detect as detect_mod
-from perftrack.core import paths, record, yamlfile
+from perftrack.core import git, paths, record, yamlfile
 from perftrack.core.errors import ConfigError, EnvironmentProblem
 from perftrack.store import nightfiles, store
 
@@ -119,18 +119,7 @@ class Git:
 
     def run(self, *args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
         try:
-            p = subprocess.run(
-                ["git", "-C", str(self.worktree), *args],
-                capture_output=True,
-                text=True,
-                env=self.env,
-                timeout=GIT_TIMEOUT_S,
-                check=False,
-            )
-        except FileNotFoundError:
-            raise EnvironmentProblem(
-                "git is not installed: install git (apt-get install git)"
-            ) from None
+            p = git.run(self.worktree, *args, env=self.env, timeout=GIT_TIMEOUT_S)
         except subprocess.TimeoutExpired:
             raise PushError(f"git {args[0]} did not finish in {GIT_TIMEOUT_S:.0f} s") from None
         if check and p.returncode != 0:
@@ -148,15 +137,9 @@ def worktree_of(db: Path) -> tuple[Path, Path]:
     """(git top-level directory, the DB's path relative to it); ConfigError if none."""
     parent = db.resolve().parent
     existing = next((d for d in (parent, *parent.parents) if d.is_dir()), Path("/"))
-    p = subprocess.run(
-        ["git", "-C", str(existing), "rev-parse", "--show-toplevel"],
-        capture_output=True,
-        text=True,
-        check=False,
-    )
-    if p.returncode != 0:
+    top = git.toplevel(existing)
+    if top is None:
         raise ConfigError(f"{db} is not inside a git work tree: publish commits it there")
-    top = Path(p.stdout.strip()).resolve()
     parent.mkdir(parents=True, exist_ok=True)  # a first publish into a fresh checkout
     return top, db.resolve().relative_to(top)
 

@@ -16,7 +16,8 @@ from pathlib import Path
 
 import duckdb
 
-from perftrack.core.errors import DatabaseError
+from perftrack.core import git
+from perftrack.core.errors import DatabaseError, EnvironmentProblem
 from perftrack.store import migrations, nightfiles
 
 # --- file format -----------------------------------------------------------------------
@@ -103,15 +104,8 @@ def _opens(path: Path) -> bool:
 def _git(directory: Path, *args: str) -> bytes | None:
     """Run git in `directory`; None when git is missing, it is not a repo, or git fails."""
     try:
-        done = subprocess.run(
-            ["git", *args],
-            cwd=directory,
-            capture_output=True,
-            timeout=GIT_TIMEOUT_S,
-            check=False,
-            env={**os.environ, "GIT_TERMINAL_PROMPT": "0", "LC_ALL": "C"},
-        )
-    except (OSError, subprocess.SubprocessError):
+        done = git.run(directory, *args, timeout=GIT_TIMEOUT_S, text=False)
+    except (OSError, subprocess.SubprocessError, EnvironmentProblem):
         return None
     return done.stdout if done.returncode == 0 else None
 
