@@ -236,6 +236,9 @@ V4_STATEMENTS: tuple[str, ...] = tuple(
 #   file at scale (30 MB of 40 MB for 400,000 ids, measured) and is rewritten whole at
 #   every checkpoint, which git cannot delta. Ingest stays idempotent by record_id
 #   (store/rows.py existing_ids) and `db check` reports any record_id stored twice.
+# FROZEN COPY of core/record.OPTIONAL_CELL_FIELDS as it was when v5 shipped: a shipped
+# migration must build the same tables whatever the record's field list becomes later
+# (tests/store/test_migrations.py checks the two still agree today).
 V5_AXES: tuple[str, ...] = (
     "engine",
     "isolation",
