@@ -19,7 +19,6 @@ import sys
 import time
 from pathlib import Path
 
-import duckdb
 import pytest
 
 from clirun import perftrack
@@ -27,6 +26,7 @@ from leaks import processes_mentioning
 from perftrack.core import dirlock
 from perftrack.host import sweep
 from perftrack.servers import catalog, providers
+from perftrack.store import nightfiles
 
 pytestmark = pytest.mark.integration
 
@@ -180,7 +180,7 @@ def test_a_killed_shard_is_swept_salvaged_published_and_resumed(tmp_path, night)
         cwd=repo,
     )
     assert res.returncode == 0, res.stdout + res.stderr
-    con = duckdb.connect(str(db), read_only=True)
+    con = nightfiles.connect(db)  # the DB's own night files, whatever the working directory
     try:
         rows = con.execute("SELECT status, tps FROM results").fetchall()
     finally:

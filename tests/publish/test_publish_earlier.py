@@ -12,11 +12,10 @@ import json
 import os
 import subprocess
 
-import duckdb
-
 from fixtures.records.synthetic import _cell_id, make_record
 from perftrack import cli
 from perftrack.core import record
+from perftrack.store import nightfiles
 
 IDENT = {
     "GIT_AUTHOR_NAME": "t",
@@ -47,7 +46,7 @@ def test_earlier_nights_are_ingested_but_not_counted_as_tonights(tmp_path, monke
     args = ["publish", str(tonight), "--earlier", str(earlier), "--plan", str(plan)]
     rc = cli.main([*args, "--no-push", "--db", str(db), "--summary", str(summary)])
     assert rc == 0, capsys.readouterr().err
-    con = duckdb.connect(str(db), read_only=True)
+    con = nightfiles.connect(db)
     try:
         runs = con.execute("SELECT DISTINCT run_id FROM results ORDER BY 1").fetchall()
     finally:

@@ -289,4 +289,4 @@ def test_v5_drops_the_record_id_index_keeps_not_null_and_fills_phase(tmp_path: P
 def test_v5s_frozen_axes_are_still_the_records_optional_cell_fields() -> None:
     """migrations.V5_AXES is a labelled frozen copy: the day the record gains an axis, a new
     migration adds its column and this test is updated to compare the prefix."""
-    assert migrations.V5_AXES == tuple(record.OPTIONAL_CELL_FIELDS)
+    assert tuple(record.OPTIONAL_CELL_FIELDS) == migrations.V5_AXES
