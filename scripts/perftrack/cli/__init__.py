@@ -7,7 +7,7 @@ runner host).
 
 from __future__ import annotations
 
-from perftrack.cli import analysis, db, demo, host, pr, publish, run, servers, site, study
+from perftrack.cli import analysis, db, demo, explain, host, pr, publish, run, servers, site, study
 from perftrack.cli.app import app, version
 from perftrack.cli.main import _entry, main
 
@@ -24,6 +24,7 @@ app.command()(analysis.detect)
 app.command("publish")(publish.publish_cmd)
 app.command("compare")(analysis.compare_cmd)
 app.command("bisect")(analysis.bisect_cmd)
+app.command("explain")(explain.explain_cmd)
 app.command()(run.parse)
 app.command()(demo.demo)
 app.command()(version)
