@@ -68,6 +68,7 @@ def explain_cmd(
     explain.validate(req, cat)
     if profile_out is not None and not profile_out.parent.is_dir():
         raise ConfigError(f"--profile-out: no directory {profile_out.parent}")
+    _check_stored_verdicts(db, a, b, workload, threads)
     sysbench.binary()
     say = (lambda m: print(m, file=sys.stderr)) if as_json else emit
     res = explain.explain(req, cat, paths.config_dir(), out_dir, say)
@@ -82,3 +83,18 @@ def explain_cmd(
     else:
         for line in explanation.table_lines(res):
             emit(line)
+
+
+def _check_stored_verdicts(db: Path, a: str, b: str, workload: str, threads: int) -> None:
+    """The DB's verdicts of B against A on this workload: all unchanged or better -> refuse."""
+    from perftrack.store import explanations, store
+
+    if not db.is_file():
+        return
+    with store.open_db(db, write=False) as st:
+        found = explanations.stored_verdicts(st.con, a, b, workload, threads)
+    if found and set(found) <= {"unchanged", "improvement"}:
+        raise ConfigError(
+            f"no regression to explain: the DB's verdicts of {b} against {a} on {workload}, "
+            f"{threads} thread(s) are {', '.join(sorted(set(found)))} ({db})"
+        )

@@ -144,6 +144,8 @@ class Search:
                     e.isolated.append(p.label)  # only together: inseparable
                 else:
                     frontier += [k for k in mine if k.state == ex.MOVED]
+        if (e.isolated or e.not_split) and not e.stop:
+            self._shares(stage + 1)
         e.stop = e.stop or "every moving group split to single settings or inseparable groups"
         return self._done()
 
@@ -176,29 +178,14 @@ class Search:
         looks = len(STAGE_POINTS) * (len(groups) + int(with_gap))
         rounds: list[dict[str, float | None]] = []
         pending = {g.label for g in groups}
-        gap_pending, looked, failed_b = with_gap, 0, 0
+        gap_pending, looked = with_gap, 0
         while pending or gap_pending:
-            if self.clock() - self.started + self.per_arm_s * len(arms) > self.req.budget_s:
-                e.stop = (
-                    f"budget: the next round of stage {number} (~{self.per_arm_s * len(arms):.0f}"
-                    f" s) would end after the {self.req.budget_s / 60:.1f} min budget"
-                )
+            values = self._round(number, arms, rounds)
+            if values is None:
                 for g in groups:
                     if g.label in pending:
                         g.state = ex.NOISE if looked else ex.UNTESTED
                 break
-            k = e.rounds % len(arms)
-            t0 = self.clock()
-            values = self.run_round(arms[k:] + arms[:k])
-            self.per_arm_s = max(self.per_arm_s, (self.clock() - t0) / len(arms))
-            e.rounds += 1
-            rounds.append(values)
-            failed_b = 0 if values.get("B") is not None else failed_b + 1
-            if failed_b >= MAX_FAILED_B:
-                raise ServerError(
-                    f"plain B ({e.b}) gave no value in {failed_b} rounds in a row: fix the "
-                    "server or the cell first (the rounds so far are in the run directory)"
-                )
             b = [v for r in rounds if (v := r.get("B")) is not None]
             if looked >= len(STAGE_POINTS) or len(b) < STAGE_POINTS[looked]:
                 continue
@@ -225,13 +212,59 @@ class Search:
                 e.gap = conclude.decide(a, b, cv=None, looks=looks, min_effect=self.req.min_effect)
                 gap_pending = not last and (e.gap is None or e.gap.verdict == "inconclusive")
             self.emit(self._look_line(number, looked, len(b), groups))
-        if with_gap:
-            e.gap_ratios = ex.paired_ratios(rounds, "A", "B")
         for g in groups:
             g.ratios = ex.paired_ratios(rounds, g.label, "B")
-            got = ex.share(g.ratios, e.gap_ratios)
-            if got is not None:
-                g.share, g.share_low, g.share_high = got
+        if with_gap:
+            e.gap_ratios = ex.paired_ratios(rounds, "A", "B")
+            _set_shares(groups, rounds)
+
+    def _round(
+        self, stage: int, arms: list[Arm], rounds: list[dict[str, float | None]]
+    ) -> dict[str, float | None] | None:
+        """One more round of `arms` (order rotated), appended to `rounds`; None if the
+        budget has no room for it (and `stop` says so)."""
+        e = self.result
+        if self.clock() - self.started + self.per_arm_s * len(arms) > self.req.budget_s:
+            e.stop = (
+                f"budget: the next round of stage {stage} (~{self.per_arm_s * len(arms):.0f}"
+                f" s) would end after the {self.req.budget_s / 60:.1f} min budget"
+            )
+            return None
+        k = e.rounds % len(arms)
+        t0 = self.clock()
+        values = self.run_round(arms[k:] + arms[:k])
+        self.per_arm_s = max(self.per_arm_s, (self.clock() - t0) / len(arms))
+        e.rounds += 1
+        rounds.append(values)
+        tail = [r.get("B") for r in rounds[-MAX_FAILED_B:]]
+        if len(tail) == MAX_FAILED_B and all(v is None for v in tail):
+            raise ServerError(
+                f"plain B ({e.b}) gave no value in {MAX_FAILED_B} rounds in a row: fix the "
+                "server or the cell first (the rounds so far are in the run directory)"
+            )
+        return values
+
+    # the last stage: shares of what was found, A and B in the same rounds ------------
+    def _shares(self, number: int) -> None:
+        """Rounds of A, B, each isolated group and (several) all of them together: the
+        shares of the gap, paired within rounds (the search's stages ran no A)."""
+        e = self.result
+        found = [e.group(lb) for lb in [*e.isolated, *e.not_split]]
+        if len(found) > 1:
+            members = tuple(c for g in found for c in g.members)
+            together = ex.Group(f"g{len(e.groups) + 1}", members, number, state=ex.TOGETHER)
+            e.groups.append(together)
+            e.together = together.label
+            found.append(together)
+        arms: list[Arm] = [("B", None), ("A", None)] + [(g.label, g.members) for g in found]
+        self.emit(f"stage {number} (shares): A, B and {', '.join(g.label for g in found)}")
+        rounds: list[dict[str, float | None]] = []
+        while len(rounds) < STAGE_POINTS[-1] and self._round(number, arms, rounds):
+            pass
+        for g in found:
+            if g.state == ex.TOGETHER:
+                g.ratios = ex.paired_ratios(rounds, g.label, "B")
+        _set_shares(found, rounds)
 
     def _look_line(self, stage: int, look: int, n: int, groups: list[ex.Group]) -> str:
         parts = []
@@ -244,6 +277,15 @@ class Search:
             parts.append(f"{g.label} (B+g)/B {ratio} ({c.verdict if c else 'too few'})")
         spent = (self.clock() - self.started) / 60
         return f"  stage {stage} look {look} (n={n}): {'; '.join(parts)}; {spent:.1f} min"
+
+
+def _set_shares(groups: list[ex.Group], rounds: list[dict[str, float | None]]) -> None:
+    """Each group's share of the gap, from rounds that ran A, B and the group."""
+    gap = ex.paired_ratios(rounds, "A", "B")
+    for g in groups:
+        got = ex.share(ex.paired_ratios(rounds, g.label, "B"), gap)
+        if got is not None:
+            g.share, g.share_low, g.share_high = got
 
 
 def _short(reason: str) -> str:

@@ -23,7 +23,8 @@ SEED = 20261125
 # Group states after its stage: moved (recovers throughput beyond the noise), flat (the
 # verdict said unchanged or worse), noise (not settled by the stage's last look),
 # untested (the budget ended first), refused (B does not start with it).
-MOVED, FLAT, NOISE, UNTESTED = "moved", "flat", "noise", "untested"
+# together: the isolated groups set at once, in the last stage (their joint share).
+MOVED, FLAT, NOISE, UNTESTED, TOGETHER = "moved", "flat", "noise", "untested", "together"
 
 
 @dataclass
@@ -59,6 +60,7 @@ class Explanation:
     groups: list[Group] = field(default_factory=list)
     isolated: list[str] = field(default_factory=list)  # labels of isolated groups
     not_split: list[str] = field(default_factory=list)  # moved groups the budget left whole
+    together: str | None = None  # label of the isolated groups set at once (several found)
     stop: str = ""
     machine_s: float = 0.0
     rounds: int = 0
@@ -94,21 +96,34 @@ class Explanation:
             )
         found = [self.group(lb) for lb in self.isolated]
         named = "; ".join(_group_text(g) for g in found) or "none isolated yet"
+        if self.together:
+            t = self.group(self.together)
+            named += f"; together {_interval(t)}"
         if whole.share_high is not None and whole.share_high < 1:
             head = (
-                f"explains part of the gap, not all: A's settings recover "
-                f"{_pct(whole.share)} [{_pct(whole.share_low)}, {_pct(whole.share_high)}]; "
+                f"explains part of the gap, not all: A's settings recover {_interval(whole)}; "
                 "the rest is in the code"
             )
         else:
-            head = (
-                f"A's settings recover the gap ({_pct(whole.share)} "
-                f"[{_pct(whole.share_low)}, {_pct(whole.share_high)}])"
-            )
+            head = f"A's settings recover the gap ({_interval(whole)})"
         tail = ""
+        best = self.group(self.together) if self.together else (found[0] if found else None)
+        if (
+            best is not None
+            and best.share_high is not None
+            and best.share_high < 1
+            and not head.startswith("explains part")
+        ):
+            tail += "; the isolated settings explain part of the gap, not all"
         if self.not_split:
-            tail = f"; not split further (budget): {', '.join(self.not_split)}"
+            tail += f"; not split further (budget): {', '.join(self.not_split)}"
         return f"{head}; isolated: {named}{tail}"
+
+
+def _interval(g: Group) -> str:
+    if g.share is None:
+        return "— (share not measured: budget)"
+    return f"{_pct(g.share)} [{_pct(g.share_low)}, {_pct(g.share_high)}]"
 
 
 def _pct(v: float | None) -> str:
@@ -121,7 +136,7 @@ def _group_text(g: Group) -> str:
         if len(g.members) == 1
         else "{" + ", ".join(c.setting for c in g.members) + "} (inseparable)"
     )
-    return f"{what} recovers {_pct(g.share)} [{_pct(g.share_low)}, {_pct(g.share_high)}]"
+    return f"{what} recovers {_interval(g)}"
 
 
 def _median_ratio(num: np.ndarray, den: np.ndarray, axis: int = -1) -> np.ndarray:
@@ -249,6 +264,7 @@ def to_json(e: Explanation) -> dict[str, Any]:
         ],
         "isolated": e.isolated,
         "not_split": e.not_split,
+        "together": e.together,
         "stop": e.stop,
         "rounds": e.rounds,
         "machine_s": e.machine_s,

@@ -77,12 +77,17 @@ def save(db: Path, result: dict[str, Any]) -> str:
     return eid
 
 
+def _has_table(con: Any, name: str) -> bool:
+    return bool(
+        con.execute(
+            "SELECT count(*) FROM information_schema.tables WHERE table_name = ?", [name]
+        ).fetchone()[0]
+    )
+
+
 def latest(con: Any, base: str, new: str) -> list[dict[str, Any]]:
     """The newest explanation of base → new per workload × threads (none: [])."""
-    has = con.execute(
-        "SELECT count(*) FROM information_schema.tables WHERE table_name = 'explanations'"
-    ).fetchone()[0]
-    if not has:
+    if not _has_table(con, "explanations"):
         return []
     rows = con.execute(
         """SELECT workload, threads, metric, conclusion, isolated, computed_at
@@ -103,3 +108,15 @@ def latest(con: Any, base: str, new: str) -> list[dict[str, Any]]:
         }
         for w, t, m, c, i, at in rows
     ]
+
+
+def stored_verdicts(con: Any, base: str, new: str, workload: str, threads: int) -> list[str]:
+    """`perftrack detect`'s verdicts of new against base on this workload and threads."""
+    if not _has_table(con, "verdicts"):
+        return []
+    rows = con.execute(
+        """SELECT verdict FROM verdicts WHERE base_server = ? AND new_server = ?
+           AND workload = ? AND threads = ? AND metric = 'tps'""",
+        [base, new, workload, threads],
+    ).fetchall()
+    return [r[0] for r in rows]
