@@ -333,3 +333,25 @@ def test_a_pair_the_db_calls_unchanged_is_refused_before_anything_runs(tmp_path:
     )  # fmt: skip
     assert_one_line_error(res, 2, "no regression to explain", "are unchanged")
     assert not (tmp_path / "runs").exists()
+
+
+def test_real_cli_with_no_candidate_says_so_and_writes_json_profile_and_db(tmp_path: Path):
+    # A and B differ only in back_log, which the server derives from max_connections:
+    # left out, so nothing can be tried on B and no round runs.
+    cfg = _configs(tmp_path / "configs", ["back_log=60"], ["back_log=70"])
+    db, prof = tmp_path / "r.duckdb", tmp_path / "a-on-b.cnf"
+    res = perftrack(
+        "explain", "ea", "eb", "--json", "--profile-out", str(prof), "--db", str(db),
+        "--out", str(tmp_path / "runs"), env={"PERFTRACK_CONFIG_DIR": str(cfg)},
+    )  # fmt: skip
+    assert res.returncode == 0, res.stderr
+    out = json.loads(res.stdout)
+    assert out["conclusion"].startswith("no candidate explains it: no differing variable")
+    assert out["candidates"] == [] and out["rounds"] == 0
+    assert {"name": "back_log", "a_value": "60", "b_value": "70"}.items() <= {
+        k: v for k, v in out["left_out"][0].items() if k != "reason"
+    }.items()
+    assert "[mysqld]" in prof.read_text()
+    with store.open_db(db, write=False) as st:
+        (row,) = explanations.latest(st.con, "ea", "eb")
+    assert row["isolated"] == [] and row["conclusion"] == out["conclusion"]

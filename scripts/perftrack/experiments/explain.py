@@ -28,6 +28,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+from perftrack.analysis import stats
 from perftrack.core.errors import ConfigError, ServerError
 from perftrack.experiments import conclude
 from perftrack.experiments import explanation as ex
@@ -38,7 +39,12 @@ from perftrack.run.server import Server
 from perftrack.servers import options, profiles, providers, rules
 from perftrack.servers.catalog import Catalog, Entry
 
-STAGE_POINTS = conclude.look_points(6)  # decide each stage at n = 4 and 6 paired rounds
+STAGE_POINTS = conclude.look_points(9)  # decide each stage at n = 4, 6 and 9 rounds
+# From this look on, a still-inconclusive group whose ratio is not even half-way (on the
+# log scale) to its noise band stops as `noise`: a gain beyond the band by the last look
+# is then unlikely, and the stage's rounds cost every arm's time.
+FUTILE_FROM_LOOK = 2
+SHARE_ROUNDS = 6  # rounds of the last stage (A, B and what was found): the shares
 MAX_FAILED_B = 2  # consecutive rounds without a value for plain B: stop, say why
 THROUGHPUT = ("tps", "qps")
 
@@ -203,7 +209,7 @@ class Search:
                     g.state = ex.MOVED
                 elif verdict in ("unchanged", "regression"):
                     g.state = ex.FLAT
-                elif last:
+                elif last or (looked >= FUTILE_FROM_LOOK and _futile(g.comparison)):
                     g.state = ex.NOISE
                 if g.state != ex.UNTESTED:
                     pending.discard(g.label)
@@ -259,7 +265,7 @@ class Search:
         arms: list[Arm] = [("B", None), ("A", None)] + [(g.label, g.members) for g in found]
         self.emit(f"stage {number} (shares): A, B and {', '.join(g.label for g in found)}")
         rounds: list[dict[str, float | None]] = []
-        while len(rounds) < STAGE_POINTS[-1] and self._round(number, arms, rounds):
+        while len(rounds) < SHARE_ROUNDS and self._round(number, arms, rounds):
             pass
         for g in found:
             if g.state == ex.TOGETHER:
@@ -277,6 +283,13 @@ class Search:
             parts.append(f"{g.label} (B+g)/B {ratio} ({c.verdict if c else 'too few'})")
         spent = (self.clock() - self.started) / 60
         return f"  stage {stage} look {look} (n={n}): {'; '.join(parts)}; {spent:.1f} min"
+
+
+def _futile(c: stats.Comparison | None) -> bool:
+    """An inconclusive B+g against B not half-way to the band: not worth more rounds."""
+    if c is None:
+        return True
+    return math.log(max(c.ratio, 1e-9)) <= -math.log(1 - c.threshold) / 2
 
 
 def _set_shares(groups: list[ex.Group], rounds: list[dict[str, float | None]]) -> None:
@@ -346,9 +359,8 @@ class Lab:
         rd = runner.create(_matrix(self.req, list(ids)), cat, self.out_dir, self.req.runner_class)
         run_ids.append(rd.run_id)
         runner.Runner(
-            rd, cat, self.config_dir, lambda _m: None, retries=0, workroot=self.workroot,
-            repeat_noisy=False,
-        ).run()  # fmt: skip
+            rd, cat, self.config_dir, lambda _m: None, workroot=self.workroot, repeat_noisy=False
+        ).run()  # a failed cell (a port race, say) is retried once at the round's end
         out: dict[str, float | None] = dict.fromkeys(ids.values())
         for recs in rd.attempts().values():
             rec = recs[-1]
