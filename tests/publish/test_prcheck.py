@@ -94,3 +94,22 @@ def test_pairs_file_is_validated(tmp_path: Path) -> None:
     good = tmp_path / "ok.json"
     good.write_text(prcheck.pairs_json([prcheck.Pair(NEW, OLD), prcheck.Pair("a-1.0", None)]))
     assert prcheck.read_pairs(good) == [prcheck.Pair(NEW, OLD), prcheck.Pair("a-1.0", None)]
+
+
+def test_a_stored_explanation_of_the_pair_is_in_the_comment(db: Path) -> None:
+    from perftrack.experiments import candidates, explanation
+    from perftrack.store import explanations
+
+    cand = candidates.Candidate("sync_binlog", "sync_binlog", "0", "1")
+    res = explanation.Explanation(
+        OLD, NEW, {"workload": "oltp_read_write", "threads": 8, "metric": "tps"}, [cand], []
+    )
+    res.groups.append(explanation.Group("g1", (cand,), 1, state=explanation.MOVED, share=0.9,
+                                        share_low=0.7, share_high=1.1))  # fmt: skip
+    res.isolated.append("g1")
+    explanations.save(db, explanation.to_json(res))
+    text = prcheck.markdown(prcheck.build_report(db, [RUN], [prcheck.Pair(NEW, OLD)], []))
+    assert (
+        f"- explained (`perftrack explain`): {NEW} vs {OLD}, oltp_read_write × 8 thread(s): "
+        "A's settings recover the gap (90% [70%, 110%]); isolated: sync_binlog=0 recovers 90%"
+    ) in text

@@ -7,7 +7,20 @@ runner host).
 
 from __future__ import annotations
 
-from perftrack.cli import advise, analysis, db, demo, host, pr, publish, run, servers, site, study
+from perftrack.cli import (
+    advise,
+    analysis,
+    db,
+    demo,
+    explain,
+    host,
+    pr,
+    publish,
+    run,
+    servers,
+    site,
+    study,
+)
 from perftrack.cli.app import app, version
 from perftrack.cli.main import _entry, main
 
@@ -25,6 +38,7 @@ app.command("publish")(publish.publish_cmd)
 app.command("compare")(analysis.compare_cmd)
 app.command("bisect")(analysis.bisect_cmd)
 app.command("advise")(advise.advise_cmd)
+app.command("explain")(explain.explain_cmd)
 app.command()(run.parse)
 app.command()(demo.demo)
 app.command()(version)

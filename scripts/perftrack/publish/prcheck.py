@@ -27,7 +27,7 @@ from perftrack.core import git
 from perftrack.core.errors import ConfigError, EnvironmentProblem
 from perftrack.planning import matrix
 from perftrack.servers import catalog, rules
-from perftrack.store import store
+from perftrack.store import explanations, store
 
 GIT_REF_RE = re.compile(r"^(?!-)(?!.*\.\.)[A-Za-z0-9][A-Za-z0-9._/^~-]{0,199}\Z")
 PR_MATRIX = "pr"
@@ -169,6 +169,8 @@ class Line:
 class PrReport:
     lines: list[Line] = field(default_factory=list)
     not_run: list[str] = field(default_factory=list)  # servers without a predecessor / data
+    # `perftrack explain` results stored for a regressed pair: "new vs previous, cell: text"
+    explained: list[str] = field(default_factory=list)
 
     @property
     def regressions(self) -> list[Line]:
@@ -232,6 +234,11 @@ def build_report(
                         found = True
             if not found:
                 rep.not_run.append(f"{pair.new} vs {pair.previous}: no comparable results")
+            for x in explanations.latest(st, pair.previous, pair.new):
+                rep.explained.append(
+                    f"{pair.new} vs {pair.previous}, {x['workload']} × {x['threads']} thread(s): "
+                    f"{x['conclusion']}"
+                )
     return rep
 
 
@@ -287,6 +294,8 @@ def markdown(rep: PrReport, chart_link: str | None = None) -> str:
         ]
     for note in rep.not_run:
         out.append(f"- not compared: {note}")
+    for text in rep.explained:
+        out.append(f"- explained (`perftrack explain`): {_cell(text)}")
     out.append("")
     n = len(rep.regressions)
     if n:

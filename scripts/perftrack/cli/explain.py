@@ -1,0 +1,100 @@
+"""`perftrack explain A B`: which changed settings account for a regression, by experiment."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from perftrack.cli.analysis import (
+    CellCharset,
+    CellDuration,
+    CellProfile,
+    CellTables,
+    CellTableSize,
+    CellThreads,
+    CellWarmup,
+    CellWorkload,
+    MinEffectOpt,
+    RunnerClassOpt,
+    _round_request,
+)
+from perftrack.cli.app import DbOpt, RunsOpt, emit
+from perftrack.core import files, paths
+from perftrack.core.errors import ConfigError
+from perftrack.drivers import sysbench
+from perftrack.servers import catalog
+
+
+def explain_cmd(
+    a: Annotated[str, typer.Argument(help="server id of the release before the regression")],
+    b: Annotated[str, typer.Argument(help="server id of the release that regressed")],
+    budget: Annotated[float, typer.Option("--budget", help="wall-clock minutes")] = 20.0,
+    as_json: Annotated[bool, typer.Option("--json", help="the result as JSON on stdout")] = False,
+    profile_out: Annotated[
+        Path | None,
+        typer.Option("--profile-out", help="write a my.cnf fragment of the isolated settings"),
+    ] = None,
+    no_store: Annotated[
+        bool, typer.Option("--no-store", help="do not store the explanation in the DB")
+    ] = False,
+    db: DbOpt = paths.DEFAULT_DB,
+    metric: Annotated[str, typer.Option(help="tps | qps")] = "tps",
+    workload: CellWorkload = "oltp_point_select",
+    threads: CellThreads = 1,
+    charset: CellCharset = "latin1",
+    duration: CellDuration = 5,
+    warmup: CellWarmup = 1,
+    tables: CellTables = 2,
+    table_size: CellTableSize = 10_000,
+    profile: CellProfile = "default",
+    runner_class: RunnerClassOpt = None,
+    min_effect: MinEffectOpt = 10.0,
+    out_dir: RunsOpt = paths.DEFAULT_RUNS,
+) -> None:
+    """Start B with groups of A's settings, halving, to find which changes cost how much.
+
+    The candidates are the effective variables that differ between A and B and that B
+    accepts at startup with A's value; each isolated setting (or inseparable group) is
+    reported with the share of the A→B gap it recovers.
+    """
+    from perftrack.experiments import explain, explanation
+
+    req = _round_request(a, b, budget * 60, locals())
+    cat = catalog.load()
+    explain.validate(req, cat)
+    if profile_out is not None and not profile_out.parent.is_dir():
+        raise ConfigError(f"--profile-out: no directory {profile_out.parent}")
+    _check_stored_verdicts(db, a, b, workload, threads)
+    sysbench.binary()
+    say = (lambda m: print(m, file=sys.stderr)) if as_json else emit
+    res = explain.explain(req, cat, paths.config_dir(), out_dir, say)
+    if profile_out is not None:
+        files.replace_text(profile_out, explanation.profile_fragment(res))
+    if not no_store:
+        from perftrack.store import explanations
+
+        explanations.save(db, explanation.to_json(res))
+    if as_json:
+        print(json.dumps(explanation.to_json(res), indent=1))
+    else:
+        for line in explanation.table_lines(res):
+            emit(line)
+
+
+def _check_stored_verdicts(db: Path, a: str, b: str, workload: str, threads: int) -> None:
+    """The DB's verdicts of B against A on this workload: all unchanged or better -> refuse."""
+    from perftrack.store import explanations, store
+
+    if not db.is_file():
+        return
+    with store.open_db(db, write=False) as st:
+        found = explanations.stored_verdicts(st, a, b, workload, threads)
+    if found and set(found) <= {"unchanged", "improvement"}:
+        raise ConfigError(
+            f"no regression to explain: the DB's verdicts of {b} against {a} on {workload}, "
+            f"{threads} thread(s) are {', '.join(sorted(set(found)))} ({db})"
+        )

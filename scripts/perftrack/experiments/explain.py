@@ -1,0 +1,426 @@
+"""`perftrack explain A B`: which changed settings account for B's regression, by experiment.
+
+1. Both servers are started once (no load) to read their effective variables; the
+   differing ones B accepts at A's value are the candidates (`candidates.select`).
+2. B is started with all candidates at A's values; if it refuses, the group is halved
+   until the refused settings are found (each a start only, ~1 s): they are skipped with
+   the server's reason and the search goes on without them.
+3. Stage 1 runs interleaved rounds of A, B and B+all (the order rotates every round). The
+   gap (B against A) and every group (B+g against B) are decided with the sequential
+   machinery of `conclude` at n = 4 and 6 rounds, the 1% false-alarm budget split over
+   the looks and the tests of the stage (Bonferroni). If B is not slower than A: nothing
+   to explain. If B+all is not faster than B: the change is in the code.
+4. Each later stage halves every group that moved and runs rounds of B and the halves; a
+   moved group whose halves both stay flat is an inseparable group. The search stops at
+   single settings or when the next round would not fit the budget.
+
+Rounds are run directories under `RUNS/explain/` of the normal runner, not ingested into
+the results DB: B+g arms are not releases, and the site must never show them as such.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+import re
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from perftrack.analysis import stats
+from perftrack.core.errors import ConfigError, ServerError
+from perftrack.experiments import conclude
+from perftrack.experiments import explanation as ex
+from perftrack.experiments.candidates import Candidate, select
+from perftrack.planning import cells, matrix
+from perftrack.run import runner
+from perftrack.run.server import Server
+from perftrack.servers import options, profiles, providers, rules
+from perftrack.servers.catalog import Catalog, Entry
+
+STAGE_POINTS = conclude.look_points(9)  # decide each stage at n = 4, 6 and 9 rounds
+# From this look on, a still-inconclusive group whose ratio is not even half-way (on the
+# log scale) to its noise band stops as `noise`: a gain beyond the band by the last look
+# is then unlikely, and the stage's rounds cost every arm's time.
+FUTILE_FROM_LOOK = 2
+SHARE_ROUNDS = 6  # rounds of the last stage (A, B and what was found): the shares
+MAX_FAILED_B = 2  # consecutive rounds without a value for plain B: stop, say why
+THROUGHPUT = ("tps", "qps")
+
+Arm = tuple[str, tuple[Candidate, ...] | None]  # label ("A", "B", "g1", …) and its settings
+RoundFn = Callable[[list[Arm]], dict[str, float | None]]
+StartFn = Callable[[tuple[Candidate, ...]], str | None]
+
+
+def first_stage_s(req: conclude.Request) -> float:
+    """The least machine time of stage 1's first look: 4 rounds of A, B and B+all."""
+    per_arm = req.warmup_s + req.duration_s + cells.CELL_OVERHEAD_ESTIMATE_S
+    return STAGE_POINTS[0] * 3 * per_arm
+
+
+def validate(req: conclude.Request, cat: Catalog) -> None:
+    """Refuse bad input before anything starts (one-line ConfigError each)."""
+    if req.a == req.b:
+        raise ConfigError(f"explain a change between two servers, not {req.a!r} with itself")
+    cat.get(req.a)
+    cat.get(req.b)
+    if req.metric not in THROUGHPUT:
+        raise ConfigError(
+            f"explain measures shares of a throughput gap: --metric must be one of "
+            f"{', '.join(THROUGHPUT)}, not {req.metric!r}"
+        )
+    if not req.budget_s > 0 or not math.isfinite(req.budget_s):
+        raise ConfigError("--budget must be a positive number of minutes, e.g. --budget 20")
+    need = first_stage_s(req)
+    if req.budget_s < need:
+        raise ConfigError(
+            f"a budget of {req.budget_s / 60:.1f} min cannot fit one look of the first stage "
+            f"({STAGE_POINTS[0]} rounds of A, B and B+all, ~{need / 60:.1f} min at "
+            f"{req.duration_s} s per cell): raise --budget or lower --duration"
+        )
+
+
+def derived(b: Entry, label: str, members: tuple[Candidate, ...]) -> Entry:
+    """B with A's values of `members`: an in-memory catalog entry (never written)."""
+    return dataclasses.replace(
+        b,
+        id=f"{b.id}+{label}",
+        server_options=b.server_options + tuple((c.option, c.a_value) for c in members),
+        stand_in=f"{b.id} with {len(members)} of A's settings ({label}), by perftrack explain",
+    )
+
+
+@dataclass
+class Search:
+    """The group-testing search, over any round and start function (real or not)."""
+
+    req: conclude.Request
+    result: ex.Explanation
+    run_round: RoundFn
+    starts: StartFn
+    emit: Callable[[str], None]
+    clock: Callable[[], float] = time.monotonic
+    per_arm_s: float = 0.0
+    started: float = 0.0
+
+    def run(self) -> ex.Explanation:
+        e = self.result
+        self.started = self.clock()
+        self.per_arm_s = self.req.warmup_s + self.req.duration_s + cells.CELL_OVERHEAD_ESTIMATE_S
+        usable = self._without_refused(tuple(e.candidates))
+        if not usable:
+            e.stop = "no candidate B accepts at A's value"
+            return self._done()
+        top = ex.Group("g1", usable, 1)
+        e.groups.append(top)
+        self.emit(f"stage 1: A, B and B with all {len(usable)} of A's settings (g1)")
+        self._stage(1, [top], with_gap=True)
+        gap = e.gap
+        if gap is not None and (gap.ratio >= 1 or gap.verdict in ("unchanged", "improvement")):
+            raise ConfigError(
+                f"no regression to explain: {e.b} / {e.a} = {gap.ratio:.3f} "
+                f"[{gap.ci_low:.3f}, {gap.ci_high:.3f}] ({gap.verdict}) on this cell"
+            )
+        frontier = [top] if top.state == ex.MOVED else []
+        stage = 1
+        while frontier:
+            e.isolated += [g.label for g in frontier if len(g.members) == 1]
+            parents = [g for g in frontier if len(g.members) > 1]
+            if not parents:
+                break
+            if e.stop:  # the budget ended: moved groups stay whole
+                e.not_split += [g.label for g in parents]
+                break
+            stage += 1
+            kids = []
+            for p in parents:
+                half = (len(p.members) + 1) // 2
+                for part in (p.members[:half], p.members[half:]):
+                    kids.append(ex.Group(f"g{len(e.groups) + 1}", part, stage, p.label))
+                    e.groups.append(kids[-1])
+            self.emit(f"stage {stage}: B and {', '.join(_describe(k) for k in kids)}")
+            self._stage(stage, kids, with_gap=False)
+            frontier = []
+            for p in parents:
+                mine = [k for k in kids if k.parent == p.label]
+                if any(k.state == ex.UNTESTED for k in mine):
+                    e.not_split.append(p.label)
+                elif not any(k.state == ex.MOVED for k in mine):
+                    e.isolated.append(p.label)  # only together: inseparable
+                else:
+                    frontier += [k for k in mine if k.state == ex.MOVED]
+        if (e.isolated or e.not_split) and not e.stop:
+            self._shares(stage + 1)
+        e.stop = e.stop or "every moving group split to single settings or inseparable groups"
+        return self._done()
+
+    def _done(self) -> ex.Explanation:
+        self.result.machine_s = self.clock() - self.started
+        return self.result
+
+    # refused at startup ----------------------------------------------------------------
+    def _without_refused(self, cands: tuple[Candidate, ...]) -> tuple[Candidate, ...]:
+        """`cands` minus those B will not start with (found by halving; each a start)."""
+        if not cands:
+            return cands
+        reason = self.starts(cands)
+        if reason is None:
+            return cands
+        if len(cands) == 1:
+            self.emit(f"skipped: {cands[0].setting}: B refuses it at startup: {reason}")
+            self.result.refused.append((cands[0], reason))
+            return ()
+        half = (len(cands) + 1) // 2
+        return self._without_refused(cands[:half]) + self._without_refused(cands[half:])
+
+    # one stage: rounds until its groups are decided ----------------------------------
+    def _stage(self, number: int, groups: list[ex.Group], *, with_gap: bool) -> None:
+        e = self.result
+        arms: list[Arm] = [("B", None)]
+        if with_gap:
+            arms.append(("A", None))
+        arms += [(g.label, g.members) for g in groups]
+        looks = len(STAGE_POINTS) * (len(groups) + int(with_gap))
+        rounds: list[dict[str, float | None]] = []
+        pending = {g.label for g in groups}
+        gap_pending, looked = with_gap, 0
+        while pending or gap_pending:
+            values = self._round(number, arms, rounds)
+            if values is None:
+                for g in groups:
+                    if g.label in pending:
+                        g.state = ex.NOISE if looked else ex.UNTESTED
+                break
+            b = [v for r in rounds if (v := r.get("B")) is not None]
+            if looked >= len(STAGE_POINTS) or len(b) < STAGE_POINTS[looked]:
+                continue
+            looked += 1
+            last = looked == len(STAGE_POINTS)
+            for g in groups:
+                if g.label not in pending:
+                    continue
+                vals = [v for r in rounds if (v := r.get(g.label)) is not None]
+                g.comparison = conclude.decide(
+                    b, vals, cv=None, looks=looks, min_effect=self.req.min_effect
+                )
+                verdict = g.comparison.verdict if g.comparison else "inconclusive"
+                if verdict == "improvement":
+                    g.state = ex.MOVED
+                elif verdict in ("unchanged", "regression"):
+                    g.state = ex.FLAT
+                elif last or (looked >= FUTILE_FROM_LOOK and _futile(g.comparison)):
+                    g.state = ex.NOISE
+                if g.state != ex.UNTESTED:
+                    pending.discard(g.label)
+            if gap_pending:
+                a = [v for r in rounds if (v := r.get("A")) is not None]
+                e.gap = conclude.decide(a, b, cv=None, looks=looks, min_effect=self.req.min_effect)
+                gap_pending = not last and (e.gap is None or e.gap.verdict == "inconclusive")
+            self.emit(self._look_line(number, looked, len(b), groups))
+        for g in groups:
+            g.ratios = ex.paired_ratios(rounds, g.label, "B")
+        if with_gap:
+            e.gap_ratios = ex.paired_ratios(rounds, "A", "B")
+            _set_shares(groups, rounds)
+
+    def _round(
+        self, stage: int, arms: list[Arm], rounds: list[dict[str, float | None]]
+    ) -> dict[str, float | None] | None:
+        """One more round of `arms` (order rotated), appended to `rounds`; None if the
+        budget has no room for it (and `stop` says so)."""
+        e = self.result
+        if self.clock() - self.started + self.per_arm_s * len(arms) > self.req.budget_s:
+            e.stop = (
+                f"budget: the next round of stage {stage} (~{self.per_arm_s * len(arms):.0f}"
+                f" s) would end after the {self.req.budget_s / 60:.1f} min budget"
+            )
+            return None
+        k = e.rounds % len(arms)
+        t0 = self.clock()
+        values = self.run_round(arms[k:] + arms[:k])
+        self.per_arm_s = max(self.per_arm_s, (self.clock() - t0) / len(arms))
+        e.rounds += 1
+        rounds.append(values)
+        tail = [r.get("B") for r in rounds[-MAX_FAILED_B:]]
+        if len(tail) == MAX_FAILED_B and all(v is None for v in tail):
+            raise ServerError(
+                f"plain B ({e.b}) gave no value in {MAX_FAILED_B} rounds in a row: fix the "
+                "server or the cell first (the rounds so far are in the run directory)"
+            )
+        return values
+
+    # the last stage: shares of what was found, A and B in the same rounds ------------
+    def _shares(self, number: int) -> None:
+        """Rounds of A, B, each isolated group and (several) all of them together: the
+        shares of the gap, paired within rounds (the search's stages ran no A)."""
+        e = self.result
+        found = [e.group(lb) for lb in [*e.isolated, *e.not_split]]
+        if len(found) > 1:
+            members = tuple(c for g in found for c in g.members)
+            together = ex.Group(f"g{len(e.groups) + 1}", members, number, state=ex.TOGETHER)
+            e.groups.append(together)
+            e.together = together.label
+            found.append(together)
+        arms: list[Arm] = [("B", None), ("A", None)] + [(g.label, g.members) for g in found]
+        self.emit(f"stage {number} (shares): A, B and {', '.join(g.label for g in found)}")
+        rounds: list[dict[str, float | None]] = []
+        while len(rounds) < SHARE_ROUNDS and self._round(number, arms, rounds):
+            pass
+        for g in found:
+            if g.state == ex.TOGETHER:
+                g.ratios = ex.paired_ratios(rounds, g.label, "B")
+        _set_shares(found, rounds)
+
+    def _look_line(self, stage: int, look: int, n: int, groups: list[ex.Group]) -> str:
+        parts = []
+        gap = self.result.gap
+        if stage == 1 and gap is not None:
+            parts.append(f"gap B/A {gap.ratio:.3f} ({gap.verdict})")
+        for g in groups:
+            c = g.comparison
+            ratio = f"{c.ratio:.3f}" if c else "—"
+            parts.append(f"{g.label} (B+g)/B {ratio} ({c.verdict if c else 'too few'})")
+        spent = (self.clock() - self.started) / 60
+        return f"  stage {stage} look {look} (n={n}): {'; '.join(parts)}; {spent:.1f} min"
+
+
+def _futile(c: stats.Comparison | None) -> bool:
+    """An inconclusive B+g against B not half-way to the band: not worth more rounds."""
+    if c is None:
+        return True
+    return math.log(max(c.ratio, 1e-9)) <= -math.log(1 - c.threshold) / 2
+
+
+def _set_shares(groups: list[ex.Group], rounds: list[dict[str, float | None]]) -> None:
+    """Each group's share of the gap, from rounds that ran A, B and the group."""
+    gap = ex.paired_ratios(rounds, "A", "B")
+    for g in groups:
+        got = ex.share(ex.paired_ratios(rounds, g.label, "B"), gap)
+        if got is not None:
+            g.share, g.share_low, g.share_high = got
+
+
+def _short(reason: str) -> str:
+    """The server's own words of a refusal: from its [ERROR], without the binary's path."""
+    text = reason.split("[ERROR] ", 1)[-1]
+    return re.sub(r"^/\S+: ", "", text)[:200]
+
+
+def _describe(g: ex.Group) -> str:
+    if len(g.members) == 1:
+        return f"{g.label} ({g.members[0].setting})"
+    return f"{g.label} ({len(g.members)} settings)"
+
+
+@dataclass
+class Lab:
+    """Real servers: variables, start checks and rounds through the runner."""
+
+    req: conclude.Request
+    cat: Catalog
+    config_dir: Path
+    out_dir: Path
+    workroot: Path | None = None
+
+    def _options(self, entry: Entry) -> dict[str, str | None]:
+        rule = rules.rules_for(entry.product, entry.version)
+        return options.translate_options(
+            rule, {**entry.options, **profiles.load(self.req.profile, self.config_dir)}
+        )
+
+    def variables(self, server_id: str) -> dict[str, str | None]:
+        """The effective variables of a plain start (no load) of a catalog server."""
+        entry = self.cat.get(server_id)
+        with Server(providers.fetch(entry), self._options(entry), workroot=self.workroot) as srv:
+            return dict(srv.variables)
+
+    def starts(self, members: tuple[Candidate, ...]) -> str | None:
+        """None if B starts with A's values of `members`, else the server's reason."""
+        entry = derived(self.cat.get(self.req.b), "check", members)
+        try:
+            with Server(providers.fetch(entry), self._options(entry), workroot=self.workroot):
+                return None
+        except ServerError as exc:
+            return _short(str(exc))
+
+    def round(self, arms: list[Arm], run_ids: list[str]) -> dict[str, float | None]:
+        """One round: a fresh server per arm, in this order; the metric per arm label."""
+        b = self.cat.get(self.req.b)
+        ids: dict[str, str] = {}
+        extra: list[Entry] = []
+        for label, members in arms:
+            if label in ("A", "B"):
+                ids[self.req.a if label == "A" else self.req.b] = label
+            else:
+                extra.append(derived(b, label, members or ()))
+                ids[extra[-1].id] = label
+        cat = Catalog(self.cat.path, (*self.cat.entries, *extra))
+        rd = runner.create(_matrix(self.req, list(ids)), cat, self.out_dir, self.req.runner_class)
+        run_ids.append(rd.run_id)
+        runner.Runner(
+            rd, cat, self.config_dir, lambda _m: None, workroot=self.workroot, repeat_noisy=False
+        ).run()  # a failed cell (a port race, say) is retried once at the round's end
+        out: dict[str, float | None] = dict.fromkeys(ids.values())
+        for recs in rd.attempts().values():
+            rec = recs[-1]
+            label = ids.get(rec["server"]["id"])
+            if label and rec["status"] == "ok" and rec.get("result"):
+                out[label] = rec["result"].get(self.req.metric)
+        return out
+
+
+def _matrix(req: conclude.Request, servers: list[str]) -> matrix.Matrix:
+    return matrix.from_dict(
+        {
+            "name": "explain",
+            "servers": servers,
+            "workloads": [req.workload],
+            "charsets": [req.charset],
+            "threads": [req.threads],
+            "repeats": 1,
+            "duration_s": req.duration_s,
+            "warmup_s": req.warmup_s,
+            "tables": req.tables,
+            "table_size": req.table_size,
+            "profile": req.profile,
+        },
+        where="explain",
+    )
+
+
+def cell_of(req: conclude.Request) -> dict[str, object]:
+    return {
+        "workload": req.workload,
+        "threads": req.threads,
+        "charset": req.charset,
+        "duration_s": req.duration_s,
+        "tables": req.tables,
+        "table_size": req.table_size,
+        "profile": req.profile,
+        "metric": req.metric,
+    }
+
+
+def explain(
+    req: conclude.Request,
+    cat: Catalog,
+    config_dir: Path,
+    out_dir: Path,
+    emit: Callable[[str], None],
+    *,
+    workroot: Path | None = None,
+) -> ex.Explanation:
+    """`perftrack explain A B` on real servers."""
+    validate(req, cat)
+    lab = Lab(req, cat, config_dir, out_dir / "explain", workroot)
+    a_vars, b_vars = lab.variables(req.a), lab.variables(req.b)
+    b = cat.get(req.b)
+    cands, left = select(a_vars, b_vars, rules.rules_for(b.product, b.version))
+    emit(
+        f"explain: {req.b} against {req.a}: {len(cands) + len(left)} differing variables, "
+        f"{len(cands)} candidate(s), {len(left)} left out; budget {req.budget_s / 60:.1f} min"
+    )
+    result = ex.Explanation(req.a, req.b, cell_of(req), cands, left)
+    search = Search(req, result, lambda arms: lab.round(arms, result.run_ids), lab.starts, emit)
+    return search.run()

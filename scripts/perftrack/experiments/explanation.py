@@ -1,0 +1,287 @@
+"""The result of `perftrack explain`: groups tried, settings isolated, shares of the gap.
+
+A group's *share* is the part of the A→B throughput gap that starting B with A's values
+of the group's settings recovers: (B+g − B) / (A − B) = (r_g − 1) / (r_A − 1), where r_g
+is the median over rounds of the paired ratio (B+g)/B (both arms ran in the same round)
+and r_A the median paired ratio A/B of the first stage. Its 95% interval is a percentile
+bootstrap over rounds (the two sets of rounds resampled independently when the group ran
+in a later stage than the gap). Pure: no server, no DB.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from perftrack.analysis import stats
+from perftrack.experiments.candidates import Candidate, Left
+
+N_RESAMPLES = 2000
+SEED = 20261125
+# Group states after its stage: moved (recovers throughput beyond the noise), flat (the
+# verdict said unchanged or worse), noise (not settled by the stage's last look),
+# untested (the budget ended first), refused (B does not start with it).
+# together: the isolated groups set at once, in the last stage (their joint share).
+MOVED, FLAT, NOISE, UNTESTED, TOGETHER = "moved", "flat", "noise", "untested", "together"
+
+
+@dataclass
+class Group:
+    """A set of candidates set together on B, and what its stage found."""
+
+    label: str
+    members: tuple[Candidate, ...]
+    stage: int
+    parent: str | None = None
+    state: str = UNTESTED
+    comparison: stats.Comparison | None = None  # B+g against B (conclude.decide)
+    ratios: list[float] = field(default_factory=list)  # paired (B+g)/B per round
+    share: float | None = None
+    share_low: float | None = None
+    share_high: float | None = None
+
+    @property
+    def names(self) -> list[str]:
+        return [c.name for c in self.members]
+
+
+@dataclass
+class Explanation:
+    a: str
+    b: str
+    cell: dict[str, Any]
+    candidates: list[Candidate]
+    left: list[Left]
+    refused: list[tuple[Candidate, str]] = field(default_factory=list)
+    gap: stats.Comparison | None = None  # B against A in the first stage
+    gap_ratios: list[float] = field(default_factory=list)  # paired A/B per round
+    groups: list[Group] = field(default_factory=list)
+    isolated: list[str] = field(default_factory=list)  # labels of isolated groups
+    not_split: list[str] = field(default_factory=list)  # moved groups the budget left whole
+    together: str | None = None  # label of the isolated groups set at once (several found)
+    stop: str = ""
+    machine_s: float = 0.0
+    rounds: int = 0
+    run_ids: list[str] = field(default_factory=list)
+
+    def group(self, label: str) -> Group:
+        return next(g for g in self.groups if g.label == label)
+
+    @property
+    def all_group(self) -> Group | None:
+        return self.groups[0] if self.groups else None
+
+    @property
+    def conclusion(self) -> str:
+        """One sentence: what explains the gap."""
+        whole = self.all_group
+        if whole is None and self.candidates:
+            return (
+                "no candidate explains it: B refuses every differing setting at A's value; "
+                "the change is in the code or in the settings skipped"
+            )
+        if whole is None:
+            return (
+                "no candidate explains it: no differing variable can be set on B (see the "
+                "left-out list); the change is in the code or in what was left out"
+            )
+        if whole.state == UNTESTED:
+            return "not tested: the budget ended before A's settings were tried on B"
+        if whole.state != MOVED:
+            return (
+                "no candidate explains it: the change is in the code (B with all "
+                f"{len(whole.members)} of A's settings is not faster than B beyond the noise)"
+            )
+        found = [self.group(lb) for lb in self.isolated]
+        named = "; ".join(_group_text(g) for g in found) or "none isolated yet"
+        if self.together:
+            t = self.group(self.together)
+            named += f"; together {_interval(t)}"
+        if whole.share_high is not None and whole.share_high < 1:
+            head = (
+                f"explains part of the gap, not all: A's settings recover {_interval(whole)}; "
+                "the rest is in the code"
+            )
+        else:
+            head = f"A's settings recover the gap ({_interval(whole)})"
+        tail = ""
+        best = self.group(self.together) if self.together else (found[0] if found else None)
+        if (
+            best is not None
+            and best.share_high is not None
+            and best.share_high < 1
+            and not head.startswith("explains part")
+        ):
+            tail += "; the isolated settings explain part of the gap, not all"
+        if self.not_split:
+            tail += f"; not split further (budget): {', '.join(self.not_split)}"
+        return f"{head}; isolated: {named}{tail}"
+
+
+def _interval(g: Group) -> str:
+    if g.share is None:
+        return "— (share not measured: budget)"
+    return f"{_pct(g.share)} [{_pct(g.share_low)}, {_pct(g.share_high)}]"
+
+
+def _pct(v: float | None) -> str:
+    return "—" if v is None else f"{v:.0%}"
+
+
+def _group_text(g: Group) -> str:
+    what = (
+        g.members[0].setting
+        if len(g.members) == 1
+        else "{" + ", ".join(c.setting for c in g.members) + "} (inseparable)"
+    )
+    return f"{what} recovers {_interval(g)}"
+
+
+def _median_ratio(num: np.ndarray, den: np.ndarray, axis: int = -1) -> np.ndarray:
+    return np.median(num / den, axis=axis)
+
+
+def paired_ratios(rounds: list[dict[str, float | None]], arm: str, base: str) -> list[float]:
+    """arm/base per round, for the rounds where both have a value."""
+    out = []
+    for r in rounds:
+        x, y = r.get(arm), r.get(base)
+        if x is not None and y is not None and y > 0:
+            out.append(x / y)
+    return out
+
+
+def share(group_ratios: list[float], gap_ratios: list[float]) -> tuple[float, float, float] | None:
+    """(share, low, high) of the gap a group recovers; None without two rounds of each."""
+    if len(group_ratios) < stats.MIN_SAMPLES or len(gap_ratios) < stats.MIN_SAMPLES:
+        return None
+    g, q = np.asarray(group_ratios), np.asarray(gap_ratios)
+    gap = float(np.median(q)) - 1
+    if gap <= 0:
+        return None
+    point = (float(np.median(g)) - 1) / gap
+    rng = np.random.default_rng(SEED)
+    gi = rng.integers(0, len(g), size=(N_RESAMPLES, len(g)))
+    qi = rng.integers(0, len(q), size=(N_RESAMPLES, len(q)))
+    num = np.median(g[gi], axis=1) - 1
+    den = np.median(q[qi], axis=1) - 1
+    ok = den > 0
+    boots = num[ok] / den[ok]
+    if len(boots) == 0:
+        return point, point, point
+    low, high = np.percentile(boots, [2.5, 97.5])
+    return point, float(low), float(high)
+
+
+def table_lines(e: Explanation) -> list[str]:
+    """The terminal report: the gap, each group tried, the conclusion, what was left out."""
+    lines = []
+    if e.gap is not None:
+        lines.append(
+            f"gap: {e.b} / {e.a} = {e.gap.ratio:.3f} [{e.gap.ci_low:.3f}, {e.gap.ci_high:.3f}] "
+            f"({e.gap.verdict}); paired A/B median {np.median(e.gap_ratios):.2f}x"
+            if e.gap_ratios
+            else f"gap: {e.b} / {e.a} = {e.gap.ratio:.3f} ({e.gap.verdict})"
+        )
+    lines.append(f"{'group':<6} {'stage':>5} {'n':>3} {'(B+g)/B':>8} {'share':>6} "
+                 f"{'95% interval':>15}  {'result':<9} settings")  # fmt: skip
+    for g in e.groups:
+        ratio = f"{np.median(g.ratios):.2f}" if g.ratios else "—"
+        interval = (
+            f"[{_pct(g.share_low)}, {_pct(g.share_high)}]" if g.share_low is not None else "—"
+        )
+        mark = " *" if g.label in e.isolated else ""
+        settings = ", ".join(c.setting for c in g.members)
+        if len(settings) > 70:
+            settings = f"{len(g.members)} settings: {settings[:60]}…"
+        lines.append(
+            f"{g.label + mark:<6} {g.stage:>5} {len(g.ratios):>3} {ratio:>8} "
+            f"{_pct(g.share):>6} {interval:>15}  {g.state:<9} {settings}"
+        )
+    lines.append("* isolated")
+    for c, reason in e.refused:
+        lines.append(f"skipped: {c.setting}: B refuses it at startup: {reason}")
+    if e.left:
+        counts: dict[str, int] = {}
+        for lf in e.left:
+            counts[lf.reason] = counts.get(lf.reason, 0) + 1
+        lines.append(
+            f"left out {len(e.left)} differing variable(s): "
+            + "; ".join(f"{n} {r}" for r, n in sorted(counts.items(), key=lambda x: -x[1]))
+            + " (--json lists them)"
+        )
+    lines.append(
+        f"{len(e.candidates)} candidate(s), {e.rounds} round(s), "
+        f"{e.machine_s / 60:.1f} min machine time ({e.stop})"
+    )
+    lines.append(f"explanation: {e.conclusion}")
+    return lines
+
+
+def _cand(c: Candidate) -> dict[str, Any]:
+    return {"name": c.name, "option": c.option, "a_value": c.a_value, "b_value": c.b_value}
+
+
+def to_json(e: Explanation) -> dict[str, Any]:
+    gap = e.gap
+    return {
+        "a": e.a,
+        "b": e.b,
+        "cell": e.cell,
+        "conclusion": e.conclusion,
+        "gap": None
+        if gap is None
+        else {
+            "ratio": gap.ratio,
+            "ci_low": gap.ci_low,
+            "ci_high": gap.ci_high,
+            "verdict": gap.verdict,
+            "paired_ratios": e.gap_ratios,
+        },
+        "candidates": [_cand(c) for c in e.candidates],
+        "left_out": [
+            {"name": x.name, "a_value": x.a_value, "b_value": x.b_value, "reason": x.reason}
+            for x in e.left
+        ],
+        "refused": [{**_cand(c), "reason": r} for c, r in e.refused],
+        "groups": [
+            {
+                "label": g.label,
+                "stage": g.stage,
+                "parent": g.parent,
+                "state": g.state,
+                "isolated": g.label in e.isolated,
+                "settings": [_cand(c) for c in g.members],
+                "paired_ratios": g.ratios,
+                "share": g.share,
+                "share_low": g.share_low,
+                "share_high": g.share_high,
+                "verdict": g.comparison.verdict if g.comparison else None,
+            }
+            for g in e.groups
+        ],
+        "isolated": e.isolated,
+        "not_split": e.not_split,
+        "together": e.together,
+        "stop": e.stop,
+        "rounds": e.rounds,
+        "machine_s": e.machine_s,
+        "run_ids": e.run_ids,
+    }
+
+
+def profile_fragment(e: Explanation) -> str:
+    """A my.cnf fragment (configs/profiles/ format): the isolated settings at A's values."""
+    lines = [
+        f"# Profile: {e.b} with {e.a}'s values of the settings `perftrack explain` isolated",
+        f"# ({e.conclusion[:200]}).",
+        f"# Cell: {', '.join(f'{k}={v}' for k, v in e.cell.items())}",
+        "[mysqld]",
+    ]
+    for label in [*e.isolated, *e.not_split]:
+        g = e.group(label)
+        lines.append(f"# {label}: share of the gap {_pct(g.share)}")
+        lines += [c.setting for c in g.members]
+    return "\n".join(lines) + "\n"

@@ -1,0 +1,357 @@
+"""`perftrack explain A B`: candidates, the halving search, and real servers with a known,
+injected cause among harmless differing settings."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from clirun import assert_one_line_error, perftrack
+from perftrack.core.errors import ConfigError
+from perftrack.experiments import candidates, conclude, explain
+from perftrack.experiments import explanation as ex
+from perftrack.servers import catalog, rules
+from perftrack.store import explanations, store
+from standins import basedir
+
+MARIADB = rules.rules_for("mariadb", "10.11.18")
+MYSQL84 = rules.rules_for("mysql", "8.4.3")
+
+
+# candidates ----------------------------------------------------------------------------
+def test_candidates_keep_settable_differences_and_say_why_the_rest_is_left_out():
+    a = {
+        "innodb_flush_log_at_trx_commit": "1",
+        "sync_binlog": "0",
+        "max_connections": "151",
+        "datadir": "/a/data/",
+        "innodb_version": "10.11.18",
+        "version_comment": "Debian 12",
+        "open_files_limit": "32000",
+        "have_ssl": "DISABLED",
+        "port": "3306",
+        "old_gone": "1",
+        "same": "x",
+        "log_bin": "OFF",
+        "init_connect": None,
+        "innodb_data_file_path": "ibdata1:12M",
+    }
+    b = {
+        "innodb_flush_log_at_trx_commit": "2",
+        "sync_binlog": "1",
+        "max_connections": "151",
+        "datadir": "/b/data/",
+        "innodb_version": "10.11.19",
+        "version_comment": "Debian 13",
+        "open_files_limit": "1024",
+        "have_ssl": "YES",
+        "port": "3307",
+        "brand_new": "ON",
+        "same": "x",
+        "log_bin": "ON",
+        "init_connect": "SET x=1",
+        "innodb_data_file_path": "ibdata1:10M",
+    }
+    cands, left = candidates.select(a, b, MARIADB)
+    assert [(c.name, c.option, c.a_value) for c in cands] == [
+        ("innodb_flush_log_at_trx_commit", "innodb_flush_log_at_trx_commit", "1"),
+        ("sync_binlog", "sync_binlog", "0"),
+    ]
+    why = {x.name: x.reason for x in left}
+    assert why["datadir"].startswith("path-like")
+    assert why["innodb_data_file_path"].startswith("path-like")
+    assert why["innodb_version"] == why["version_comment"] == "a version string"
+    assert why["open_files_limit"].startswith("sized by the server")
+    assert why["have_ssl"].startswith("read-only")
+    assert why["port"] == "set by perftrack for every cell"
+    assert why["old_gone"].startswith("only in A")
+    assert why["brand_new"].startswith("only in B")
+    assert "log-bin takes a base name" in why["log_bin"]
+    assert why["init_connect"] == "A's value is NULL: nothing to set"
+    assert "max_connections" not in why and "same" not in why  # equal: not a difference
+
+
+def test_a_renamed_variable_is_matched_and_set_under_the_new_name():
+    a = {"tx_isolation": "REPEATABLE-READ"}
+    b = {"transaction_isolation": "READ-COMMITTED"}
+    cands, left = candidates.select(a, b, MARIADB)
+    assert left == []
+    assert [(c.name, c.option, c.a_value, c.b_value) for c in cands] == [
+        ("transaction_isolation", "transaction-isolation", "REPEATABLE-READ", "READ-COMMITTED")
+    ]
+
+
+def test_the_version_rules_refuse_what_b_cannot_take():
+    # MySQL 8.4 has no query cache: A's query_cache_type=ON cannot be set on it
+    cands, left = candidates.select(
+        {"query_cache_type": "ON"}, {"query_cache_type": "OFF"}, MYSQL84
+    )
+    assert cands == []
+    assert left[0].reason.startswith("the version rules refuse it")
+
+
+# shares ---------------------------------------------------------------------------------
+def test_share_is_the_part_of_the_gap_recovered_with_an_interval():
+    gap = [4.0, 4.2, 3.8, 4.0, 4.1]  # A is 4x B
+    half = [2.5, 2.4, 2.6, 2.5, 2.5]  # B+g is 2.5x B: half of the gap
+    point, low, high = ex.share(half, gap)
+    assert point == pytest.approx(0.5)
+    assert low < 0.5 < high and high - low < 0.2
+    assert ex.share([1.0], gap) is None  # one round says nothing
+    assert ex.share(half, [0.9, 0.95, 0.9]) is None  # no gap: no share
+
+
+# the search alone (synthetic rounds, no servers) ----------------------------------------
+def _cands(names: list[str]) -> list[candidates.Candidate]:
+    return [candidates.Candidate(n, n, "a", "b") for n in names]
+
+
+class Model:
+    """Throughput of B with some of A's settings: 1000/(1 + Σ cost of B's values left),
+    with 5% multiplicative noise, seeded. A has none of the costs."""
+
+    def __init__(self, costs: dict[str, float], refused: frozenset[str] = frozenset()):
+        self.costs, self.refused = costs, refused
+        self.rng = np.random.default_rng(7)
+        self.arms: list[list[str]] = []
+        self.clock = 0.0
+
+    def value(self, fixed: set[str]) -> float:
+        left = sum(c for n, c in self.costs.items() if n not in fixed)
+        return 1000 / (1 + left) * float(self.rng.lognormal(0, 0.05))
+
+    def round(self, arms: list[explain.Arm]) -> dict[str, float | None]:
+        self.arms.append([label for label, _ in arms])
+        self.clock += 10 * len(arms)
+        everything = set(self.costs)
+        out: dict[str, float | None] = {}
+        for label, members in arms:
+            fixed = everything if label == "A" else {c.name for c in members or ()}
+            out[label] = self.value(fixed)
+        return out
+
+    def starts(self, members: tuple[candidates.Candidate, ...]) -> str | None:
+        bad = [c.name for c in members if c.name in self.refused]
+        return f"unknown variable '{bad[0]}=a'" if bad else None
+
+
+def _search(model: Model, names: list[str], budget_s: float = 3600) -> ex.Explanation:
+    req = conclude.Request("a", "b", budget_s, duration_s=2, warmup_s=0, min_effect=0.5)
+    res = ex.Explanation("a", "b", {}, _cands(names), [])
+    lines: list[str] = []
+    return explain.Search(
+        req, res, model.round, model.starts, lines.append, clock=lambda: model.clock
+    ).run()
+
+
+def _isolated(res: ex.Explanation) -> list[list[str]]:
+    return [res.group(label).names for label in res.isolated]
+
+
+def test_the_search_isolates_one_costly_setting_among_harmless_ones():
+    names = [f"v{i}" for i in range(8)]
+    m = Model({"v5": 9.0})
+    res = _search(m, names)
+    assert _isolated(res) == [["v5"]]
+    assert "A's settings recover the gap" in res.conclusion
+    assert res.group(res.isolated[0]).share == pytest.approx(1.0, abs=0.15)
+    # A runs in stage 1 (4 rounds) and in the last stage, which measures the shares
+    with_a = [i for i, arms in enumerate(m.arms) if "A" in arms]
+    assert with_a == [0, 1, 2, 3, *range(len(m.arms) - 6, len(m.arms))]
+
+
+def test_two_partial_causes_are_both_named_with_their_shares():
+    m = Model({"v1": 2.0, "v6": 2.0})
+    res = _search(m, [f"v{i}" for i in range(8)])
+    assert sorted(_isolated(res)) == [["v1"], ["v6"]]
+    for label in res.isolated:
+        g = res.group(label)
+        assert g.share is not None and 0.1 < g.share < 0.5  # each a part: 1000/3 of 1000/5
+    assert "isolated: v1=a recovers" in res.conclusion
+    together = res.group(res.together or "")
+    assert together.share == pytest.approx(1.0, abs=0.15)  # both at once: the whole gap
+    assert "the isolated settings explain part" not in res.conclusion
+
+
+def test_no_candidate_explains_a_gap_that_is_in_the_code():
+    m = Model({"code": 4.0})  # a cost no setting removes
+    res = _search(m, ["v0", "v1", "v2"])
+    assert res.conclusion.startswith("no candidate explains it: the change is in the code")
+    assert len(res.groups) == 1 and res.isolated == []
+
+
+def test_a_setting_b_refuses_is_skipped_with_the_reason_and_the_search_goes_on():
+    m = Model({"v2": 9.0}, refused=frozenset({"v4"}))
+    res = _search(m, [f"v{i}" for i in range(6)])
+    assert [(c.name, r) for c, r in res.refused] == [("v4", "unknown variable 'v4=a'")]
+    assert _isolated(res) == [["v2"]]
+    assert "v4" not in res.all_group.names
+
+
+def test_a_pair_without_a_regression_is_refused_after_the_first_stage():
+    m = Model({})  # B is as fast as A
+    with pytest.raises(ConfigError, match="no regression to explain"):
+        _search(m, ["v0", "v1"])
+
+
+def test_a_budget_ending_mid_search_gives_a_partial_result_that_says_what_is_left():
+    m = Model({"v5": 9.0})
+    res = _search(m, [f"v{i}" for i in range(8)], budget_s=4 * 30 + 4 * 30 + 20)
+    assert res.stop.startswith("budget")
+    assert res.isolated == [] and res.not_split  # the moving group could not be split
+    assert "not split further (budget)" in res.conclusion
+
+
+# bad input at the command line ----------------------------------------------------------
+def _configs(dst: Path, a_opts: list[str], b_opts: list[str]) -> Path:
+    """configs/ with two stand-ins of the cached MariaDB 10.11.18: ea (A) and eb (B)."""
+    shutil.copytree(Path(__file__).resolve().parents[2] / "configs", dst)
+    lines = ["servers:"]
+    for sid, opts in (("ea", a_opts), ("eb", b_opts)):
+        lines += [
+            f"  - id: {sid}",
+            "    product: mariadb",
+            '    version: "10.11.18"',
+            "    provider: path",
+            f"    basedir: {basedir()}",
+            f"    stand_in: explain stand-in {sid} (MariaDB 10.11.18)",
+            f"    server_options: [{', '.join(opts)}]",
+        ]
+    (dst / "versions.yaml").write_text("\n".join(lines) + "\n")
+    return dst
+
+
+@pytest.mark.parametrize(
+    ("args", "needle"),
+    [
+        (["ea", "ea"], "not 'ea' with itself"),
+        (["ea", "nope"], "unknown server 'nope'"),
+        (["ea", "eb", "--metric", "p95"], "--metric must be one of tps, qps"),
+        (["ea", "eb", "--budget", "0"], "--budget must be a positive"),
+        (["ea", "eb", "--budget", "0.5"], "cannot fit one look of the first stage"),
+    ],
+)
+def test_bad_explain_input_is_one_line(tmp_path: Path, args: list[str], needle: str):
+    cfg = _configs(tmp_path / "configs", ["sync_binlog=0"], ["sync_binlog=1"])
+    res = perftrack("explain", *args, "--db", str(tmp_path / "r.duckdb"),
+                    env={"PERFTRACK_CONFIG_DIR": str(cfg)})  # fmt: skip
+    assert_one_line_error(res, 2, needle)
+    assert not (tmp_path / "r.duckdb").exists()
+
+
+# real servers ---------------------------------------------------------------------------
+CELL = {
+    "workload": "oltp_update_index", "threads": 2, "duration_s": 2, "warmup_s": 0,
+    "tables": 1, "table_size": 2000, "min_effect": 0.5,
+}  # fmt: skip
+HARMLESS = [
+    "max_connections=200", "table_open_cache=3000", "thread_cache_size=20",
+    "sort_buffer_size=4M", "wait_timeout=3600",
+]  # fmt: skip
+
+
+def test_real_b_refusing_a_setting_is_found_by_starting_it(tmp_path: Path, workroot: Path):
+    cfg = _configs(tmp_path / "configs", ["sync_binlog=0"], ["sync_binlog=1"])
+    cat = catalog.load(cfg / "versions.yaml")
+    req = conclude.Request("ea", "eb", 600, **CELL)
+    lab = explain.Lab(req, cat, cfg, tmp_path / "runs", workroot)
+    bogus = candidates.Candidate("innodb_no_such", "innodb_no_such", "1", None)
+    good = candidates.Candidate("wait_timeout", "wait_timeout", "3600", "28800")
+    assert lab.starts((good,)) is None
+    reason = lab.starts((good, bogus))
+    assert reason is not None and "unknown variable 'innodb_no_such=1'" in reason
+    assert not reason.startswith("/")  # the server's words, not the binary's path
+
+
+def _explain(
+    tmp_path: Path, workroot: Path, a: list[str], b: list[str], budget_s: float, **cell: float
+):
+    cfg = _configs(tmp_path / "configs", a, b)
+    cat = catalog.load(cfg / "versions.yaml")
+    req = conclude.Request("ea", "eb", budget_s, **{**CELL, **cell})
+    lines: list[str] = []
+    res = explain.explain(req, cat, cfg, tmp_path / "runs", lines.append, workroot=workroot)
+    print("\n".join(lines + ex.table_lines(res)))  # the test's record (pytest -s)
+    return res
+
+
+def test_real_the_injected_cause_is_named_among_harmless_differences(
+    tmp_path: Path, workroot: Path
+):
+    # A: innodb_flush_log_at_trx_commit=2; B: =1 (an fsync per commit, measured ~9x slower
+    # here) plus five harmless differences.
+    res = _explain(
+        tmp_path, workroot, ["innodb_flush_log_at_trx_commit=2"],
+        ["innodb_flush_log_at_trx_commit=1", *HARMLESS], budget_s=600,
+    )  # fmt: skip
+    names = {c.name for c in res.candidates}
+    assert {"max_connections", "table_open_cache", "thread_cache_size", "wait_timeout"} <= names
+    assert "innodb_flush_log_at_trx_commit" in names
+    assert [["innodb_flush_log_at_trx_commit"]] in [_isolated(res)], res.conclusion
+    assert res.gap is not None and res.gap.ratio < 0.5  # ~9x here; the verdict needs less noise
+    assert "innodb_flush_log_at_trx_commit=2" in ex.profile_fragment(res)
+    db = tmp_path / "r.duckdb"
+    explanations.save(db, ex.to_json(res))
+    with store.open_db(db, write=False) as st:
+        (row,) = explanations.latest(st, "ea", "eb")
+    assert row["isolated"][0]["settings"] == ["innodb_flush_log_at_trx_commit=2"]
+    json.dumps(ex.to_json(res))
+
+
+def test_real_two_partial_causes_are_both_named(tmp_path: Path, workroot: Path):
+    # Both with the binary log on and the same group-commit wait: B syncs the binlog on
+    # every commit (sync_binlog=1) and waits up to 2 ms for a group of 10 commits
+    # (binlog_commit_wait_count=10): each measured to cost about half of B's time (each
+    # alone ~2x, both ~20x slower than A). One harmless difference only: with two causes
+    # every stage runs more arms (~8 min of rounds here). `unchanged` within ±30%, not
+    # ±50%: a 2x effect measured noisily must not settle as `unchanged` (CI inside ½–2x).
+    common = ["log-bin=binlog", "innodb_flush_log_at_trx_commit=2", "binlog_commit_wait_usec=2000"]
+    res = _explain(
+        tmp_path, workroot, [*common, "sync_binlog=0"],
+        [*common, "sync_binlog=1", "binlog_commit_wait_count=10", "wait_timeout=3600"],
+        budget_s=900, min_effect=0.3,
+    )  # fmt: skip
+    found = sorted(_isolated(res))
+    assert found == [["binlog_commit_wait_count"], ["sync_binlog"]], res.conclusion
+    for label in res.isolated:
+        g = res.group(label)
+        assert g.share is not None and g.share < 1  # each explains a part
+
+
+def test_a_pair_the_db_calls_unchanged_is_refused_before_anything_runs(tmp_path: Path):
+    # data/results.duckdb (real runs): mariadb-10.11.18 against 10.2.11 on
+    # oltp_point_select at 2 threads is `unchanged` in every stored verdict
+    db = tmp_path / "r.duckdb"
+    shutil.copy(Path(__file__).resolve().parents[2] / "data" / "results.duckdb", db)
+    res = perftrack(
+        "explain", "mariadb-10.2.11", "mariadb-10.11.18", "--workload", "oltp_point_select",
+        "--threads", "2", "--db", str(db), "--out", str(tmp_path / "runs"),
+    )  # fmt: skip
+    assert_one_line_error(res, 2, "no regression to explain", "are unchanged")
+    assert not (tmp_path / "runs").exists()
+
+
+def test_real_cli_with_no_candidate_says_so_and_writes_json_profile_and_db(tmp_path: Path):
+    # A and B differ only in back_log, which the server derives from max_connections:
+    # left out, so nothing can be tried on B and no round runs.
+    cfg = _configs(tmp_path / "configs", ["back_log=60"], ["back_log=70"])
+    db, prof = tmp_path / "r.duckdb", tmp_path / "a-on-b.cnf"
+    res = perftrack(
+        "explain", "ea", "eb", "--json", "--profile-out", str(prof), "--db", str(db),
+        "--out", str(tmp_path / "runs"), env={"PERFTRACK_CONFIG_DIR": str(cfg)},
+    )  # fmt: skip
+    assert res.returncode == 0, res.stderr
+    out = json.loads(res.stdout)
+    assert out["conclusion"].startswith("no candidate explains it: no differing variable")
+    assert out["candidates"] == [] and out["rounds"] == 0
+    assert {"name": "back_log", "a_value": "60", "b_value": "70"}.items() <= {
+        k: v for k, v in out["left_out"][0].items() if k != "reason"
+    }.items()
+    assert "[mysqld]" in prof.read_text()
+    with store.open_db(db, write=False) as st:
+        (row,) = explanations.latest(st, "ea", "eb")
+    assert row["isolated"] == [] and row["conclusion"] == out["conclusion"]
