@@ -323,13 +323,28 @@ def test_real_two_partial_causes_are_both_named(tmp_path: Path, workroot: Path):
 
 
 def test_a_pair_the_db_calls_unchanged_is_refused_before_anything_runs(tmp_path: Path):
-    # data/results.duckdb (real runs): mariadb-10.11.18 against 10.2.11 on
-    # oltp_point_select at 2 threads is `unchanged` in every stored verdict
+    """SYNTHETIC stored results (test fixtures): eb within 1% of ea in 8 interleaved rounds
+    at oltp_point_select, 2 threads; `detect` calls it unchanged, so nothing runs."""
+    from fixtures.records.synthetic import make_record
+
+    cfg = _configs(tmp_path / "configs", ["sync_binlog=0"], ["sync_binlog=1"])
     db = tmp_path / "r.duckdb"
-    shutil.copy(Path(__file__).resolve().parents[2] / "data" / "results.duckdb", db)
+    recs = []
+    for i in range(8):
+        for k, (sid, ver, f) in enumerate((("ea", "10.11.18", 1.0), ("eb", "10.11.19", 1.002))):
+            rec = make_record(
+                run_id="synthetic-explain", cell=2 * i + k, server_id=sid, version=ver,
+                threads=2, tps=1000.0 * f * (1 + 0.004 * ((i * (k + 1)) % 3 - 1)),
+            )  # fmt: skip
+            rec["cell"].update(workload="oltp_point_select", repeat=i + 1)
+            recs.append(rec)
+    with store.open_db(db, write=True) as st:
+        st.ingest(recs)
+    env = {"PERFTRACK_CONFIG_DIR": str(cfg)}
+    assert perftrack("detect", "--db", str(db), env=env).returncode == 0
     res = perftrack(
-        "explain", "mariadb-10.2.11", "mariadb-10.11.18", "--workload", "oltp_point_select",
-        "--threads", "2", "--db", str(db), "--out", str(tmp_path / "runs"),
+        "explain", "ea", "eb", "--workload", "oltp_point_select", "--threads", "2",
+        "--db", str(db), "--out", str(tmp_path / "runs"), env=env,
     )  # fmt: skip
     assert_one_line_error(res, 2, "no regression to explain", "are unchanged")
     assert not (tmp_path / "runs").exists()

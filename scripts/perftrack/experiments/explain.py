@@ -200,9 +200,9 @@ class Search:
             for g in groups:
                 if g.label not in pending:
                     continue
-                vals = [v for r in rounds if (v := r.get(g.label)) is not None]
+                pb, pg = _pairs(rounds, "B", g.label)
                 g.comparison = conclude.decide(
-                    b, vals, cv=None, looks=looks, min_effect=self.req.min_effect
+                    pb, pg, cv=None, looks=looks, min_effect=self.req.min_effect, paired=True
                 )
                 verdict = g.comparison.verdict if g.comparison else "inconclusive"
                 if verdict == "improvement":
@@ -214,8 +214,10 @@ class Search:
                 if g.state != ex.UNTESTED:
                     pending.discard(g.label)
             if gap_pending:
-                a = [v for r in rounds if (v := r.get("A")) is not None]
-                e.gap = conclude.decide(a, b, cv=None, looks=looks, min_effect=self.req.min_effect)
+                pa, pb = _pairs(rounds, "A", "B")
+                e.gap = conclude.decide(
+                    pa, pb, cv=None, looks=looks, min_effect=self.req.min_effect, paired=True
+                )
                 gap_pending = not last and (e.gap is None or e.gap.verdict == "inconclusive")
             self.emit(self._look_line(number, looked, len(b), groups))
         for g in groups:
@@ -387,6 +389,17 @@ def _matrix(req: conclude.Request, servers: list[str]) -> matrix.Matrix:
         },
         where="explain",
     )
+
+
+def _pairs(
+    rounds: list[dict[str, float | None]], x: str, y: str
+) -> tuple[list[float], list[float]]:
+    """The values of arms x and y of the rounds where both have one: pairs, since the arms
+    of one round ran minutes apart on one machine (conclude.decide(paired=True))."""
+    both = [
+        (vx, vy) for r in rounds if (vx := r.get(x)) is not None and (vy := r.get(y)) is not None
+    ]
+    return [p[0] for p in both], [p[1] for p in both]
 
 
 def cell_of(req: conclude.Request) -> dict[str, object]:
