@@ -248,10 +248,15 @@ def validate(req: Request, cat: Catalog) -> None:
 
 def _round_matrix(req: Request, number: int) -> matrix.Matrix:
     order = [req.a, req.b] if number % 2 == 1 else [req.b, req.a]  # alternate who goes first
+    return cell_matrix(req, order, "until-conclusive")
+
+
+def cell_matrix(req: Request, servers: list[str], name: str) -> matrix.Matrix:
+    """One round: the request's cell on each of `servers`, in that order."""
     return matrix.from_dict(
         {
-            "name": "until-conclusive",
-            "servers": order,
+            "name": name,
+            "servers": servers,
             "workloads": [req.workload],
             "charsets": [req.charset],
             "threads": [req.threads],
@@ -262,7 +267,7 @@ def _round_matrix(req: Request, number: int) -> matrix.Matrix:
             "table_size": req.table_size,
             "profile": req.profile,
         },
-        where="--until-conclusive",
+        where=f"--{name}" if name == "until-conclusive" else name,
     )
 
 

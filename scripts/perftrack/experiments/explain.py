@@ -373,22 +373,7 @@ class Lab:
 
 
 def _matrix(req: conclude.Request, servers: list[str]) -> matrix.Matrix:
-    return matrix.from_dict(
-        {
-            "name": "explain",
-            "servers": servers,
-            "workloads": [req.workload],
-            "charsets": [req.charset],
-            "threads": [req.threads],
-            "repeats": 1,
-            "duration_s": req.duration_s,
-            "warmup_s": req.warmup_s,
-            "tables": req.tables,
-            "table_size": req.table_size,
-            "profile": req.profile,
-        },
-        where="explain",
-    )
+    return conclude.cell_matrix(req, servers, "explain")
 
 
 def _pairs(
