@@ -36,6 +36,7 @@ from lzma import LZMAError
 from pathlib import Path
 
 from perftrack.core.errors import FetchError
+from perftrack.core.files import HASH_CHUNK_BYTES, sha256_file
 
 ENV_CACHE = "PERFTRACK_CACHE"
 DEFAULT_CACHE = Path("~/.cache/perftrack")
@@ -46,7 +47,6 @@ DEFAULT_DATASET_CACHE_GB = 20.0  # bound of datasets/: the least recently used g
 LOCKS_DIR = "locks"
 TMP_PREFIX = "tmp-"
 COMPLETE_MARKER = ".complete"
-HASH_CHUNK_BYTES = 1 << 20
 KEY_DIGEST_CHARS = 12
 PERMISSION_BITS = 0o755  # no setuid/setgid/sticky or group/other write from an archive
 
@@ -76,15 +76,6 @@ def cache_dir(override: Path | None = None) -> Path:
             f"set {ENV_CACHE} to a writable directory"
         ) from None
     return root
-
-
-def sha256_file(path: Path) -> str:
-    """Hex SHA-256 of a file's contents."""
-    digest = hashlib.sha256()
-    with open(path, "rb") as handle:
-        while chunk := handle.read(HASH_CHUNK_BYTES):
-            digest.update(chunk)
-    return digest.hexdigest()
 
 
 def verify(path: Path, expected: str, what: str) -> str:

@@ -19,7 +19,6 @@ replaces the file atomically; the new-tags workflow then proposes it as a pull r
 
 from __future__ import annotations
 
-import hashlib
 import re
 import tempfile
 from collections.abc import Callable
@@ -32,7 +31,6 @@ from perftrack.servers import catalog
 from perftrack.servers.catalog import UNPINNED, Catalog, Entry
 
 PINNABLE = ("docker", "tarball")
-HASH_CHUNK = 1 << 20
 _ID_LINE = re.compile(r"^\s*-\s+id:\s*['\"]?([A-Za-z0-9][A-Za-z0-9_.+-]*)['\"]?\s*$")
 _FLOW_ID = re.compile(r"^\s*-\s*\{\s*id:\s*['\"]?([A-Za-z0-9][A-Za-z0-9_.+-]*)['\"]?\s*,")
 
@@ -82,16 +80,8 @@ def resolve(entry: Entry, progress: Callable[[str], None]) -> Pin:
             archive = tarball.download(
                 entry, tarball.candidate_urls(entry), Path(scratch), progress
             )
-            return Pin(entry.id, "sha256", sha256_of(archive))
+            return Pin(entry.id, "sha256", files.sha256_file(archive))
     raise ConfigError(f"{entry.id}: provider {entry.provider} has nothing to pin")
-
-
-def sha256_of(path: Path) -> str:
-    digest = hashlib.sha256()
-    with path.open("rb") as f:
-        while chunk := f.read(HASH_CHUNK):
-            digest.update(chunk)
-    return digest.hexdigest()
 
 
 def pin_all(entries: list[Entry], progress: Callable[[str], None]) -> PinOutcome:

@@ -18,6 +18,7 @@ import duckdb
 
 from perftrack.core import git
 from perftrack.core.errors import DatabaseError, EnvironmentProblem
+from perftrack.core.files import fsync_path
 from perftrack.store import migrations, nightfiles
 
 # --- file format -----------------------------------------------------------------------
@@ -255,7 +256,7 @@ def create(path: Path) -> list[int]:
         if new_files.exists():
             os.replace(new_files, files)
         os.replace(tmp, path)
-        _fsync(path.parent, directory=True)
+        fsync_path(path.parent, directory=True)
     except duckdb.Error as exc:
         raise DatabaseError(f"cannot create {path} ({first_line(exc)})") from None
     finally:
@@ -274,14 +275,6 @@ def worth_compacting(free_blocks: int, total_blocks: int, block_size: int) -> bo
 
 def _sql_string(text: str) -> str:
     return "'" + text.replace("'", "''") + "'"
-
-
-def _fsync(path: Path, *, directory: bool = False) -> None:
-    fd = os.open(path, os.O_RDONLY | (os.O_DIRECTORY if directory else 0))
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
 
 
 def rewrite(path: Path, block_size: int | None = None) -> None:
@@ -311,9 +304,9 @@ def rewrite(path: Path, block_size: int | None = None) -> None:
             con.execute("DETACH old")
         finally:
             con.close()
-        _fsync(tmp)
+        fsync_path(tmp)
         os.replace(tmp, path)
-        _fsync(path.parent, directory=True)
+        fsync_path(path.parent, directory=True)
     except duckdb.Error as exc:
         raise DatabaseError(
             f"{path}: compacting failed, the file is unchanged ({first_line(exc)})"

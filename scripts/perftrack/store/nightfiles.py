@@ -27,6 +27,7 @@ from pathlib import Path
 import duckdb
 
 from perftrack.core.errors import DatabaseError
+from perftrack.core.files import fsync_path, sha256_file
 
 FILES_TABLE = "data_files"
 # The tables kept as files, and the order each file's rows are written in (the key; the
@@ -81,22 +82,6 @@ def _sql_string(text: str) -> str:
     return "'" + text.replace("'", "''") + "'"
 
 
-def _sha256(path: Path) -> str:
-    digest = hashlib.sha256()
-    with path.open("rb") as f:
-        for chunk in iter(lambda: f.read(1 << 20), b""):
-            digest.update(chunk)
-    return digest.hexdigest()
-
-
-def _fsync(path: Path, *, directory: bool = False) -> None:
-    fd = os.open(path, os.O_RDONLY | (os.O_DIRECTORY if directory else 0))
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
-
-
 def _utc_now() -> datetime:
     return datetime.now(UTC).replace(tzinfo=None)
 
@@ -143,7 +128,7 @@ def write_batch(
                     f"COPY (SELECT * FROM {relation} ORDER BY {FILE_TABLES[table]}) "
                     f"TO {_sql_string(str(tmp))} ({COPY_OPTIONS}, {kv})"
                 )
-                _fsync(tmp)
+                fsync_path(tmp)
                 os.replace(tmp, final)
             finally:
                 tmp.unlink(missing_ok=True)
@@ -151,10 +136,10 @@ def write_batch(
             (rows,) = con.execute(f"SELECT count(*) FROM {relation}").fetchone() or (0,)
             con.execute(
                 f"INSERT INTO {FILES_TABLE} VALUES (?, ?, ?, ?, ?, ?, ?)",
-                [rel, table, rows, final.stat().st_size, _sha256(final), version, now],
+                [rel, table, rows, final.stat().st_size, sha256_file(final), version, now],
             )
         for directory in {p.parent for p in written}:
-            _fsync(directory, directory=True)
+            fsync_path(directory, directory=True)
     except BaseException:
         discard(written)
         raise
@@ -300,11 +285,11 @@ def verify(
             seen[sha] = shown
 
         def good(candidate: Path, sha: str = sha) -> bool:
-            return _sha256(candidate) == sha
+            return sha256_file(candidate) == sha
 
         if not path.is_file():
             raise DatabaseError(f"{shown} is missing (listed in {db}); " + restore_hint(path, good))
-        if path.stat().st_size != size or _sha256(path) != sha:
+        if path.stat().st_size != size or sha256_file(path) != sha:
             newer = _file_schema(path)
             if newer is not None and newer > current:
                 why = f"was written by schema v{newer} but this perftrack knows v{current}"
