@@ -22,6 +22,7 @@ from pathlib import Path
 import pytest
 
 from clirun import perftrack
+from gitrepo import git
 from leaks import processes_mentioning
 from perftrack.core import dirlock
 from perftrack.host import sweep
@@ -61,22 +62,6 @@ def wait_until(condition, bound_s: float) -> bool:
 
 def records_in(d: Path) -> list[Path]:
     return sorted(d.glob("*/records/*.json")) if d.is_dir() else []
-
-
-def git(cwd: Path, *args: str) -> str:
-    ident = {
-        "GIT_AUTHOR_NAME": "t",
-        "GIT_AUTHOR_EMAIL": "t@example.invalid",
-        "GIT_COMMITTER_NAME": "t",
-        "GIT_COMMITTER_EMAIL": "t@example.invalid",
-    }
-    return subprocess.run(
-        ["git", "-C", str(cwd), *args],
-        capture_output=True,
-        text=True,
-        check=True,
-        env={**os.environ, **ident},
-    ).stdout
 
 
 @pytest.fixture

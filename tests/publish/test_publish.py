@@ -6,7 +6,6 @@ synthetic fixtures (tests/fixtures/records/synthetic.py), written to tmp paths o
 
 from __future__ import annotations
 
-import os
 import subprocess
 import sys
 from datetime import timedelta
@@ -15,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from fixtures.records.synthetic import SYNTHETIC_START, make_record
+from gitrepo import GIT_ENV, git
 from perftrack import cli
 from perftrack.core import record
 from perftrack.core.errors import ConfigError
@@ -25,25 +25,6 @@ from perftrack.store import store
 REPO = Path(__file__).resolve().parents[2]
 PERFTRACK = [sys.executable, "-c", "import sys; from perftrack.cli import main; sys.exit(main())"]
 DB = Path("data") / "results.duckdb"
-GIT_ENV = {
-    "GIT_AUTHOR_NAME": "perftrack test",
-    "GIT_AUTHOR_EMAIL": "test@example.invalid",
-    "GIT_COMMITTER_NAME": "perftrack test",
-    "GIT_COMMITTER_EMAIL": "test@example.invalid",
-    "GIT_CONFIG_GLOBAL": "/dev/null",
-    "GIT_CONFIG_NOSYSTEM": "1",
-}
-
-
-def git(cwd: Path, *args: str) -> str:
-    p = subprocess.run(
-        ["git", "-C", str(cwd), *args],
-        capture_output=True,
-        text=True,
-        env={**os.environ, **GIT_ENV},
-        check=True,
-    )
-    return p.stdout.strip()
 
 
 @pytest.fixture(autouse=True)

@@ -14,6 +14,7 @@ import duckdb
 import pytest
 
 from fixtures.records.synthetic import make_record
+from gitrepo import git
 from perftrack import cli
 from perftrack.core.errors import DatabaseError
 from perftrack.store import migrations, nightfiles, store
@@ -22,25 +23,6 @@ REPO = Path(__file__).resolve().parents[2]
 FIXTURE_DBS = REPO / "tests" / "fixtures" / "db"
 REAL_DB = REPO / "data" / "results.duckdb"
 FILE_TABLES = tuple(nightfiles.FILE_TABLES)
-GIT_ENV = {
-    "GIT_AUTHOR_NAME": "perftrack test",
-    "GIT_AUTHOR_EMAIL": "test@example.invalid",
-    "GIT_COMMITTER_NAME": "perftrack test",
-    "GIT_COMMITTER_EMAIL": "test@example.invalid",
-    "GIT_CONFIG_GLOBAL": "/dev/null",
-    "GIT_CONFIG_NOSYSTEM": "1",
-}
-
-
-def git(cwd: Path, *args: str) -> str:
-    done = subprocess.run(
-        ["git", "-C", str(cwd), *args],
-        capture_output=True,
-        text=True,
-        env={**os.environ, **GIT_ENV},
-        check=True,
-    )
-    return done.stdout.strip()
 
 
 def fingerprint(con: duckdb.DuckDBPyConnection) -> dict[str, dict[str, str]]:

@@ -17,6 +17,7 @@ import pytest
 
 from fixtures.hand_edit import add_night_file, add_night_files
 from fixtures.records.synthetic import BASE_VARIABLES, make_record
+from gitrepo import git
 from perftrack.core import record
 from perftrack.core.errors import ConfigError, DatabaseError, RecordError
 from perftrack.store import migrations, nightfiles, rows, store
@@ -351,22 +352,6 @@ def test_duckdb_file_of_another_application_is_refused(db: Path) -> None:
     con.close()
     with pytest.raises(DatabaseError, match="not a perftrack results DB"):
         store.open_db(db, write=True)
-
-
-def git(repo: Path, *args: str) -> str:
-    env = {
-        **os.environ,
-        "GIT_AUTHOR_NAME": "perftrack tests",
-        "GIT_AUTHOR_EMAIL": "tests@perftrack.invalid",
-        "GIT_COMMITTER_NAME": "perftrack tests",
-        "GIT_COMMITTER_EMAIL": "tests@perftrack.invalid",
-        "GIT_CONFIG_GLOBAL": os.devnull,
-        "GIT_CONFIG_NOSYSTEM": "1",
-    }
-    done = subprocess.run(
-        ["git", *args], cwd=repo, env=env, check=True, capture_output=True, text=True
-    )
-    return done.stdout.strip()
 
 
 @pytest.mark.skipif(shutil.which("git") is None, reason="needs git")
