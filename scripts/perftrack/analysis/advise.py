@@ -142,9 +142,12 @@ def advise(
     base: str,
     metric: str = "tps",
     vars_diff: VarsDiff | None = None,
+    measured: dict[tuple[Any, ...], Measured] | None = None,
 ) -> list[SeriesAdvice]:
     """SeriesAdvice per series shape that measured the reader's release `base` (server id or
-    version), for every newer release of its product reachable over measured pairs."""
+    version), for every newer release of its product reachable over measured pairs.
+    `measured`: a cache of each shape's compared pairs, for callers advising from many
+    releases over the same tables (the site), so each pair is compared once."""
     start = resolve_base(tables, base)
     higher = compare.METRICS[metric][1]
     shapes: dict[tuple[Any, ...], list[compare.Table]] = defaultdict(list)
@@ -154,26 +157,30 @@ def advise(
     for shape_key, ts in sorted(shapes.items(), key=lambda kv: tuple(map(str, kv[0]))):
         if not any(r.server_id == start.server_id for t in ts for r in t.rows):
             continue
-        out.append(
-            _advise_shape(
-                dict(zip(SHAPE_COLS, shape_key, strict=True)), ts, start, metric, higher, vars_diff
-            )
-        )
+        cache = {} if measured is None else measured
+        if shape_key not in cache:
+            cache[shape_key] = _measured_pairs(ts, metric)
+        shape = dict(zip(SHAPE_COLS, shape_key, strict=True))
+        out.append(_advise_shape(shape, cache[shape_key], start, higher, vars_diff))
     if not out:
         raise ConfigError(f"no series measured {start.server_id} with the cell options given")
     return out
 
 
-def _advise_shape(
-    shape: dict[str, Any],
-    ts: list[compare.Table],
-    start: compare.Row,
-    metric: str,
-    higher: bool,
-    vars_diff: VarsDiff | None,
-) -> SeriesAdvice:
-    # every measured pair of releases in this shape: (a, b) -> (estimate, p95, table, n)
-    pairs: dict[tuple[str, str], tuple[Estimate | None, Estimate | None, compare.Table, int]] = {}
+Pair = tuple[Estimate | None, Estimate | None, compare.Table, int]  # main, p95, table, n
+
+
+@dataclass
+class Measured:
+    """Every pair of releases one series shape measured together: (a, b) -> b against a, from
+    the series with the most values per side; and each release's row."""
+
+    pairs: dict[tuple[str, str], Pair]
+    rows: dict[str, compare.Row]
+
+
+def _measured_pairs(ts: list[compare.Table], metric: str) -> Measured:
+    pairs: dict[tuple[str, str], Pair] = {}
     rows: dict[str, compare.Row] = {}
     for t in ts:
         for a in t.rows:
@@ -186,6 +193,17 @@ def _advise_shape(
                 if old is None or n > old[3]:  # the series with the most values per side
                     main, p95 = _pair(t, a, b, metric)
                     pairs[(a.server_id, b.server_id)] = (main, p95, t, n)
+    return Measured(pairs, rows)
+
+
+def _advise_shape(
+    shape: dict[str, Any],
+    m: Measured,
+    start: compare.Row,
+    higher: bool,
+    vars_diff: VarsDiff | None,
+) -> SeriesAdvice:
+    pairs, rows = m.pairs, m.rows
 
     def newer(r: compare.Row) -> bool:
         return r.product == start.product and rules.parse_version(r.version) > rules.parse_version(

@@ -94,10 +94,14 @@ def variables_diff_of(st: Store) -> Callable[[dict[str, Any], str, str], dict[st
     """diff(series key, base server, new server): the variables diff of the two servers'
     most common variable sets in that series (what a verdict carries), for `advise`."""
     varsets = st.series_varsets()
+    seen: dict[tuple[str | None, str | None], dict[str, list[Any]]] = {}  # per varset pair
 
     def diff(series: dict[str, Any], base: str, new: str) -> dict[str, list[Any]]:
         k = tuple(series[c] for c in SERIES_COLS)
-        return variables_diff(st, varsets.get((*k, base)), varsets.get((*k, new)))
+        pair = (varsets.get((*k, base)), varsets.get((*k, new)))
+        if pair not in seen:
+            seen[pair] = variables_diff(st, *pair)
+        return {name: list(v) for name, v in seen[pair].items()}  # callers may edit theirs
 
     return diff
 

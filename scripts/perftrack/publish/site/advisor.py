@@ -19,8 +19,9 @@ def page_data(st: Store) -> dict[str, Any]:
     bases = sorted({(r.product, r.version, r.server_id) for t in tables for r in t.rows})
     rows: list[dict[str, Any]] = []
     unreachable: list[dict[str, Any]] = []
+    measured: dict[tuple[Any, ...], advise.Measured] = {}  # each pair compared once
     for _product, _version, sid in bases:
-        for a in advise.advise(tables, sid, "tps", diff):
+        for a in advise.advise(tables, sid, "tps", diff, measured):
             shape = {k: a.shape[k] for k in ("workload", "threads", "collation", "profile")}
             for t in a.targets:
                 tp, lat = t.throughput, t.p95
