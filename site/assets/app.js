@@ -563,6 +563,7 @@
       diffSel.onchange = showDiff;
       showDiff();
     }
+    showExplanations(d.explanations || []);
     const box = $("run-failures");
     box.replaceChildren();
     if (!d.failures.length) box.append(el("p", { class: "note", text: "None: every cell of this run succeeded." }));
@@ -573,6 +574,25 @@
       box.append(det);
     }
     ready();
+  }
+
+  function showExplanations(xs) {
+    // one row per isolated setting (or group); a conclusion without any is one row too
+    const share = (v) => (v == null ? "—" : (v * 100).toFixed(0) + "%");
+    const rows = [];
+    for (const x of xs) {
+      const head = { pair: `${x.previous} → ${x.server}`, cell: `${x.workload} · ${x.threads} threads`, conclusion: x.conclusion };
+      if (!x.isolated.length) rows.push({ ...head, settings: "none isolated", share: "—" });
+      for (const g of x.isolated)
+        rows.push({ ...head, settings: g.settings.join(", "), share: `${share(g.share)} [${share(g.share_low)}, ${share(g.share_high)}]` });
+    }
+    const pairs = [...new Set(xs.map((x) => `${x.previous} → ${x.server}`))];
+    $("explain-status").textContent = xs.length
+      ? `${xs.length} explanation(s) of ${pairs.join(", ")}.`
+      : "No explanation computed for the versions of this run: run `perftrack explain PREVIOUS NEW` on a verdict that is a regression.";
+    fillTable($("run-explain"), [{ key: "pair", label: "versions" }, { key: "cell", label: "cell" },
+      { key: "settings", label: "setting (previous value)" }, { key: "share", label: "share of the gap [95%]" },
+      { key: "conclusion", label: "conclusion" }], rows);
   }
 
   pages.studies = function () {

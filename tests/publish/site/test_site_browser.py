@@ -223,6 +223,44 @@ def test_run_page_shows_configuration_and_variable_diff(sites: dict[str, Path], 
     assert tab.problems() == []
 
 
+def test_run_page_shows_the_explanation_of_its_versions(
+    history_db: Path, tmp_path: Path, tab: Tab
+) -> None:
+    """A stored `perftrack explain` result (SYNTHETIC: built here, nothing measured) of a
+    pair of the run's versions is on the run's page: the setting, its share and interval."""
+    from perftrack.experiments import candidates, explanation
+    from perftrack.publish.site import build
+    from perftrack.store import explanations, nightfiles
+
+    db = tmp_path / "results.duckdb"
+    nightfiles.copy_db(history_db, db)
+    old, new = "synthetic-mysql-8.4.0", "synthetic-mysql-9.1.0"
+    cand = candidates.Candidate("innodb_buffer_pool_size", "innodb_buffer_pool_size", "128M", "1G")
+    res = explanation.Explanation(
+        old, new, {"workload": "oltp_point_select", "threads": 4, "metric": "tps"}, [cand], []
+    )
+    res.groups.append(explanation.Group("g1", (cand,), 1, state=explanation.MOVED, share=0.62,
+                                        share_low=0.41, share_high=0.83))  # fmt: skip
+    res.isolated.append("g1")
+    explanations.save(db, explanation.to_json(res))
+    site = build.build(db, tmp_path / "site").out
+    tab.open(url(site, "runs", "#run=synthetic-night-0003"))
+    tab.page.wait_for_selector("#run-explain tbody tr")
+    row = tab.page.locator("#run-explain tbody tr").first.inner_text()
+    assert f"{old} → {new}" in row
+    assert "innodb_buffer_pool_size=128M" in row
+    assert "62% [41%, 83%]" in row
+    assert "1 explanation(s)" in tab.page.inner_text("#explain-status")
+    tab.shot("runs-explanation")
+    assert tab.problems() == []
+    # the same run in a site without explanations says how to get one
+    plain = build.build(history_db, tmp_path / "plain").out
+    tab.open(url(plain, "runs", "#run=synthetic-night-0003"))
+    tab.page.wait_for_selector("#run-servers tbody tr")
+    assert "No explanation computed" in tab.page.inner_text("#explain-status")
+    assert tab.page.locator("#run-explain tbody tr").count() == 0
+
+
 @pytest.mark.parametrize("page", PAGES)
 def test_an_empty_db_says_no_results_yet(sites: dict[str, Path], tab: Tab, page: str) -> None:
     tab.open(url(sites["empty"], page))

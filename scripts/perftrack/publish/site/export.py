@@ -31,6 +31,7 @@ from perftrack.analysis.annotations import Annotation
 from perftrack.publish.site import cost, verdicts
 from perftrack.publish.site.series import AXES, GROUP
 from perftrack.servers import rules
+from perftrack.store import explanations
 from perftrack.store.store import Store
 
 CONFIDENCE = stats.CONFIDENCE  # the bands' coverage, the same as the verdicts' intervals
@@ -315,6 +316,7 @@ class Exporter:
         failures = self._by_run(self.st.run_failures())
         varsets = self._by_run(self.st.run_varsets())
         cache: dict[tuple[str, str], list[tuple[str, str | None, str | None, str]]] = {}
+        explained: dict[tuple[str, str], list[dict[str, Any]]] = {}
         out = {}
         for run in runs:
             rid = run["run_id"]
@@ -339,7 +341,21 @@ class Exporter:
                 "effective": _settings(effective.get(rid, [])),
                 "failures": fails,
                 "variable_diffs": self._variable_diffs(varsets.get(rid, []), cache),
+                "explanations": self._explanations(srv, explained),
             }
+        return out
+
+    def _explanations(
+        self, servers: list[dict[str, Any]], cache: dict[tuple[str, str], list[dict[str, Any]]]
+    ) -> list[dict[str, Any]]:
+        """`perftrack explain`'s newest result for each consecutive pair of the run's
+        versions (the pairs whose verdicts and variable diffs the run shows)."""
+        out = []
+        ids = [s["server"] for s in servers]
+        for a, b in itertools.pairwise(ids):
+            if (a, b) not in cache:
+                cache[(a, b)] = explanations.latest(self.st, a, b)
+            out += [{"previous": a, "server": b, **x} for x in cache[(a, b)]]
         return out
 
     def _variable_diffs(
