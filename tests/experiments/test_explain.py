@@ -177,6 +177,33 @@ def test_two_partial_causes_are_both_named_with_their_shares():
     assert "the isolated settings explain part" not in res.conclusion
 
 
+class Fluke(Model):
+    """Model where one harmless group looks 3x faster in the search's rounds only (the
+    rounds without A): a false move, as noise makes one on a busy machine."""
+
+    def __init__(self, costs: dict[str, float], fluke: str):
+        super().__init__(costs)
+        self.fluke = fluke
+
+    def round(self, arms: list[explain.Arm]) -> dict[str, float | None]:
+        out = super().round(arms)
+        if "A" not in out and out.get(self.fluke) is not None:
+            out[self.fluke] = 3 * (out[self.fluke] or 0.0)
+        return out
+
+
+def test_a_group_whose_move_the_shares_stage_does_not_reproduce_is_not_isolated():
+    m = Fluke({"v5": 9.0}, fluke="g2")  # g2 = v0..v3, all harmless
+    res = _search(m, [f"v{i}" for i in range(8)])
+    assert _isolated(res) == [["v5"]]
+    assert res.unconfirmed == ["g2"] and res.group("g2").names == ["v0", "v1", "v2", "v3"]
+    assert "not confirmed by the shares stage" in res.conclusion
+    assert "{v0=a, v1=a, v2=a, v3=a} (inseparable)" in res.conclusion.split("not confirmed")[1]
+    assert ex.to_json(res)["unconfirmed"] == ["g2"]
+    settings = ex.profile_fragment(res).split("[mysqld]\n")[1].splitlines()
+    assert [x for x in settings if not x.startswith("#")] == ["v5=a"]
+
+
 def test_no_candidate_explains_a_gap_that_is_in_the_code():
     m = Model({"code": 4.0})  # a cost no setting removes
     res = _search(m, ["v0", "v1", "v2"])

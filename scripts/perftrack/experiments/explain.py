@@ -273,6 +273,22 @@ class Search:
             if g.state == ex.TOGETHER:
                 g.ratios = ex.paired_ratios(rounds, g.label, "B")
         _set_shares(found, rounds)
+        flat = set()
+        for g in found:
+            if g.state == ex.TOGETHER:
+                continue
+            pb, pg = _pairs(rounds, "B", g.label)
+            again = conclude.decide(
+                pb, pg, cv=None, looks=1, min_effect=self.req.min_effect, paired=True
+            )
+            # not reproduced: not an improvement, and its estimate inside the noise band
+            if (
+                again is not None
+                and again.verdict != "improvement"
+                and again.ratio <= 1 / (1 - again.threshold)
+            ):
+                flat.add(g.label)
+        ex.unconfirm(e, flat)
 
     def _look_line(self, stage: int, look: int, n: int, groups: list[ex.Group]) -> str:
         parts = []

@@ -61,6 +61,9 @@ class Explanation:
     isolated: list[str] = field(default_factory=list)  # labels of isolated groups
     not_split: list[str] = field(default_factory=list)  # moved groups the budget left whole
     together: str | None = None  # label of the isolated groups set at once (several found)
+    # groups that moved in the search but whose share the last stage's own rounds could not
+    # tell from zero: a false move of the search (noise) until measured again
+    unconfirmed: list[str] = field(default_factory=list)
     stop: str = ""
     machine_s: float = 0.0
     rounds: int = 0
@@ -95,7 +98,9 @@ class Explanation:
                 f"{len(whole.members)} of A's settings is not faster than B beyond the noise)"
             )
         found = [self.group(lb) for lb in self.isolated]
-        named = "; ".join(_group_text(g) for g in found) or "none isolated yet"
+        named = "; ".join(_group_text(g) for g in found) or (
+            "none confirmed" if self.unconfirmed else "none isolated yet"
+        )
         if self.together:
             t = self.group(self.together)
             named += f"; together {_interval(t)}"
@@ -117,7 +122,25 @@ class Explanation:
             tail += "; the isolated settings explain part of the gap, not all"
         if self.not_split:
             tail += f"; not split further (budget): {', '.join(self.not_split)}"
+        if self.unconfirmed:
+            tail += "; moved in the search, not confirmed by the shares stage: " + "; ".join(
+                _group_text(self.group(lb)) for lb in self.unconfirmed
+            )
         return f"{head}; isolated: {named}{tail}"
+
+
+def unconfirm(e: Explanation, flat: set[str]) -> None:
+    """Move out of `isolated` / `not_split` the groups the last stage did not reproduce:
+    measured again in its own rounds (A, B and the group in the same rounds), the group's
+    (B+g)/B was not an improvement with its estimate inside the noise band (`flat`, decided
+    by the caller with the verdict rule), or its share's interval reaches 0.
+    A group with nothing measured (the budget ended) stays as it was."""
+    for lb in [*e.isolated, *e.not_split]:
+        g = e.group(lb)
+        if lb in flat or (g.share_low is not None and g.share_low <= 0):
+            e.unconfirmed.append(lb)
+    e.isolated = [lb for lb in e.isolated if lb not in e.unconfirmed]
+    e.not_split = [lb for lb in e.not_split if lb not in e.unconfirmed]
 
 
 def _interval(g: Group) -> str:
@@ -192,7 +215,7 @@ def table_lines(e: Explanation) -> list[str]:
         interval = (
             f"[{_pct(g.share_low)}, {_pct(g.share_high)}]" if g.share_low is not None else "—"
         )
-        mark = " *" if g.label in e.isolated else ""
+        mark = " *" if g.label in e.isolated else " ?" if g.label in e.unconfirmed else ""
         settings = ", ".join(c.setting for c in g.members)
         if len(settings) > 70:
             settings = f"{len(g.members)} settings: {settings[:60]}…"
@@ -200,7 +223,7 @@ def table_lines(e: Explanation) -> list[str]:
             f"{g.label + mark:<6} {g.stage:>5} {len(g.ratios):>3} {ratio:>8} "
             f"{_pct(g.share):>6} {interval:>15}  {g.state:<9} {settings}"
         )
-    lines.append("* isolated")
+    lines.append("* isolated" + ("; ? moved in the search, not confirmed" if e.unconfirmed else ""))
     for c, reason in e.refused:
         lines.append(f"skipped: {c.setting}: B refuses it at startup: {reason}")
     if e.left:
@@ -264,6 +287,7 @@ def to_json(e: Explanation) -> dict[str, Any]:
         ],
         "isolated": e.isolated,
         "not_split": e.not_split,
+        "unconfirmed": e.unconfirmed,
         "together": e.together,
         "stop": e.stop,
         "rounds": e.rounds,
