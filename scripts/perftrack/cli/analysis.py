@@ -27,15 +27,18 @@ def detect_into(db: Path, metric: str = "tps") -> None:
     from perftrack.store import store
 
     cfg = paths.config_dir()
-    notes = annotations.load(cfg / "annotations.yaml")
+    notes = annotations.load_file(cfg / "annotations.yaml")
     runners = yamlfile.load(cfg / "runners.yaml") if (cfg / "runners.yaml").is_file() else {}
     control = runners.get("control_server") if isinstance(runners, dict) else None
     with store.open_db(db, write=True) as st:
-        s = detect_mod.run(st, notes, control, metric)
+        s = detect_mod.run(
+            st, notes.notes, control, metric, expire_days=notes.expire_days, strict=True
+        )
     emit(
         f"{db}: {s.noise} noise estimates, {s.verdicts} verdicts "
         f"({s.regressions} unacknowledged regressions, {s.acknowledged} acknowledged), "
-        f"{s.change_points} change points over {s.series} series"
+        f"{s.change_points} change points over {s.series} series; "
+        f"{s.alerts_new} new alert(s), {s.alerts_open} open (`perftrack alerts`)"
     )
 
 
