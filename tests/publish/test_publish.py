@@ -326,3 +326,16 @@ def test_summary_reports_an_alert_once_across_nights(remote: Path, tmp_path: Pat
     assert "**New alerts tonight: 0**" in md2 and "🔴" not in md2
     assert "1 open alert(s) reported on earlier nights are not repeated here" in md2
     assert "| regression (reported 20" in md2
+
+
+def test_republishing_a_night_does_not_report_its_alerts_again(
+    remote: Path, tmp_path: Path
+) -> None:
+    a = clone(remote, tmp_path / "a")
+    records = night(tmp_path, 1)
+    publish.publish([records], db=a / DB, push=False)
+    again = publish.publish([records], db=a / DB, push=False)  # a re-run: nothing added
+    assert again.added == 0
+    md = summary.markdown(a / DB, again.run_ids, headline="re-run", detected=again.added > 0)
+    assert "**New alerts tonight: 0**" in md and "🔴" not in md
+    assert "1 open alert(s) reported on earlier nights" in md

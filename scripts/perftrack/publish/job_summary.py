@@ -66,8 +66,11 @@ def markdown(
     headline: str,
     plan: dict[str, Any] | None = None,
     chart: str | None = None,
+    detected: bool = True,
 ) -> str:
-    """The summary of one publish: headline, servers, shards, verdicts, chart."""
+    """The summary of one publish: headline, servers, shards, alerts, verdicts, chart.
+    `detected`: this publish ran detect (it added records); when it did not, no alert is
+    new tonight (a re-run must not report the last detect's alerts again)."""
     lines = ["## perftrack: nightly publish", "", headline, ""]
     shards = plan_shards(plan) if plan else {}
     if not run_ids and not shards:
@@ -83,7 +86,7 @@ def markdown(
             seen, ok = st.cells_seen(run_ids)
             verdicts = st.verdicts_touched(run_ids, METRIC)
             alerts = st.stored_alerts(METRIC)
-    fresh = {a["alert_id"] for a in alerts_mod.newly_reported(alerts)}
+    fresh = {a["alert_id"] for a in alerts_mod.newly_reported(alerts)} if detected else set()
     by_id = {a["alert_id"]: a for a in alerts}
     verdicts.sort(
         key=lambda v: (
