@@ -227,3 +227,26 @@ def test_expire_days_is_read_from_annotations_yaml(tmp_path: Path):
     path.write_text("alerts: {expire_days: 14}\nannotations: []\n")
     assert annotations.load_file(path).expire_days == 14
     assert annotations.load_file(tmp_path / "missing.yaml").expire_days == 90
+
+
+def test_a_change_point_that_moved_a_night_is_the_same_alert_a_far_one_a_new_one():
+    """Otava's split moves as nights arrive: the same series' change found again within
+    CP_MATCH_POINTS nights keeps its alert (id, first seen); one further away is new."""
+    key = {c: None for c in store.SERIES_COLS} | {"workload": "w", "threads": 1}
+    runs = [f"synthetic-night-{n:03d}" for n in range(30)]
+    points = {(*key.values(), NEW): [(r, NIGHT0, 1.0) for r in runs]}
+
+    def found(n: int) -> alerts.Found:
+        return alerts.Found(
+            alerts.change_alert_id(list(key.values()), NEW, "tps", runs[n]),
+            "change_point", key, NEW, None, runs[n], NIGHT0, 0.85, 1000.0, 850.0,
+        )  # fmt: skip
+
+    (first,) = alerts.update([], [found(12)], [], points, "tps", 90, NIGHT0)
+    later = NIGHT0 + timedelta(days=1)
+    (moved,) = alerts.update([first], [found(13)], [], points, "tps", 90, later)
+    assert moved["alert_id"] == first["alert_id"] and moved["run_id"] == runs[13]
+    assert (moved["first_seen_at"], moved["last_seen_at"]) == (NIGHT0, later)
+    far = alerts.update([moved], [found(20)], [], points, "tps", 90, later)
+    assert len({a["alert_id"] for a in far}) == 2
+    assert sorted(a["first_seen_at"] for a in far) == [NIGHT0, later]

@@ -286,13 +286,14 @@ def update(
     by_id = {a["alert_id"]: a for a in stored}
     claimed: set[str] = set()
     out: list[dict[str, Any]] = []
-    for f in found:
+    # changes found again exactly first, so a nearby one cannot take their alert
+    for f in sorted(found, key=lambda f: f.alert_id not in by_id):
         prev = by_id.get(f.alert_id)
         if prev is None and f.kind == "change_point":
-            prev = _claim_near(f, stored, claimed, points)
+            prev = _claim_near(f, stored, claimed, points)  # else: a change of its own
         alert_id = prev["alert_id"] if prev else f.alert_id
         if alert_id in claimed:
-            continue  # two change points tonight near one alert: the nearer one kept it
+            continue  # the same change twice in tonight's list
         claimed.add(alert_id)
         row = {
             "alert_id": alert_id,
