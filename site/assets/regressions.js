@@ -48,8 +48,9 @@
     const table = $("regressions-table");
     const rows = data.open || [];
     const head = el("tr");
-    for (const label of ["state", "first reported", "change", "workload", "threads", "collation",
-      "profile", "runner class", "data set", "ratio", "links", "note"]) {
+    // what a reader acts on first, then the series (the box scrolls on a narrow screen)
+    for (const label of ["state", "first reported", "change", "ratio", "links", "workload",
+      "threads", "collation", "profile", "runner class", "data set", "note"]) {
       head.append(el("th", { scope: "col", text: label }));
     }
     const body = el("tbody");
@@ -69,14 +70,14 @@
         el("td", { class: "state", text: STATE_TEXT[r.state] || String(r.state) }),
         el("td", { text: date(r.first_seen) }),
         el("td", { text: r.change }),
+        el("td", { class: "num", text: ratio(r.ratio) }),
+        links,
         el("td", { text: r.workload }),
         el("td", { class: "num", text: String(r.threads) }),
         el("td", { text: r.collation }),
         el("td", { text: r.profile }),
         el("td", { text: r.runner_class }),
         el("td", { text: r.dataset }),
-        el("td", { class: "num", text: ratio(r.ratio) }),
-        links,
         note,
       );
       body.append(tr);
