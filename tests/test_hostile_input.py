@@ -664,7 +664,12 @@ def test_profiles_cannot_inject_options_or_override_perftracks(lines: list[str])
 
 annotation_entry = st.fixed_dictionaries(
     {"reason": hostile_text, "match": st.dictionaries(hostile_text, hostile_value, max_size=2)},
-    optional={"link": hostile_text, "date": hostile_value, "extra": hostile_value},
+    optional={
+        "link": hostile_text,
+        "date": hostile_value,
+        "extra": hostile_value,
+        "state": st.one_of(hostile_value, st.sampled_from(["acknowledged", "false_positive"])),
+    },
 )
 
 
@@ -695,6 +700,7 @@ def test_annotations_are_valid_one_line_text_or_one_line_error(entries) -> None:
     for note in notes or []:
         assert note.reason.strip() and len(note.reason.splitlines()) == 1, note.reason
         assert note.link is None or note.link.startswith("https://")
+        assert note.state in annotations.STATES
         for key, value in note.match.items():
             if key == "threads":
                 assert type(value) is int

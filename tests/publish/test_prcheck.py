@@ -113,3 +113,37 @@ def test_a_stored_explanation_of_the_pair_is_in_the_comment(db: Path) -> None:
         f"- explained (`perftrack explain`): {NEW} vs {OLD}, oltp_read_write × 8 thread(s): "
         "A's settings recover the gap (90% [70%, 110%]); isolated: sync_binlog=0 recovers 90%"
     ) in text
+
+
+def test_a_regression_the_db_already_reported_is_not_reported_again(db: Path) -> None:
+    """The Nyrkiö bug (old changes re-reported): once detect holds the pair's regression as
+    an alert (a nightly, an earlier check), the comment shows it as reported, not new."""
+    from datetime import datetime
+
+    from perftrack.analysis import detect
+
+    first = prcheck.build_report(db, [RUN], [prcheck.Pair(NEW, OLD)], [])
+    assert [x.state for x in first.lines] == ["new"] and len(first.regressions) == 1
+    assert "🔴 regression (new)" in prcheck.markdown(first)
+    with store.open_db(db, write=True) as st:
+        detect.run(st, [], None, now=datetime(2026, 3, 1, 6, 0))
+    again = prcheck.build_report(db, [RUN], [prcheck.Pair(NEW, OLD)], [])
+    assert again.regressions == [] and len(again.reported_before) == 1
+    text = prcheck.markdown(again)
+    assert "regression (reported before, 2026-03-01; alert new)" in text
+    assert "🔴" not in text
+    assert "**Result: no unacknowledged regression** (1 reported before)." in text
+    assert prcheck.summary_json(again)["regressions"] == 0
+
+
+def test_a_false_positive_is_shown_as_such_and_does_not_fail(db: Path, tmp_path: Path) -> None:
+    notes_file = tmp_path / "annotations.yaml"
+    notes_file.write_text(
+        "annotations:\n"
+        f"  - match: {{servers: [{OLD}, {NEW}]}}\n"
+        "    reason: the runner was throttled\n"
+        "    state: false_positive\n"
+    )
+    rep = prcheck.build_report(db, [RUN], [prcheck.Pair(NEW, OLD)], annotations.load(notes_file))
+    assert rep.regressions == [] and rep.lines[0].state == "false_positive"
+    assert "regression (false positive: the runner was throttled)" in prcheck.markdown(rep)

@@ -310,3 +310,32 @@ def test_the_cli_names_the_limit_and_exits_3(remote: Path, tmp_path: Path, capsy
         cli.main(["publish", str(night(tmp_path, 1)), "--db", str(a / DB), "--max-file-mb", "0"])
         == 2
     )
+
+
+def test_summary_reports_an_alert_once_across_nights(remote: Path, tmp_path: Path) -> None:
+    """The Nyrkiö bug: a change reported on one night must not come back as new on the
+    next nights (analysis/alerts.py)."""
+    a = clone(remote, tmp_path / "a")
+    res1 = publish.publish([night(tmp_path, 1)], db=a / DB, push=False)
+    md1 = summary.markdown(a / DB, res1.run_ids, headline="night 1")
+    res2 = publish.publish([night(tmp_path, 2)], db=a / DB, push=False)
+    md2 = summary.markdown(a / DB, res2.run_ids, headline="night 2")
+    pair = "synthetic-mysql-8.0.36 → synthetic-mysql-8.4.0"
+    assert "**New alerts tonight: 1**" in md1 and f"| {pair} | oltp_read_write |" in md1
+    assert "🔴 regression (new)" in md1
+    assert "**New alerts tonight: 0**" in md2 and "🔴" not in md2
+    assert "1 open alert(s) reported on earlier nights are not repeated here" in md2
+    assert "| regression (reported 20" in md2
+
+
+def test_republishing_a_night_does_not_report_its_alerts_again(
+    remote: Path, tmp_path: Path
+) -> None:
+    a = clone(remote, tmp_path / "a")
+    records = night(tmp_path, 1)
+    publish.publish([records], db=a / DB, push=False)
+    again = publish.publish([records], db=a / DB, push=False)  # a re-run: nothing added
+    assert again.added == 0
+    md = summary.markdown(a / DB, again.run_ids, headline="re-run", detected=again.added > 0)
+    assert "**New alerts tonight: 0**" in md and "🔴" not in md
+    assert "1 open alert(s) reported on earlier nights" in md

@@ -24,8 +24,13 @@ from typing import Any
 
 import numpy as np
 
-from perftrack.analysis import compare, stats
-from perftrack.analysis.annotations import Annotation, acknowledged
+from perftrack.analysis import alerts, compare, stats
+from perftrack.analysis.annotations import (
+    DEFAULT_EXPIRE_DAYS,
+    Annotation,
+    acknowledged,
+    check_matched,
+)
 from perftrack.store.store import Store
 
 MIN_REPEATS_FOR_NOISE = 3  # a CV from fewer repeats says little
@@ -52,6 +57,8 @@ class DetectCounts:
     acknowledged: int = 0
     change_points: int = 0
     series: int = 0
+    alerts_new: int = 0  # alerts this detect found first (reported once, tonight)
+    alerts_open: int = 0  # new or acknowledged
 
 
 def _now() -> datetime:
@@ -106,15 +113,23 @@ def variables_diff_of(st: Store) -> Callable[[dict[str, Any], str, str], dict[st
     return diff
 
 
-def compute_verdicts(
-    st: Store, notes: list[Annotation], metric: str = "tps"
-) -> list[tuple[Any, ...]]:
+def verdict_tables(st: Store, metric: str = "tps") -> list[compare.Table]:
+    """The comparison tables verdicts (and their alerts) are read from."""
     noise = {(r[0], r[1], r[2], r[3]): r[6] for r in compute_noise(st, metric)}
+    return compare.tables(st, metric=metric, noise=noise, recent=VERDICT_RECENT_VALUES)
+
+
+def compute_verdicts(
+    st: Store,
+    notes: list[Annotation],
+    metric: str = "tps",
+    tables: list[compare.Table] | None = None,
+) -> list[tuple[Any, ...]]:
     varsets = st.series_varsets()
     last = st.server_last_result()
     now = _now()
     out = []
-    for t in compare.tables(st, metric=metric, noise=noise, recent=VERDICT_RECENT_VALUES):
+    for t in verdict_tables(st, metric) if tables is None else tables:
         key = tuple(t.key[c] for c in SERIES_COLS)
         for prev, row in zip(t.rows, t.rows[1:], strict=False):
             c = row.vs_previous
@@ -125,9 +140,7 @@ def compute_verdicts(
             diff = variables_diff(
                 st, varsets.get((*key, prev.server_id)), varsets.get((*key, row.server_id))
             )
-            vid = hashlib.sha256(
-                json.dumps([*map(str, key), metric, prev.server_id, row.server_id]).encode()
-            ).hexdigest()[:16]
+            vid = alerts.verdict_alert_id(key, metric, prev.server_id, row.server_id)
             out.append(
                 (
                     vid,
@@ -220,14 +233,46 @@ def compute_change_points(
     return out, len(series)
 
 
+def check_annotations(
+    notes: list[Annotation], verdicts: list[tuple[Any, ...]], cps: list[tuple[Any, ...]]
+) -> None:
+    """A ConfigError for the first annotation that matches no verdict and no change point
+    of tonight's (annotations.check_matched)."""
+    n = len(SERIES_COLS)
+    subjects = [
+        {**dict(zip(SERIES_COLS, v[1 : 1 + n], strict=True)), "base_server": v[n + 2],
+         "new_server": v[n + 3]}
+        for v in verdicts
+    ]  # fmt: skip
+    subjects += [dict(zip(alerts.CP_COLS, c, strict=True)) for c in cps]
+    check_matched(notes, subjects)
+
+
 def run(
-    st: Store, notes: list[Annotation], control_server: str | None, metric: str = "tps"
+    st: Store,
+    notes: list[Annotation],
+    control_server: str | None,
+    metric: str = "tps",
+    *,
+    expire_days: int = DEFAULT_EXPIRE_DAYS,
+    strict: bool = False,
+    now: datetime | None = None,
 ) -> DetectCounts:
-    """Recompute the three tables; the store replaces them in one transaction."""
+    """Recompute the three tables and bring the alerts up to date; the store replaces
+    them in one transaction. `strict`: an annotation that matches nothing is an error
+    (before anything is written). `now` (tests): the alerts' clock."""
     noise = compute_noise(st, metric)
-    verdicts = compute_verdicts(st, notes, metric)
+    tables = verdict_tables(st, metric)
+    verdicts = compute_verdicts(st, notes, metric, tables)
     cps, n_series = compute_change_points(st, notes, control_server, metric)
-    st.replace_derived(metric, {"noise": noise, "verdicts": verdicts, "change_points": cps})
+    if strict:
+        check_annotations(notes, verdicts, cps)
+    clock = now or _now()
+    rows = alerts.compute(st, tables, cps, notes, metric, expire_days, clock)
+    st.replace_derived(
+        metric, {"noise": noise, "verdicts": verdicts, "change_points": cps, "alerts": rows}
+    )
+    stored = st.stored_alerts(metric)
     return DetectCounts(
         noise=len(noise),
         verdicts=len(verdicts),
@@ -235,4 +280,6 @@ def run(
         acknowledged=sum(1 for v in verdicts if v[-4] is not None),
         change_points=len(cps),
         series=n_series,
+        alerts_new=len(alerts.newly_reported(stored)),
+        alerts_open=sum(1 for a in stored if a["state"] in alerts.OPEN_STATES),
     )

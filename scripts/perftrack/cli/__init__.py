@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from perftrack.cli import (
     advise,
+    alerts,
     analysis,
     db,
     demo,
@@ -34,6 +35,7 @@ app.command()(run.run)
 app.command("plan")(run.plan_cmd)
 app.command()(db.ingest)
 app.command()(analysis.detect)
+app.command("alerts")(alerts.alerts_cmd)
 app.command("publish")(publish.publish_cmd)
 app.command("compare")(analysis.compare_cmd)
 app.command("bisect")(analysis.bisect_cmd)

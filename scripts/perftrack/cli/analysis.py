@@ -20,22 +20,27 @@ from perftrack.drivers import sysbench
 from perftrack.servers import catalog
 
 
-def detect_into(db: Path, metric: str = "tps") -> None:
+def detect_into(db: Path, metric: str = "tps", *, strict: bool = False) -> None:
+    """Detect into `db`. `strict` (`perftrack detect`): an annotation that matches nothing
+    in this DB is an error; the demo's own small DB is not held to the repo's file."""
     from perftrack.analysis import annotations
     from perftrack.analysis import detect as detect_mod
     from perftrack.core import yamlfile
     from perftrack.store import store
 
     cfg = paths.config_dir()
-    notes = annotations.load(cfg / "annotations.yaml")
+    notes = annotations.load_file(cfg / "annotations.yaml")
     runners = yamlfile.load(cfg / "runners.yaml") if (cfg / "runners.yaml").is_file() else {}
     control = runners.get("control_server") if isinstance(runners, dict) else None
     with store.open_db(db, write=True) as st:
-        s = detect_mod.run(st, notes, control, metric)
+        s = detect_mod.run(
+            st, notes.notes, control, metric, expire_days=notes.expire_days, strict=strict
+        )
     emit(
         f"{db}: {s.noise} noise estimates, {s.verdicts} verdicts "
         f"({s.regressions} unacknowledged regressions, {s.acknowledged} acknowledged), "
-        f"{s.change_points} change points over {s.series} series"
+        f"{s.change_points} change points over {s.series} series; "
+        f"{s.alerts_new} new alert(s), {s.alerts_open} open (`perftrack alerts`)"
     )
 
 
@@ -46,7 +51,7 @@ def detect(
     """Recompute noise, verdicts and change points and store them in the DB."""
     if metric not in compare.METRICS:
         raise ConfigError(f"unknown metric '{metric}'; known: {', '.join(compare.METRICS)}")
-    detect_into(db, metric)
+    detect_into(db, metric, strict=True)
 
 
 # compare / parse -------------------------------------------------------------------------

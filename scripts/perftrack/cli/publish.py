@@ -60,5 +60,8 @@ def publish_cmd(
     tonight = [r for r in res.run_ids if r not in late]
     if summary_file:
         summary.append(
-            summary_file, summary.markdown(db, tonight, headline=head, plan=plan, chart=chart)
+            summary_file,
+            summary.markdown(
+                db, tonight, headline=head, plan=plan, chart=chart, detected=res.added > 0
+            ),
         )

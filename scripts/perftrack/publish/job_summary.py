@@ -3,7 +3,10 @@
 What one night produced, read back from the DB after ingest and detect: per server the
 cells measured / failed / skipped, the shards of the night plan that sent nothing (their
 cells are *missing*: no row in the DB, a gap on the site, never a zero), and the verdicts
-of the series this night touched, regressions first. A chart is referenced by URL or
+of the series this night touched, regressions first. Alerts (analysis/alerts.py) are
+reported once: the regressions tonight's detect found first are listed as new; one
+reported on an earlier night shows its state and date, never as new again. A chart is
+referenced by URL or
 relative path (GitHub's summaries do not render `data:` images): the publish workflow
 links the PNG it deploys with the site.
 """
@@ -15,6 +18,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from perftrack.analysis import alerts as alerts_mod
 from perftrack.core.errors import ConfigError
 from perftrack.store import store
 
@@ -62,8 +66,11 @@ def markdown(
     headline: str,
     plan: dict[str, Any] | None = None,
     chart: str | None = None,
+    detected: bool = True,
 ) -> str:
-    """The summary of one publish: headline, servers, shards, verdicts, chart."""
+    """The summary of one publish: headline, servers, shards, alerts, verdicts, chart.
+    `detected`: this publish ran detect (it added records); when it did not, no alert is
+    new tonight (a re-run must not report the last detect's alerts again)."""
     lines = ["## perftrack: nightly publish", "", headline, ""]
     shards = plan_shards(plan) if plan else {}
     if not run_ids and not shards:
@@ -72,21 +79,31 @@ def markdown(
     seen: set[str] = set()
     ok: set[str] = set()
     verdicts: list[dict[str, Any]] = []
+    alerts: list[dict[str, Any]] = []
     if run_ids:  # nothing arrived: the DB may not even exist yet
         with store.open_db(db, write=False) as st:
             per_server = st.status_by_server(run_ids)
             seen, ok = st.cells_seen(run_ids)
             verdicts = st.verdicts_touched(run_ids, METRIC)
-            verdicts.sort(
-                key=lambda v: (VERDICT_ORDER.get(v["verdict"], 9), v["workload"], v["threads"])
-            )
+            alerts = st.stored_alerts(METRIC)
+    fresh = {a["alert_id"] for a in alerts_mod.newly_reported(alerts)} if detected else set()
+    by_id = {a["alert_id"]: a for a in alerts}
+    verdicts.sort(
+        key=lambda v: (
+            v["verdict_id"] not in fresh,
+            VERDICT_ORDER.get(v["verdict"], 9),
+            v["workload"],
+            v["threads"],
+        )
+    )
     if per_server:
         lines += ["| server | measured | failed | skipped |", "|---|--:|--:|--:|"]
         lines += [f"| {_md(s)} | {o} | {f} | {k} |" for s, o, f, k in per_server]
         lines.append("")
     if shards:
         lines += _shard_lines(shards, seen, ok)
-    lines += _verdict_lines(verdicts)
+    lines += _alert_lines(alerts, fresh)
+    lines += _verdict_lines(verdicts, by_id, fresh)
     if chart:
         lines += ["", f"![throughput trend]({chart})", ""]
     return "\n".join(lines) + "\n"
@@ -116,7 +133,55 @@ def _shard_lines(shards: dict[int, dict[str, Any]], seen: set[str], ok: set[str]
     return out
 
 
-def _verdict_lines(verdicts: list[dict[str, Any]]) -> list[str]:
+def _alert_lines(alerts: list[dict[str, Any]], fresh: set[str]) -> list[str]:
+    """Tonight's new alerts, each reported here once; the older open ones only counted."""
+    new = [a for a in alerts if a["alert_id"] in fresh and a["state"] == "new"]
+    older = [
+        a for a in alerts if a["alert_id"] not in fresh and a["state"] in alerts_mod.OPEN_STATES
+    ]
+    out = [f"**New alerts tonight: {len(new)}**", ""]
+    if new:
+        out += ["| change | workload | threads | collation | profile | runner | ratio |",
+                "|---|---|--:|---|---|---|--:|"]  # fmt: skip
+        for a in new[:MAX_VERDICT_ROWS]:
+            out.append(
+                f"| {_md(_change(a))} | {_md(a['workload'])} | {a['threads']} | "
+                f"{_md(a['collation'])} | {_md(a['profile'])} | {_md(a['runner_class'])} | "
+                f"{'—' if a['ratio'] is None else format(a['ratio'], '.3f')} |"
+            )
+        out.append("")
+    if older:
+        out += [
+            f"{len(older)} open alert(s) reported on earlier nights are not repeated here "
+            "(the Regressions page and `perftrack alerts` list them).",
+            "",
+        ]
+    return out
+
+
+def _change(a: dict[str, Any]) -> str:
+    if a["kind"] == "verdict":
+        return f"{a['base_server']} → {a['server_id']}"
+    return f"{a['server_id']}: change point on the night of {str(a['change_at'])[:10]}"
+
+
+def _alert_note(alert: dict[str, Any] | None, fresh: set[str]) -> str:
+    """How a regression verdict's alert reads: new tonight, or what became of it."""
+    if alert is None or (alert["alert_id"] in fresh and alert["state"] == "new"):
+        return VERDICT_MARK["regression"] + " (new)"
+    state, since = alert["state"], str(alert["first_seen_at"])[:10]
+    if state == "new":
+        return f"regression (reported {since})"
+    if state == "fixed":
+        return f"regression (fixed: {alert['fixed_by']})"
+    if state in ("acknowledged", "false_positive"):
+        return f"regression ({state.replace('_', ' ')}: {alert['reason']})"
+    return f"regression ({state}; reported {since})"
+
+
+def _verdict_lines(
+    verdicts: list[dict[str, Any]], alerts: dict[str, dict[str, Any]], fresh: set[str]
+) -> list[str]:
     if not verdicts:
         return ["No verdicts for tonight's series yet (a series needs two versions).", ""]
     out = [
@@ -125,9 +190,10 @@ def _verdict_lines(verdicts: list[dict[str, Any]]) -> list[str]:
         "|---|--:|---|---|---|---|--:|---|--:|---|",
     ]
     for v in verdicts[:MAX_VERDICT_ROWS]:
-        verdict = VERDICT_MARK.get(v["verdict"], v["verdict"])
-        if v.get("acknowledged"):
-            verdict += f" (acknowledged: {v['acknowledged']})"
+        if v["verdict"] == "regression":
+            verdict = _alert_note(alerts.get(v["verdict_id"]), fresh)
+        else:
+            verdict = VERDICT_MARK.get(v["verdict"], v["verdict"])
         out.append(
             f"| {_md(v['workload'])} | {v['threads']} | {_md(v['collation'])} | "
             f"{_md(v['profile'])} | {_md(v['runner_class'])} | "

@@ -7,8 +7,10 @@ is compared with ``mysql-8.4.3`` from docker, not with a Debian sid chroot).
 
 `pr_matrix` turns ``configs/matrices/pr.yaml`` into the matrix of those servers;
 `report` reads the PR run from a scratch DB and writes the markdown verdict table, a PNG
-chart and a JSON summary. A regression that ``configs/annotations.yaml`` acknowledges is
-shown but not counted.
+chart and a JSON summary. A regression that ``configs/annotations.yaml`` acknowledges (or
+marks a false positive) is shown but not counted, and so is one the results DB already
+holds as an alert (reported by a nightly or an earlier check: analysis/alerts.py): only a
+new alert fails the check, so a change is reported once.
 """
 
 from __future__ import annotations
@@ -22,7 +24,7 @@ from typing import Any
 
 import yaml
 
-from perftrack.analysis import annotations, compare
+from perftrack.analysis import alerts, annotations, compare
 from perftrack.core import git
 from perftrack.core.errors import ConfigError, EnvironmentProblem
 from perftrack.planning import matrix
@@ -163,6 +165,14 @@ class Line:
     threshold: float
     verdict: str
     acknowledged: str | None = None
+    # a regression's alert (analysis/alerts.py): new, acknowledged, false_positive, or the
+    # state of the alert the DB already holds (then `reported` is when it was first seen)
+    state: str | None = None
+    reported: str | None = None
+
+    @property
+    def is_new_alert(self) -> bool:
+        return self.verdict == "regression" and self.state == "new" and self.reported is None
 
 
 @dataclass
@@ -174,11 +184,38 @@ class PrReport:
 
     @property
     def regressions(self) -> list[Line]:
-        return [x for x in self.lines if x.verdict == "regression" and not x.acknowledged]
+        """The new alerts: what fails the check."""
+        return [x for x in self.lines if x.is_new_alert]
 
     @property
     def acknowledged(self) -> list[Line]:
         return [x for x in self.lines if x.verdict == "regression" and x.acknowledged]
+
+    @property
+    def reported_before(self) -> list[Line]:
+        """Regressions the DB already holds as alerts (not acknowledged): not re-reported."""
+        return [
+            x
+            for x in self.lines
+            if x.verdict == "regression" and not x.acknowledged and x.reported is not None
+        ]
+
+
+def _alert_state(
+    st: store.Store, notes: list[annotations.Annotation], key: dict[str, Any], pair: Pair
+) -> tuple[str, str | None]:
+    """A regression's alert state and when it was first reported (None: not before)."""
+    subject = {**key, "base_server": pair.previous, "new_server": pair.new}
+    note = annotations.matching(notes, subject)
+    if note is not None:
+        return note.state, None
+    aid = alerts.verdict_alert_id(
+        [key[c] for c in store.SERIES_COLS], METRIC, str(pair.previous), pair.new
+    )
+    known = st.alerts_by_id([aid], METRIC).get(aid)
+    if known is None:
+        return "new", None
+    return known["state"], str(known["first_seen_at"])[:10]
 
 
 def run_ids(runs_dir: Path) -> list[str]:
@@ -215,6 +252,11 @@ def build_report(
                         if row.server_id != pair.new or row.previous != pair.previous or not c:
                             continue
                         subject = {**t.key, "base_server": pair.previous, "new_server": pair.new}
+                        state, reported = (
+                            _alert_state(st, notes, t.key, pair)
+                            if c.verdict == "regression"
+                            else (None, None)
+                        )
                         rep.lines.append(
                             Line(
                                 pair.new,
@@ -229,6 +271,8 @@ def build_report(
                                 c.threshold,
                                 c.verdict,
                                 annotations.acknowledged(notes, subject),
+                                state,
+                                reported,
                             )
                         )
                         found = True
@@ -262,9 +306,7 @@ def markdown(rep: PrReport, chart_link: str | None = None) -> str:
         ]
         for x in rep.lines:
             g = x.group
-            verdict = f"{VERDICT_MARK.get(x.verdict, '')} {x.verdict}"
-            if x.acknowledged:
-                verdict += f" (acknowledged: {x.acknowledged})"
+            verdict = _verdict_text(x)
             out.append(
                 "| "
                 + " | ".join(
@@ -298,24 +340,42 @@ def markdown(rep: PrReport, chart_link: str | None = None) -> str:
         out.append(f"- explained (`perftrack explain`): {_cell(text)}")
     out.append("")
     n = len(rep.regressions)
+    acked, before = len(rep.acknowledged), len(rep.reported_before)
+    notes = [f"{acked} acknowledged"] if acked else []
+    notes += [f"{before} reported before"] if before else []
+    extra = f" ({', '.join(notes)})" if notes else ""
     if n:
         out.append(
-            f"**Result: {n} unacknowledged regression(s)** — the check fails. "
-            "If the change is expected, acknowledge it in `configs/annotations.yaml`."
+            f"**Result: {n} unacknowledged regression(s)**{extra} — the check fails. "
+            "If the change is expected, acknowledge it in `configs/annotations.yaml` "
+            "(`state: false_positive` if it is not a change at all)."
         )
     else:
-        acked = len(rep.acknowledged)
-        extra = f" ({acked} acknowledged)" if acked else ""
         out.append(f"**Result: no unacknowledged regression**{extra}.")
     if chart_link:
         out += ["", f"Chart: {chart_link}"]
     return "\n".join(out) + "\n"
 
 
+def _verdict_text(x: Line) -> str:
+    """The verdict cell: a regression says what its alert is, so it is reported once."""
+    text = f"{VERDICT_MARK.get(x.verdict, '')} {x.verdict}"
+    if x.verdict != "regression":
+        return text
+    if x.state == "false_positive":
+        return f"{x.verdict} (false positive: {x.acknowledged})"
+    if x.acknowledged:
+        return f"{text} (acknowledged: {x.acknowledged})"
+    if x.reported is not None:
+        return f"{x.verdict} (reported before, {x.reported}; alert {x.state})"
+    return f"{text} (new)"
+
+
 def summary_json(rep: PrReport) -> dict[str, Any]:
     return {
         "regressions": len(rep.regressions),
         "acknowledged": len(rep.acknowledged),
+        "reported_before": len(rep.reported_before),
         "lines": [
             {**x.__dict__, "group": {k: str(v) for k, v in x.group.items()}} for x in rep.lines
         ],

@@ -160,13 +160,13 @@ def read_records(sources: Sequence[Path]) -> tuple[list[store.PreparedRecord], l
 def ingest_and_detect(db: Path, prepared: Sequence[store.PreparedRecord]) -> store.IngestResult:
     """Ingest (idempotent) and recompute noise/verdicts/change points; closes with CHECKPOINT."""
     cfg = paths.config_dir()
-    notes = annotations.load(cfg / "annotations.yaml")
+    notes = annotations.load_file(cfg / "annotations.yaml")
     runners = yamlfile.load(cfg / "runners.yaml") if (cfg / "runners.yaml").is_file() else {}
     control = runners.get("control_server") if isinstance(runners, dict) else None
     with store.open_db(db, write=True) as st:
         res = st.ingest_prepared(prepared) if prepared else store.IngestResult(0, 0)
-        if res.added:
-            detect_mod.run(st, notes, control)
+        if res.added:  # not strict: an annotation for a pair not measured yet waits
+            detect_mod.run(st, notes.notes, control, expire_days=notes.expire_days)
     return res
 
 

@@ -333,6 +333,37 @@ def _v6_move(con: duckdb.DuckDBPyConnection, version: int) -> list[Path]:
     return written
 
 
+# Schema v7 (issue 20, item 4): the alert lifecycle. One row per change detect has ever
+# reported (a regression verdict or a nightly change point), kept across detects so a change
+# is reported once: its identity, state (new / acknowledged / false_positive / fixed /
+# expired), when it was first and last seen. Self-contained: a table of its own, nothing
+# else changes (analysis/alerts.py, docs/alerts.md).
+V7_STATEMENTS: tuple[str, ...] = (
+    f"""
+    CREATE TABLE alerts (
+        alert_id VARCHAR NOT NULL,
+        kind VARCHAR NOT NULL,{_SERIES_COLS_V5}
+        server_id VARCHAR NOT NULL,
+        base_server VARCHAR,
+        run_id VARCHAR,
+        change_at TIMESTAMP,
+        ratio DOUBLE,
+        before_value DOUBLE,
+        after_value DOUBLE,
+        state VARCHAR NOT NULL,
+        reason VARCHAR,
+        link VARCHAR,
+        fixed_by VARCHAR,
+        first_seen_at TIMESTAMP NOT NULL,
+        last_seen_at TIMESTAMP NOT NULL,
+        news_at TIMESTAMP NOT NULL,
+        state_since TIMESTAMP NOT NULL,
+        checked_at TIMESTAMP NOT NULL,
+        PRIMARY KEY (alert_id, metric)
+    )
+    """,
+)
+
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(
         1,
@@ -368,6 +399,12 @@ MIGRATIONS: tuple[Migration, ...] = (
         V6_STATEMENTS,
         then=_v6_move,
     ),
+    Migration(
+        7,
+        "alerts: each reported change (regression verdict or change point) once, with its "
+        "state (new, acknowledged, false_positive, fixed, expired)",
+        V7_STATEMENTS,
+    ),
 )
 
 CURRENT_VERSION: int = MIGRATIONS[-1].version
@@ -384,6 +421,7 @@ TABLES: tuple[str, ...] = (
     "verdicts",
     "change_points",
     nightfiles.FILES_TABLE,
+    "alerts",
 )
 
 

@@ -42,6 +42,7 @@ from perftrack.store.dbfile import (
     worth_compacting,
 )
 from perftrack.store.lock import LOCK_TIMEOUT_S, Lock, lock_path
+from perftrack.store.queries.alerts import ALERTS_TABLE, AlertQueries
 from perftrack.store.queries.derived import DERIVED_TABLES, DerivedQueries, NoiseKey
 from perftrack.store.queries.planning import (
     DURATION_KEY,
@@ -146,7 +147,13 @@ def open_for_planning(
 
 
 class Store(
-    SeriesQueries, DerivedQueries, SiteQueries, RunQueries, PlanningQueries, SnapshotQueries
+    SeriesQueries,
+    DerivedQueries,
+    AlertQueries,
+    SiteQueries,
+    RunQueries,
+    PlanningQueries,
+    SnapshotQueries,
 ):
     """An open results DB. Every read another stage makes is a named query inherited from
     the rooms of `store/queries/`; `con` is the connection, for the store's own modules
@@ -452,6 +459,7 @@ def ingest_paths(
 
 
 __all__ = [  # the store's door: what other stages and the tests use
+    "ALERTS_TABLE",
     "DERIVED_TABLES",
     "DURATION_KEY",
     "KEY_HEX_DIGITS",

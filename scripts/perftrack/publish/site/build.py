@@ -24,7 +24,7 @@ from typing import Any
 
 from perftrack.analysis import annotations as ann
 from perftrack.core.errors import ConfigError
-from perftrack.publish.site import advisor, columns, export, source
+from perftrack.publish.site import advisor, columns, export, regressions, source
 from perftrack.publish.site import studies as study_files
 from perftrack.store import store
 
@@ -140,12 +140,13 @@ def build(
             records = st.cell_records(study_files.servers(studies))
             data.studies = [study_files.page_data(s, records) for s in studies]
             advice = advisor.page_data(st)
+            alerts = regressions.page_data(st)
             parquet.export(st, tmp)
         say(
             f"exported {len(data.verdicts)} verdicts, {len(data.summary)} summary rows, "
             f"{len(data.history)} history points, {len(data.runs)} runs"
         )
-        result = _write(tmp, root, data, studies, advice)
+        result = _write(tmp, root, data, studies, advice, alerts)
         old = out.parent / f".{out.name}.old-{os.getpid()}"
         if out.exists():
             out.rename(old)
@@ -164,6 +165,7 @@ def _write(
     data: export.SiteData,
     studies: list[study_files.StudyPage],
     advice: dict[str, Any],
+    alerts: dict[str, Any],
 ) -> BuildResult:
     res = BuildResult(out=tmp, empty=bool(data.meta.get("empty")))
     shutil.copytree(root / "assets", tmp / "assets")
@@ -191,6 +193,10 @@ def _write(
         data_dir / "studies.js", "studies", study_sets
     )
     res.data_bytes["advisor"] = columns.write_data_file(data_dir / "advisor.js", "advisor", advice)
+    res.data_bytes["regressions"] = columns.write_data_file(
+        data_dir / "regressions.js", "regressions", alerts
+    )
+    (tmp / regressions.FEED).write_bytes(regressions.feed(alerts))
     for name, rows in sets.items():
         res.data_bytes[name] = columns.write_data_file(
             data_dir / f"{name}.js", name, columns.encode(rows)

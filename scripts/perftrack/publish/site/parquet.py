@@ -35,6 +35,7 @@ TABLES: dict[str, str] = {
     "noise": "runner_class, hw_key, workload, metric",
     "verdicts": "verdict_id",
     "change_points": "series_key, run_id",
+    "alerts": "alert_id, metric",
     "schema_version": "version",
 }
 

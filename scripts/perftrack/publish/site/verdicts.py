@@ -55,6 +55,7 @@ def latest(
     # with a rotation (`perftrack plan`) series run on different nights, so the overview
     # shows how fresh each verdict's data is
     last_run = st.series_last_run()
+    alert_state = {a["alert_id"]: a["state"] for a in st.stored_alerts(METRIC)}
     out = []
     for v in stored:
         if current_hw.get(v["runner_class"]) != v["hw_key"]:
@@ -84,6 +85,8 @@ def latest(
                 "verdict": v["verdict"],
                 "acknowledged": v["acknowledged"] is not None,
                 "note": v["acknowledged"],
+                # a regression's alert state (analysis/alerts.py; the Regressions page)
+                "alert": alert_state.get(v["verdict_id"]),
                 "variables_changed": len(diff),
                 "at": at.isoformat() + "Z" if at is not None else None,  # DB times are UTC
                 "series_last_run": series_at.isoformat() + "Z" if series_at else None,

@@ -9,6 +9,7 @@ through `Store.replace_derived` under the store's lock. Queries name tables (`re
   base     the connection and the two row shapes every query returns
   series   results grouped by series: values, noise samples, nightly points, last runs
   derived  the tables `detect` derives (noise, verdicts, change points) and their write
+  alerts   each change detect reported, once, with its state (schema v7)
   site     the site's data sets (servers, newest repeats, history, runs, cost)
   runs     what given runs produced (the job summary, sequential comparisons)
   planning what planning reads (past durations, servers seen, open regressions)

@@ -14,6 +14,7 @@ import duckdb
 
 from perftrack.core.errors import DatabaseError
 from perftrack.store.dbfile import first_line
+from perftrack.store.queries.alerts import ALERTS_TABLE
 from perftrack.store.queries.base import QueryBase, marks
 
 DERIVED_TABLES = ("noise", "verdicts", "change_points")
@@ -77,10 +78,11 @@ class DerivedQueries(QueryBase):
 
     def replace_derived(self, metric: str, tables: Mapping[str, Sequence[tuple[Any, ...]]]) -> None:
         """Replace each derived table's rows of `metric` by `tables[name]` (rows in table
-        column order), all in one transaction: readers see the old rows or the new."""
+        column order), all in one transaction: readers see the old rows or the new. The
+        alerts (schema v7) are written here too, with the verdicts they came from."""
         if not self.write:
             raise RuntimeError("replace_derived needs a store opened with write=True")
-        unknown = set(tables) - set(DERIVED_TABLES)
+        unknown = set(tables) - {*DERIVED_TABLES, ALERTS_TABLE}
         if unknown:
             raise ValueError(f"not a derived table: {sorted(unknown)}")
         self.con.begin()

@@ -1,0 +1,385 @@
+"""The alert lifecycle: each regression detect finds is reported once and has a state.
+
+An alert is one change of one series, with a stable identity across nights:
+  verdict       a `regression` verdict of release NEW against its predecessor BASE:
+                identity = series key + metric + (BASE, NEW), the verdict's own id
+  change_point  a nightly change point that lowers the series (raises it, for a metric
+                where lower is better), not the control server's and not an environment
+                change: identity = series key + server + metric + the night of the change
+                as first found; a change point Otava finds again up to CP_MATCH_POINTS
+                nights away in the same series is the same alert (more nights move it)
+
+Its state, one rule (`state_of`), strongest first:
+  false_positive  an annotation with `state: false_positive` matches it
+  fixed           a later release (verdicts: `compare.versus` of BASE and the later
+                  release is `unchanged` or `improvement`) or the nights after a later
+                  change point (change points: the same verdict function on the level
+                  before the change against the newest level) are back within the noise
+  acknowledged    an annotation (default `state: acknowledged`) matches it
+  expired         new, and nothing happened to it (found, state changed) for
+                  `alerts.expire_days` (configs/annotations.yaml, default 90)
+  new             otherwise
+Open alerts are the new and acknowledged ones (the Regressions page and feed).
+
+"Reported once": `first_seen_at` is the detect that first found the alert and never
+changes; the nightly summary reports as new only the alerts the newest detect found first
+(`first_seen_at == checked_at`), never the ones it reported on an earlier night.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from typing import Any
+
+from perftrack.analysis import compare
+from perftrack.analysis.annotations import Annotation, matching
+from perftrack.store.store import SERIES_COLS, Store
+
+METRIC = "tps"  # the metric alerts are reported for (the nightly's and the site's)
+STATES = ("new", "acknowledged", "false_positive", "fixed", "expired")
+OPEN_STATES = ("new", "acknowledged")
+KINDS = ("verdict", "change_point")
+# A change point found again this many nights (points of its series) from where an alert
+# of the same series was found is the same change: Otava's split moves as nights arrive.
+CP_MATCH_POINTS = 3
+BACK = ("unchanged", "improvement")  # verdicts that mean "back within the noise"
+# change_points table columns, in order (detect.compute_change_points writes them so)
+CP_COLS = (
+    "series_key",
+    *SERIES_COLS,
+    "metric",
+    "server_id",
+    "run_id",
+    "at_time",
+    "before_value",
+    "after_value",
+    "rel_change",
+    "p_value",
+    "is_control",
+    "environment",
+    "acknowledged",
+    "computed_at",
+)
+
+
+def verdict_alert_id(key: Sequence[Any], metric: str, base: str, new: str) -> str:
+    """A verdict's id, and the id of its alert: series key, metric and version pair."""
+    raw = json.dumps([*map(str, key), metric, base, new])
+    return hashlib.sha256(raw.encode()).hexdigest()[:16]
+
+
+def change_alert_id(key: Sequence[Any], server: str, metric: str, run_id: str) -> str:
+    raw = json.dumps(["change_point", *map(str, key), server, metric, run_id])
+    return hashlib.sha256(raw.encode()).hexdigest()[:16]
+
+
+@dataclass
+class Found:
+    """A change tonight's detect sees."""
+
+    alert_id: str
+    kind: str
+    key: dict[str, Any]  # the series (SERIES_COLS)
+    server_id: str
+    base_server: str | None
+    run_id: str | None
+    change_at: datetime | None
+    ratio: float | None
+    before: float | None
+    after: float | None
+    fixed_by: str | None = None
+
+    def subject(self) -> dict[str, Any]:
+        """What an annotation's `match` is tested against (annotations.Annotation)."""
+        if self.kind == "verdict":
+            return {**self.key, "base_server": self.base_server, "new_server": self.server_id}
+        return {**self.key, "server_id": self.server_id}
+
+
+def subject_of(alert: dict[str, Any]) -> dict[str, Any]:
+    """The annotation subject of a stored alert row."""
+    key = {c: alert[c] for c in SERIES_COLS}
+    if alert["kind"] == "verdict":
+        return {**key, "base_server": alert["base_server"], "new_server": alert["server_id"]}
+    return {**key, "server_id": alert["server_id"]}
+
+
+def state_of(
+    note: Annotation | None,
+    fixed_by: str | None,
+    news_at: datetime | None,
+    now: datetime,
+    expire_days: int | None,
+) -> str:
+    """The one rule (module docstring); `expire_days` None: never expired."""
+    if note is not None and note.state == "false_positive":
+        return "false_positive"
+    if fixed_by:
+        return "fixed"
+    if note is not None:
+        return "acknowledged"
+    old = expire_days is not None and news_at is not None
+    if old and now - news_at > timedelta(days=expire_days):  # type: ignore[operator]
+        return "expired"
+    return "new"
+
+
+# --- what detect sees tonight ----------------------------------------------------------
+
+
+def from_tables(
+    tables: list[compare.Table], metric: str, last_result: dict[str, datetime]
+) -> list[Found]:
+    """Regression verdicts of the comparison tables, each with the later release that
+    brought the series back within the noise, if one did."""
+    higher = compare.METRICS[metric][1]
+    out = []
+    for t in tables:
+        key = tuple(t.key[c] for c in SERIES_COLS)
+        by_id = {r.server_id: r for r in t.rows}
+        for i, row in enumerate(t.rows):
+            c = row.vs_previous
+            if c is None or c.verdict != "regression" or row.previous not in by_id:
+                continue
+            base = by_id[row.previous]
+            fixed_by = None
+            for later in t.rows[i + 1 :]:
+                if later.product != row.product:
+                    continue
+                back = compare.versus(base, later, t.noise_cv, higher)
+                if back is not None and back.verdict in BACK:
+                    fixed_by = (
+                        f"{later.server_id}: {back.verdict} against {base.server_id} "
+                        f"(ratio {back.ratio:.3f})"
+                    )
+                    break
+            out.append(
+                Found(
+                    verdict_alert_id(key, metric, base.server_id, row.server_id),
+                    "verdict",
+                    dict(t.key),
+                    row.server_id,
+                    base.server_id,
+                    row.rounds[-1][0] if row.rounds else None,  # values are oldest first
+                    last_result.get(row.server_id),
+                    c.ratio,
+                    c.median_a,
+                    c.median_b,
+                    fixed_by,
+                )
+            )
+    return out
+
+
+def from_change_points(
+    cps: Sequence[tuple[Any, ...]],
+    points: dict[tuple[Any, ...], list[tuple[Any, ...]]],
+    metric: str,
+) -> list[Found]:
+    """Regressing change points (rows as detect writes them), each with whether the
+    newest nights are back at the level before it (`compare.versus` of the two levels)."""
+    higher = compare.METRICS[metric][1]
+    rows = [dict(zip(CP_COLS, r, strict=True)) for r in cps]
+    by_series: dict[tuple[Any, ...], list[dict[str, Any]]] = {}
+    for r in rows:
+        by_series.setdefault((*(r[c] for c in SERIES_COLS), r["server_id"]), []).append(r)
+    out = []
+    for skey, found in by_series.items():
+        series = points.get(skey, [])
+        index = {p[0]: i for i, p in enumerate(series)}
+        splits = sorted(index[r["run_id"]] for r in found if r["run_id"] in index)
+        for r in found:
+            worse = r["rel_change"] < 0 if higher else r["rel_change"] > 0
+            if r["is_control"] or r["environment"] or not worse or r["run_id"] not in index:
+                continue
+            i = index[r["run_id"]]
+            start = max((s for s in splits if s < i), default=0)
+            fixed_by = _back_after(series, start, i, splits[-1], higher)
+            key = dict(zip(SERIES_COLS, skey[:-1], strict=True))
+            out.append(
+                Found(
+                    change_alert_id(skey[:-1], r["server_id"], metric, r["run_id"]),
+                    "change_point",
+                    key,
+                    r["server_id"],
+                    None,
+                    r["run_id"],
+                    r["at_time"],
+                    r["after_value"] / r["before_value"] if r["before_value"] else None,
+                    r["before_value"],
+                    r["after_value"],
+                    fixed_by,
+                )
+            )
+    return out
+
+
+def _back_after(
+    series: list[tuple[Any, ...]], start: int, at: int, last_split: int, higher: bool
+) -> str | None:
+    """Whether the nights after the newest change point (if it is later than this one)
+    are back within the noise of the nights before this one."""
+    if last_split <= at:
+        return None  # no later change: the series is still at the changed level
+    before = _row("before", [float(p[2]) for p in series[start:at]])
+    now = _row("now", [float(p[2]) for p in series[last_split:]])
+    c = compare.versus(before, now, compare.group_cv([before, now]), higher)
+    if c is None or c.verdict not in BACK:
+        return None
+    since = series[last_split][1]
+    day = since.date().isoformat() if hasattr(since, "date") else str(since)[:10]
+    return f"nights since {day}: {c.verdict} against the level before (ratio {c.ratio:.3f})"
+
+
+def _row(name: str, values: list[float]) -> compare.Row:
+    return compare.Row(name, "", "", None, None, values, [])
+
+
+# --- the lifecycle -----------------------------------------------------------------------
+
+
+def _base_state(state: str) -> str:
+    """The state without expiry: what an expired alert would be (only new ones expire)."""
+    return "new" if state == "expired" else state
+
+
+def _claim_near(
+    f: Found,
+    stored: list[dict[str, Any]],
+    claimed: set[str],
+    points: dict[tuple[Any, ...], list[tuple[Any, ...]]],
+) -> dict[str, Any] | None:
+    """The stored change-point alert of the same series found within CP_MATCH_POINTS
+    nights of `f` (the nearest), if any and not taken by another change tonight."""
+    series = points.get((*(f.key[c] for c in SERIES_COLS), f.server_id), [])
+    index = {p[0]: i for i, p in enumerate(series)}
+    if f.run_id not in index:
+        return None
+    best: tuple[int, dict[str, Any]] | None = None
+    for a in stored:
+        if a["kind"] != "change_point" or a["alert_id"] in claimed:
+            continue
+        same = a["server_id"] == f.server_id and all(a[c] == f.key[c] for c in SERIES_COLS)
+        if not same or a["run_id"] not in index:
+            continue
+        d = abs(index[a["run_id"]] - index[f.run_id])
+        if d <= CP_MATCH_POINTS and (best is None or d < best[0]):
+            best = (d, a)
+    return best[1] if best else None
+
+
+def update(
+    stored: list[dict[str, Any]],
+    found: list[Found],
+    notes: list[Annotation],
+    points: dict[tuple[Any, ...], list[tuple[Any, ...]]],
+    metric: str,
+    expire_days: int,
+    now: datetime,
+) -> list[dict[str, Any]]:
+    """Every alert of the metric after tonight's detect: the stored ones carried over
+    (identity, first seen, news), tonight's changes merged in, each state recomputed."""
+    by_id = {a["alert_id"]: a for a in stored}
+    claimed: set[str] = set()
+    out: list[dict[str, Any]] = []
+    # changes found again exactly first, so a nearby one cannot take their alert
+    for f in sorted(found, key=lambda f: f.alert_id not in by_id):
+        prev = by_id.get(f.alert_id)
+        if prev is None and f.kind == "change_point":
+            prev = _claim_near(f, stored, claimed, points)  # else: a change of its own
+        alert_id = prev["alert_id"] if prev else f.alert_id
+        if alert_id in claimed:
+            continue  # the same change twice in tonight's list
+        claimed.add(alert_id)
+        row = {
+            "alert_id": alert_id,
+            "kind": f.kind,
+            **f.key,
+            "metric": metric,
+            "server_id": f.server_id,
+            "base_server": f.base_server,
+            "run_id": f.run_id,
+            "change_at": f.change_at,
+            "ratio": f.ratio,
+            "before_value": f.before,
+            "after_value": f.after,
+            "fixed_by": f.fixed_by,
+            "first_seen_at": prev["first_seen_at"] if prev else now,
+            "last_seen_at": now,
+        }
+        out.append(_restated(row, prev, notes, expire_days, now))
+    for a in stored:
+        if a["alert_id"] not in claimed:  # not seen tonight: kept, its state recomputed
+            out.append(_restated(dict(a), a, notes, expire_days, now))
+    return out
+
+
+def _restated(
+    row: dict[str, Any],
+    prev: dict[str, Any] | None,
+    notes: list[Annotation],
+    expire_days: int | None,
+    now: datetime,
+) -> dict[str, Any]:
+    """The row with its state, reason, link and times recomputed (the one rule)."""
+    note = matching(notes, subject_of(row))
+    base = state_of(note, row["fixed_by"], None, now, None)
+    changed = prev is None or base != _base_state(prev["state"])
+    news = now if changed else prev["news_at"]  # found, or its state changed: news
+    state = state_of(note, row["fixed_by"], news, now, expire_days)
+    row.update(
+        state=state,
+        reason=note.reason if note else None,
+        link=note.link if note else None,
+        news_at=news,
+        state_since=now if prev is None or prev["state"] != state else prev["state_since"],
+        checked_at=now,
+    )
+    return row
+
+
+def restate(
+    stored: list[dict[str, Any]], notes: list[Annotation], expire_days: int, now: datetime
+) -> list[dict[str, Any]]:
+    """Stored alerts with the states the current annotations file gives them now (what
+    the next detect will store): `perftrack alerts` shows an edit at once."""
+    out = []
+    for a in stored:
+        row = _restated(dict(a), a, notes, expire_days, now)
+        row["checked_at"] = a["checked_at"]
+        out.append(row)
+    return out
+
+
+def as_rows(alerts: list[dict[str, Any]], columns: list[str]) -> list[tuple[Any, ...]]:
+    """Alert dicts as rows in the table's column order (for `replace_derived`)."""
+    return [tuple(a.get(c) for c in columns) for a in alerts]
+
+
+def compute(
+    st: Store,
+    tables: list[compare.Table],
+    cps: Sequence[tuple[Any, ...]],
+    notes: list[Annotation],
+    metric: str,
+    expire_days: int,
+    now: datetime,
+) -> list[tuple[Any, ...]]:
+    """detect's alert rows: tonight's changes merged into the stored alerts."""
+    points = st.nightly_points(compare.METRICS[metric][0])
+    found = from_tables(tables, metric, st.server_last_result())
+    found += from_change_points(cps, points, metric)
+    alerts = update(st.stored_alerts(metric), found, notes, points, metric, expire_days, now)
+    return as_rows(alerts, st.alert_columns())
+
+
+def newly_reported(alerts: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The alerts the newest detect found first: what a summary reports as new (once)."""
+    if not alerts:
+        return []
+    latest = max(a["checked_at"] for a in alerts)
+    return [a for a in alerts if a["first_seen_at"] == latest and a["checked_at"] == latest]

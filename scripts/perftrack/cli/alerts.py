@@ -1,0 +1,97 @@
+"""`perftrack alerts`: the changes detect reported, each once, with its state."""
+
+from __future__ import annotations
+
+import json
+from datetime import UTC, datetime
+from typing import Annotated, Any
+
+import typer
+from rich import box
+from rich.table import Table
+
+from perftrack.cli.app import DbOpt, emit, out
+from perftrack.core import paths
+from perftrack.core.errors import ConfigError
+
+StateOpt = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--state",
+        help="new, acknowledged, false_positive, fixed, expired, open (new + acknowledged) "
+        "or all; repeatable (default: open)",
+    ),
+]
+
+
+def _states(wanted: list[str] | None) -> set[str]:
+    from perftrack.analysis import alerts
+
+    picked: set[str] = set()
+    for w in wanted or ["open"]:
+        if w == "all":
+            picked |= set(alerts.STATES)
+        elif w == "open":
+            picked |= set(alerts.OPEN_STATES)
+        elif w in alerts.STATES:
+            picked.add(w)
+        else:
+            raise ConfigError(f"unknown state {w!r}; known: {', '.join(alerts.STATES)}, open, all")
+    return picked
+
+
+def _iso(v: Any) -> Any:
+    return v.isoformat() + "Z" if isinstance(v, datetime) else v
+
+
+def alerts_cmd(
+    db: DbOpt = paths.DEFAULT_DB,
+    state: StateOpt = None,
+    as_json: Annotated[bool, typer.Option("--json", help="print JSON")] = False,
+) -> None:
+    """List the alerts (regressions reported once, with their state), newest first.
+
+    States come from the DB as the last `perftrack detect` left them, with the current
+    configs/annotations.yaml applied (acknowledged / false_positive show at once)."""
+    from perftrack.analysis import alerts, annotations
+    from perftrack.store import store
+
+    picked = _states(state)
+    cfg = annotations.load_file(paths.config_dir() / "annotations.yaml")
+    with store.open_db(db, write=False) as st:
+        stored = st.stored_alerts(alerts.METRIC)
+        subjects = [*st.stored_verdicts(alerts.METRIC), *st.change_points(alerts.METRIC)]
+    annotations.check_matched(cfg.notes, [*subjects, *map(alerts.subject_of, stored)])
+    now = datetime.now(UTC).replace(tzinfo=None)
+    rows = [
+        a for a in alerts.restate(stored, cfg.notes, cfg.expire_days, now) if a["state"] in picked
+    ]
+    if as_json:
+        print(json.dumps([{k: _iso(v) for k, v in a.items()} for a in rows], indent=1))
+        return
+    if not rows:
+        emit(f"no alerts in state {', '.join(sorted(picked))} in {db}")
+        return
+    tab = Table(box=box.SIMPLE_HEAD)
+    for col in ("state", "first seen", "change", "workload", "thr", "collation", "profile",
+                "runner", "ratio", "why"):  # fmt: skip
+        tab.add_column(col, justify="right" if col in ("thr", "ratio") else "left")
+    for a in rows:
+        change = (
+            f"{a['base_server']} → {a['server_id']}"
+            if a["kind"] == "verdict"
+            else f"{a['server_id']} night of {str(a['change_at'])[:10]}"
+        )
+        tab.add_row(
+            a["state"],
+            str(a["first_seen_at"])[:10],
+            change,
+            a["workload"],
+            str(a["threads"]),
+            a["collation"],
+            a["profile"],
+            a["runner_class"],
+            "—" if a["ratio"] is None else f"{a['ratio']:.3f}",
+            a["fixed_by"] or a["reason"] or "",
+        )
+    out.print(tab)

@@ -1,0 +1,158 @@
+"""The Regressions page's data (`data/regressions.js`) and its Atom feed (`regressions.atom`).
+
+Both list the open alerts (analysis/alerts.py: new and acknowledged), newest first (by
+when detect first reported them, then by the change's own time), as the last `perftrack
+detect` stored them. Each row links to its run's detail page and to the history of its
+series (the deep links those pages read). The feed's ids are the alerts' own, so a feed
+reader shows a change once however often the site is rebuilt.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import urllib.parse
+import xml.etree.ElementTree as ET
+from typing import Any
+
+from perftrack.analysis import alerts
+from perftrack.publish.site.export import axis_label, dataset_label
+from perftrack.publish.site.series import AXES
+from perftrack.store.store import Store
+
+FEED = "regressions.atom"
+PAGE = "regressions.html"
+ATOM_NS = "http://www.w3.org/2005/Atom"
+# tag: URIs (RFC 4151) need a date; a fixed one keeps every id the same forever.
+ID_PREFIX = "tag:perftrack,2026:"
+EPOCH = "1970-01-01T00:00:00Z"  # `updated` of a feed with no alert at all
+
+
+def _iso(v: Any) -> str | None:
+    """RFC 3339 UTC text of a DB timestamp (naive UTC)."""
+    if v is None:
+        return None
+    if isinstance(v, dt.datetime):
+        return v.replace(microsecond=0, tzinfo=None).isoformat() + "Z"
+    return str(v)
+
+
+def _hash(params: dict[str, Any]) -> str:
+    return "#" + "&".join(
+        f"{urllib.parse.quote(k, safe='')}={urllib.parse.quote(str(v), safe='')}"
+        for k, v in params.items()
+        if v is not None
+    )
+
+
+def _change(a: dict[str, Any]) -> str:
+    if a["kind"] == "verdict":
+        return f"{a['base_server']} → {a['server_id']}"
+    return f"{a['server_id']}: nightly change point"
+
+
+def row(a: dict[str, Any]) -> dict[str, Any]:
+    """One alert as the page shows it: texts, numbers and the two deep links."""
+    dataset = dataset_label(
+        a["tables"],
+        a["table_size"],
+        a["duration_s"],
+        a["connection"],
+        *(axis_label(x, a.get(x)) for x in AXES),
+    )
+    history = {
+        "runner_class": a["runner_class"],
+        "profile": a["profile"],
+        "dataset": dataset,
+        "workload": a["workload"],
+        "collation": a["collation"],
+        "threads": a["threads"],
+    }
+    return {
+        "id": a["alert_id"],
+        "state": a["state"],
+        "kind": a["kind"],
+        "change": _change(a),
+        "server": a["server_id"],
+        "previous": a["base_server"],
+        "workload": a["workload"],
+        "threads": a["threads"],
+        "collation": a["collation"],
+        "profile": a["profile"],
+        "runner_class": a["runner_class"],
+        "hw_key": a["hw_key"],
+        "dataset": dataset,
+        "ratio": a["ratio"],
+        "first_seen": _iso(a["first_seen_at"]),
+        "change_at": _iso(a["change_at"]),
+        "updated": _iso(a["state_since"]),
+        "reason": a["reason"],
+        "link": a["link"],
+        "run_id": a["run_id"],
+        "run_href": f"runs.html{_hash({'run': a['run_id']})}" if a["run_id"] else None,
+        "history_href": f"history.html{_hash(history)}",
+    }
+
+
+def page_data(st: Store) -> dict[str, Any]:
+    """{open: rows newest first, closed: {state: count}, checked_at}."""
+    stored = st.stored_alerts(alerts.METRIC)
+    closed: dict[str, int] = {}
+    for a in stored:
+        if a["state"] not in alerts.OPEN_STATES:
+            closed[a["state"]] = closed.get(a["state"], 0) + 1
+    checked = max((a["checked_at"] for a in stored), default=None)
+    return {
+        "open": [row(a) for a in stored if a["state"] in alerts.OPEN_STATES],
+        "closed": closed,
+        "checked_at": _iso(checked),
+    }
+
+
+def _sub(parent: ET.Element, tag: str, text: str | None = None, **attrs: str) -> ET.Element:
+    e = ET.SubElement(parent, f"{{{ATOM_NS}}}{tag}", attrs)
+    if text is not None:
+        e.text = text
+    return e
+
+
+def _summary(r: dict[str, Any]) -> str:
+    ratio = "—" if r["ratio"] is None else f"{r['ratio']:.3f}"
+    parts = [
+        f"{r['state']}: {r['change']}",
+        f"ratio {ratio}",
+        f"{r['workload']} · {r['threads']} thread(s) · {r['collation']} · profile "
+        f"{r['profile']} · {r['dataset']} · runner {r['runner_class']}",
+        f"first reported {str(r['first_seen'])[:10]}",
+    ]
+    if r["reason"]:
+        parts.append(f"acknowledged: {r['reason']}")
+    return "; ".join(parts)
+
+
+def feed(data: dict[str, Any]) -> bytes:
+    """The Atom 1.0 feed (RFC 4287) of the open alerts. Links are relative to the feed's
+    own address (the site's directory), as RFC 4287 allows."""
+    ET.register_namespace("", ATOM_NS)
+    root = ET.Element(f"{{{ATOM_NS}}}feed")
+    _sub(root, "id", ID_PREFIX + "regressions")
+    _sub(root, "title", "perftrack: open regressions")
+    updated = max((r["updated"] for r in data["open"]), default=None)
+    _sub(root, "updated", updated or data.get("checked_at") or EPOCH)
+    author = _sub(root, "author")
+    _sub(author, "name", "perftrack")
+    _sub(root, "link", rel="self", type="application/atom+xml", href=FEED)
+    _sub(root, "link", rel="alternate", type="text/html", href=PAGE)
+    for r in data["open"]:
+        e = _sub(root, "entry")
+        _sub(e, "id", f"{ID_PREFIX}alert:{r['id']}")
+        _sub(e, "title", f"{r['state']}: {r['change']} ({r['workload']}, {r['threads']} thr)")
+        _sub(e, "updated", r["updated"])
+        _sub(e, "published", r["first_seen"])
+        _sub(e, "link", rel="alternate", type="text/html", href=f"{PAGE}#alert-{r['id']}")
+        if r["run_href"]:
+            _sub(e, "link", rel="related", type="text/html", href=r["run_href"])
+        _sub(e, "link", rel="related", type="text/html", href=r["history_href"])
+        _sub(e, "category", term=r["state"])
+        _sub(e, "summary", _summary(r), type="text")
+    ET.indent(root)
+    return ET.tostring(root, encoding="utf-8", xml_declaration=True) + b"\n"

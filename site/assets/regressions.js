@@ -1,0 +1,113 @@
+/* perftrack site: the Regressions page (regressions.html). Lists the open alerts of
+ * data/regressions.js (written by `perftrack site build` from the DB's alerts table),
+ * newest first as the data has them, each linking to its run detail and its history.
+ *
+ * Safety: every value from the data is put in the page with textContent; links are the
+ * site's own pages (built by perftrack) or an annotation's https:// link, nothing else.
+ */
+"use strict";
+(function () {
+  const DATA = window.PERFTRACK_DATA || {};
+  const meta = DATA.meta || {};
+  const data = DATA.regressions || { open: [], closed: {} };
+  const STATE_TEXT = { new: "new", acknowledged: "acknowledged" };
+  const $ = (id) => document.getElementById(id);
+
+  function el(tag, attrs, ...children) {
+    const e = document.createElement(tag);
+    for (const [k, v] of Object.entries(attrs || {})) {
+      if (k === "class") e.className = v;
+      else if (k === "text") e.textContent = v;
+      else e.setAttribute(k, v);
+    }
+    for (const c of children) if (c != null) e.append(c instanceof Node ? c : String(c));
+    return e;
+  }
+  // Only the site's own pages (NAME.html#…) or an https:// address become links.
+  function safeHref(href) {
+    if (typeof href !== "string") return null;
+    if (/^(runs|history|regressions)\.html(#[^<>"\s]*)?$/.test(href)) return href;
+    if (/^https:\/\/[^\s"'<>]+$/.test(href)) return href;
+    return null;
+  }
+  function link(href, text) {
+    const h = safeHref(href);
+    return h ? el("a", { href: h, text }) : null;
+  }
+  const date = (v) => (v ? String(v).slice(0, 10) : "—");
+  const ratio = (v) => (v == null ? "—" : Number(v).toFixed(3));
+
+  function setStatus(text, kind) {
+    const s = $("status");
+    s.textContent = text || "";
+    s.className = "status" + (kind ? " " + kind : "");
+    s.hidden = !text;
+  }
+
+  function render() {
+    const table = $("regressions-table");
+    const rows = data.open || [];
+    const head = el("tr");
+    // what a reader acts on first, then the series (the box scrolls on a narrow screen)
+    for (const label of ["state", "first reported", "change", "ratio", "links", "workload",
+      "threads", "collation", "profile", "runner class", "data set", "note"]) {
+      head.append(el("th", { scope: "col", text: label }));
+    }
+    const body = el("tbody");
+    for (const r of rows) {
+      const tr = el("tr", { class: "alert state-" + r.state });
+      if (/^[0-9a-f]{16}$/.test(r.id)) tr.id = "alert-" + r.id;
+      const links = el("td", { class: "links" });
+      const run = link(r.run_href, "run detail");
+      const hist = link(r.history_href, "history");
+      if (run) links.append(run);
+      if (run && hist) links.append(" · ");
+      if (hist) links.append(hist);
+      const note = el("td", { text: r.reason || "" });
+      const ext = link(r.link, "link");
+      if (ext) note.append(" ", ext);
+      tr.append(
+        el("td", { class: "state", text: STATE_TEXT[r.state] || String(r.state) }),
+        el("td", { text: date(r.first_seen) }),
+        el("td", { text: r.change }),
+        el("td", { class: "num", text: ratio(r.ratio) }),
+        links,
+        el("td", { text: r.workload }),
+        el("td", { class: "num", text: String(r.threads) }),
+        el("td", { text: r.collation }),
+        el("td", { text: r.profile }),
+        el("td", { text: r.runner_class }),
+        el("td", { text: r.dataset }),
+        note,
+      );
+      body.append(tr);
+    }
+    table.replaceChildren(el("thead", {}, head), body);
+    const closed = Object.entries(data.closed || {}).map(([s, n]) => `${n} ${s.replace("_", " ")}`);
+    $("regressions-closed").textContent = closed.length
+      ? `Closed: ${closed.join(", ")} (\`perftrack alerts --state all\` lists them).`
+      : "";
+    if (!rows.length) {
+      setStatus(data.checked_at ? "No open regressions." : "No alerts yet: run `perftrack detect`, then `perftrack site build`.", "empty");
+    } else {
+      const n = rows.filter((r) => r.state === "new").length;
+      setStatus(`${rows.length} open alert(s), ${n} new; checked ${String(data.checked_at || "").slice(0, 16).replace("T", " ")} UTC.`);
+    }
+    const target = location.hash.replace(/^#/, "");
+    if (/^alert-[0-9a-f]{16}$/.test(target) && $(target)) $(target).classList.add("selected");
+  }
+
+  function footer() {
+    const g = $("generated");
+    if (g && meta.generated_at) g.textContent = `built ${String(meta.generated_at).slice(0, 19).replace("T", " ")} UTC (perftrack ${meta.perftrack_version || "?"})`;
+  }
+
+  footer();
+  try {
+    render();
+  } catch (err) {
+    setStatus("This page failed to render: " + err, "error");
+    console.error(err);
+  }
+  document.body.dataset.ready = "1";
+})();
