@@ -317,6 +317,16 @@ V6_STATEMENTS: tuple[str, ...] = (
     """,
 )
 
+# Schema v7 (issue 22 item 5): a change point is one cause, not one series: an environment
+# change once per runner class, a server's change over a workload's thread counts and
+# charsets once. Rows computed before v7 keep nulls; the next `detect` replaces them.
+V7_STATEMENTS: tuple[str, ...] = (
+    "ALTER TABLE change_points ADD COLUMN rel_low DOUBLE",
+    "ALTER TABLE change_points ADD COLUMN rel_high DOUBLE",
+    "ALTER TABLE change_points ADD COLUMN scope VARCHAR",
+    "ALTER TABLE change_points ADD COLUMN series_count INTEGER",
+)
+
 
 def _v6_move(con: duckdb.DuckDBPyConnection, version: int) -> list[Path]:
     db = nightfiles.db_path_of(con)
@@ -367,6 +377,12 @@ MIGRATIONS: tuple[Migration, ...] = (
         "beside the DB (data_files lists them; a view of each)",
         V6_STATEMENTS,
         then=_v6_move,
+    ),
+    Migration(
+        7,
+        "change_points: the size's 95% interval (rel_low, rel_high), the scope (class, "
+        "workload, series) and how many series the change spans",
+        V7_STATEMENTS,
     ),
 )
 
