@@ -30,6 +30,7 @@ import math
 from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass
+from itertools import pairwise
 from typing import Any
 
 import numpy as np
@@ -55,10 +56,11 @@ MATCH_NIGHTS = 3  # how close to its true night a change must be found (issue 22
 # change seen again (one series' noisier estimate of the night: measured 4-7 nights off
 # for a 2× noise step of one series, benchmarks/alert_precision.py), not another row.
 ABSORB_NIGHTS = WINDOW // 2
-# A server's step must show, in the same direction, on at least this share of the classes
-# (each class's own step at that night with |z| >= Z_CONSISTENT): a median over classes
-# also shifts a little when one class alone moves or drifts.
-CONSISTENT_SHARE = 2 / 3
+# A server's step must show on every class (each class's own step at that night with
+# |z| >= Z_CONSISTENT the same way, its interval overlapping the server's): a median over
+# classes also shifts a little when one class alone moves or drifts (measured: a -20% step
+# of one class moved the median of three by -2.7%, benchmarks/alert_precision.py).
+CONSISTENT_SHARE = 1.0
 Z_CONSISTENT = 2.0
 SIGMA_FLOOR = 0.002  # 0.2%: a perfectly flat synthetic series must not divide by zero
 MEDIAN_SE = stats.MEDIAN_SE_FACTOR  # se of a median ≈ 1.2533 σ / √n
@@ -107,21 +109,25 @@ def robust_sigma(y: np.ndarray) -> float:
 
 
 def _mosum(y: np.ndarray, sigma: float) -> np.ndarray:
-    """z of the step at every split t (the first point after it); nan where a side has
-    fewer than MIN_SIDE points."""
-    n = len(y)
+    """z of the step at every split t (the first point after it): the median of the next
+    WINDOW points against the previous WINDOW's (fewer near the ends); nan where a side has
+    fewer than MIN_SIDE points. One vectorised median per side over all splits."""
+    n, w = len(y), WINDOW
     z = np.full(n + 1, np.nan)
-    w = min(WINDOW, n // 2)
-    if n >= 2 * w and w >= MIN_SIDE:
-        med = np.median(sliding_window_view(y, w), axis=1)  # med[i] = median(y[i:i+w])
-        t = np.arange(w, n - w + 1)
-        z[t] = (med[t] - med[t - w]) / (MEDIAN_SE * sigma * math.sqrt(2 / w))
-    for t in range(MIN_SIDE, n - MIN_SIDE + 1):
-        if not np.isnan(z[t]):
-            continue
-        a, b = y[max(0, t - WINDOW) : t], y[t : t + WINDOW]
-        se = MEDIAN_SE * sigma * math.sqrt(1 / len(a) + 1 / len(b))
-        z[t] = (np.median(b) - np.median(a)) / se
+    t = np.arange(MIN_SIDE, n - MIN_SIDE + 1)
+    if len(t) == 0:
+        return z
+    pad = np.concatenate([np.full(w, np.nan), y, np.full(w, np.nan)])
+    views = sliding_window_view(pad, w)  # views[i] = pad[i:i+w] = y[i-w:i]
+    left, right = views[t], views[t + w]
+    n_left, n_right = np.minimum(t, w), np.minimum(n - t, w)
+    full = (n_left == w) & (n_right == w)
+    med_l, med_r = np.empty(len(t)), np.empty(len(t))
+    med_l[full], med_r[full] = np.median(left[full], axis=1), np.median(right[full], axis=1)
+    if (~full).any():
+        med_l[~full] = np.nanmedian(left[~full], axis=1)
+        med_r[~full] = np.nanmedian(right[~full], axis=1)
+    z[t] = (med_r - med_l) / (MEDIAN_SE * sigma * np.sqrt(1 / n_left + 1 / n_right))
     return z
 
 
@@ -144,17 +150,7 @@ def find_steps(y: np.ndarray, sigma: float | None = None) -> list[Step]:
         return []
     sigma = robust_sigma(y) if sigma is None else sigma
     z = _mosum(y, sigma)
-    cands: list[int] = []
-    run: list[int] = []
-    for t in range(n + 1):
-        hit = not np.isnan(z[t]) and abs(z[t]) >= Z_CHANGE
-        if hit and run and np.sign(z[t]) != np.sign(z[run[0]]):
-            hit = False  # a sign flip closes a stretch (never happens in practice)
-        if hit:
-            run.append(t)
-        elif run:
-            cands.append(max(run, key=lambda i: abs(z[i])))
-            run = []
+    cands = _stretch_peaks(z)
     cands = _refined(y, cands)
     # re-measure each between its neighbours; drop what no longer passes, until stable
     while True:
@@ -167,6 +163,19 @@ def find_steps(y: np.ndarray, sigma: float | None = None) -> list[Step]:
         if len(kept) == len(cands):
             return kept
         cands = [s.index for s in kept]
+
+
+def _stretch_peaks(z: np.ndarray) -> list[int]:
+    """The split of largest |z| in each stretch of consecutive splits with |z| >= Z_CHANGE
+    of one sign."""
+    hit = np.nan_to_num(np.abs(z)) >= Z_CHANGE
+    sign = np.where(hit, np.sign(np.nan_to_num(z)), 0)
+    edges = np.flatnonzero(np.diff(np.concatenate([[0], sign, [0]])) != 0)
+    out = []
+    for a, b in pairwise(edges):
+        if sign[a] != 0:
+            out.append(int(a + np.argmax(np.abs(z[a:b]))))
+    return out
 
 
 def _refined(y: np.ndarray, cands: list[int]) -> list[int]:
@@ -336,6 +345,15 @@ def detect(points: Points, control: str | None, cols: Sequence[str]) -> list[Cha
     return sorted(server + kept, key=lambda c: (c.at, c.scope, repr(c.key)))
 
 
+def _agrees(own: Step | None, step: Step) -> bool:
+    """A class's own step at the night goes the same way, clearly, and is about as large
+    (the two 95% intervals overlap)."""
+    if own is None or own.z * np.sign(step.z) < Z_CONSISTENT:
+        return False
+    (a, b), (c, d) = own.interval, step.interval
+    return a <= d and c <= b
+
+
 def _server_changes(signals: dict[tuple[Any, ...], Signal]) -> list[Change]:
     """A server's step in one workload seen on every runner class it runs on (the median
     over the classes' workload signals, night by night): one row."""
@@ -353,11 +371,7 @@ def _server_changes(signals: dict[tuple[Any, ...], Signal]) -> list[Change]:
             m[i, [col[d] for d in s.days]] = s.values
         for night, step in steps_on(combined(m)):
             day = days[night]
-            agree = sum(
-                1
-                for i in range(len(sigs))
-                if (o := _at(m[i], night)) and o.z * np.sign(step.z) >= Z_CONSISTENT
-            )
+            agree = sum(1 for i in range(len(sigs)) if _agrees(_at(m[i], night), step))
             if agree < math.ceil(CONSISTENT_SHARE * len(sigs)):
                 continue
             rep = next(s for s in sigs if day in s.run_of_day)
