@@ -182,7 +182,7 @@ def compute_change_points(
                 c.step.p_value,
                 c.is_control,
                 c.environment,
-                None if c.environment else acknowledged(notes, subject),
+                acknowledged(notes, subject),
                 now,
                 low,
                 high,
