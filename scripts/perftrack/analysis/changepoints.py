@@ -13,15 +13,18 @@ The noise σ of a series is robust to its own steps and drift: the MAD of succes
 differences / √2. A slow drift moves two adjacent windows apart by only slope × WINDOW,
 so it is not a step; a missing night is simply not a point (nothing is interpolated).
 
-Three scopes, so that one cause is one row:
+Four scopes, so that one cause is one row:
   class     the control server moved on a runner class (the median of its series): an
             environment change of that class, reported once, sized on the class's other
             series (their median), and removed from every series of the class before the
             narrower scopes look;
+  server    one server's workload moved on every runner class (>= MIN_SERVER_CLASSES; the
+            median over the classes, each class's own step agreeing): reported once;
   workload  one server and workload on one class moved at every thread count and charset
             together (the median of those series): reported once;
-  series    one series alone; a series step within `MATCH_NIGHTS` of a wider one of the
-            same direction on its class is that one, not another row.
+  series    one series alone.
+A narrower step within `ABSORB_NIGHTS` of a wider one, in the same direction, is that one
+seen again, not another row. Measured precision and recall: docs/benchmarks.md.
 """
 
 from __future__ import annotations
