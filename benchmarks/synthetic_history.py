@@ -5,15 +5,17 @@ servers, workloads, charsets, thread ladder, repeats, durations) × K runner cla
 with:
   - noise: lognormal, CV per workload as measured here in A/A runs (docs/benchmarks.md:
     point_select 11.3 %, read_only 10.6 %, read_write 19.9 %);
-  - step changes: the newest server loses 8 % on read_write from 40 % of the history on;
+  - step changes: the newest MySQL release loses 8 % on read_write from 40 % of the history on;
     one runner class gets +6 % on everything (a kernel update) at 70 %;
   - slow drift: one class drifts by -0.01 % a night;
   - missing nights: each class misses a night with probability 3 %, and a night's
     shard dies half-way with probability 2 % (its second half of the cells is absent).
 
 Everything is marked synthetic where a human would look: run ids `synthetic-…`, runner
-classes `synthetic-class-…`, server ids `synthetic-…`, CPU model "synthetic benchmark
-data". It refuses to write under the repository's data/ directory.
+classes `synthetic-class-…`, server ids `synthetic-…` (except the control server, which
+keeps configs/runners.yaml's id so that `detect` finds it; its version string says
+synthetic), CPU model "synthetic benchmark data". It refuses to write under the
+repository's data/ directory.
 
     .venv/bin/python benchmarks/synthetic_history.py --nights 30 --db /tmp/h.duckdb
     .venv/bin/python benchmarks/synthetic_history.py --nights 1 --records /tmp/recs
@@ -35,6 +37,8 @@ from typing import Any
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "scripts"))
+
+import yaml  # noqa: E402
 
 from perftrack.core import record  # noqa: E402
 from perftrack.planning import matrix  # noqa: E402
@@ -93,14 +97,38 @@ def _variables(server: str, charset: str, collation: str) -> dict[str, str]:
     return out
 
 
+@functools.cache
+def _control() -> str | None:
+    doc = yaml.safe_load((REPO / "configs" / "runners.yaml").read_text(encoding="utf-8"))
+    return doc.get("control_server") if isinstance(doc, dict) else None
+
+
+def _server_id(catalog_id: str) -> str:
+    """`synthetic-<id>`, except the control server: it keeps configs/runners.yaml's id, so
+    `perftrack detect` recognises it (its version string and the run still say synthetic)."""
+    return catalog_id if catalog_id == _control() else f"synthetic-{catalog_id}"
+
+
+def _newest_mysql(ids: tuple[str, ...] | list[str]) -> str:
+    """The step's server: the newest MySQL release of the matrix (never the control)."""
+    mysql = [i for i in ids if i.startswith("mysql-") and i != _control()]
+    return max(mysql, key=lambda i: tuple(int(x) for x in i.split("-")[1].split(".")))
+
+
 def _factor(server_index: int, n_servers: int) -> float:
     return 1.0 + 0.04 * server_index - 0.02 * (server_index == n_servers - 1)
 
 
-def night_records(setup: Setup, night: int, rng: random.Random) -> Iterator[dict[str, Any]]:
-    """Every record of one night, all classes (some classes or half-nights missing)."""
+def night_records(
+    setup: Setup, night: int, rng: random.Random, records: bool = True
+) -> Iterator[Any]:
+    """Every record of one night, all classes (some classes or half-nights missing).
+    `records=False`: (run_id, class, hw, server, workload, threads, collation, repeat, tps,
+    started) tuples instead, the same values without building the records (a test's
+    quick path; the random stream differs from the records' one)."""
     m = setup.m
-    servers = [f"synthetic-{s}" for s in m.servers]
+    servers = [_server_id(s) for s in m.servers]
+    step_server = _server_id(_newest_mysql(m.servers))
     for ci, cls in enumerate(setup.classes):
         if rng.random() < P_MISSING_NIGHT:
             continue
@@ -127,7 +155,7 @@ def night_records(setup: Setup, night: int, rng: random.Random) -> Iterator[dict
             charset, collation, cf = CHARSET[axis]
             f = level * cf * _factor(si, len(servers))
             if (
-                si == len(servers) - 1
+                servers[si] == step_server
                 and wl == "oltp_read_write"
                 and night >= STEP_AT * setup.nights
             ):
@@ -136,6 +164,10 @@ def night_records(setup: Setup, night: int, rng: random.Random) -> Iterator[dict
             sigma = math.sqrt(math.log(1 + CV[wl] ** 2))
             tps = BASE_TPS[wl] * f * scale * math.exp(rng.gauss(-sigma * sigma / 2, sigma))
             wall = m.warmup_s + m.duration_s + rng.uniform(1.0, 4.0)
+            if not records:  # the value alone (tests of the statistics: no record dicts)
+                yield (run_id, cls, hw, servers[si], wl, th, collation, rep, tps, t)
+                t += timedelta(seconds=wall)
+                continue
             yield _record(
                 setup,
                 run_id,

@@ -3,14 +3,17 @@
 from __future__ import annotations
 
 import json
-from datetime import timedelta
+import math
+import sys
+from collections import defaultdict
+from datetime import datetime, timedelta
 from pathlib import Path
 
 import numpy as np
 import pytest
 
 from fixtures.records.synthetic import BASE_VARIABLES, SYNTHETIC_START, make_record
-from perftrack.analysis import annotations, detect
+from perftrack.analysis import annotations, changepoints, detect
 from perftrack.core import record
 from perftrack.core.errors import ConfigError
 from perftrack.store import store
@@ -111,18 +114,116 @@ def test_nightly_step_is_a_change_point_and_a_control_step_marks_environment(tmp
     with store.open_db(db, write=True) as st:
         detect.run(st, [], None)
         cps = st.con.execute(
-            "SELECT server_id, run_id, rel_change, environment FROM change_points"
+            "SELECT server_id, run_id, rel_change, rel_low, rel_high, scope, environment "
+            "FROM change_points"
         ).fetchall()
     assert [(c[0], c[1]) for c in cps] == [("synthetic-mysql-8.0.36", "synthetic-night-015")]
     assert cps[0][2] == pytest.approx(-0.15, abs=0.03)
-    assert cps[0][3] is False
-    # the same step seen on the control server's series: an environment change
+    assert cps[0][3] < -0.15 < cps[0][4] and cps[0][5:] == ("series", False)
+    # the same step seen on the control server's series: one environment change of the
+    # runner class, not one per series that moved with it
     ctl = nights("synthetic-control", step, 200)
     ingest(db, ctl)
     with store.open_db(db, write=True) as st:
         detect.run(st, [], "synthetic-control")
-        env = dict(st.con.execute("SELECT server_id, environment FROM change_points").fetchall())
-    assert env == {"synthetic-mysql-8.0.36": True, "synthetic-control": False}
+        env = st.con.execute(
+            "SELECT server_id, run_id, scope, environment, is_control, series_count "
+            "FROM change_points"
+        ).fetchall()
+    assert env == [("synthetic-control", "synthetic-night-015", "class", True, True, 2)]
+
+
+# --- the 60-night synthetic history (benchmarks/synthetic_history.py) -------------------
+
+BENCHMARKS = Path(__file__).parents[2] / "benchmarks"
+
+
+def synthetic_points(nights: int) -> tuple[dict, str]:
+    """SYNTHETIC: the nightly points (as the store's nightly_points returns them) of the
+    benchmarks' synthetic history: the nightly matrix × 3 runner classes, an 8% read_write
+    step of the newest MySQL at 40% of the nights, +6% on class b at 70% (its control
+    too), class c drifting, missing and half nights. Built in memory (nothing written)."""
+    sys.path.insert(0, str(BENCHMARKS))
+    try:
+        import synthetic_history as synth
+    finally:
+        sys.path.remove(str(BENCHMARKS))
+    setup = synth.load_setup(nights)
+    rngs = synth.night_rngs(setup)
+    reps: dict[tuple, dict[str, list]] = defaultdict(lambda: defaultdict(list))
+    for night in range(nights):
+        for run_id, cls, hw, srv, wl, th, coll, _rep, tps, at in synth.night_records(
+            setup, night, rngs(night), records=False
+        ):
+            key = (hw, f"synthetic-class-{cls}", wl, th, coll, "default", 8, 100000, 60, "tcp")
+            key += (None,) * (len(detect.SERIES_COLS) - len(key)) + (srv,)
+            reps[key][run_id].append((at.replace(tzinfo=None), tps))
+    points = {
+        k: [(r, min(a for a, _ in v), float(np.median([x for _, x in v]))) for r, v in runs.items()]
+        for k, runs in reps.items()
+    }
+    return points, synth.STEP_AT, synth.ENV_AT, synth.START.replace(tzinfo=None)
+
+
+def test_synthetic_60_nights_one_environment_change_the_8pct_step_and_no_drift_alarm():
+    points, step_at, env_at, start = synthetic_points(60)
+    control = "mariadb-10.11.18"  # configs/runners.yaml's control_server
+    assert any(k[-1] == control for k in points)  # the fixture's control is the config's
+    rows = changepoints.detect(points, control, detect.SERIES_COLS)
+    night = {id(c): (c.at - start).days for c in rows}
+    env = [c for c in rows if c.environment]
+    assert len(env) == 1  # once for the class, not once per series of it
+    (e,) = env
+    assert (e.scope, e.key[1], e.key[-1], e.is_control) == (
+        "class",
+        "synthetic-class-b",
+        control,
+        True,
+    )
+    assert abs(night[id(e)] - env_at * 60) <= changepoints.MATCH_NIGHTS
+    assert e.step.interval[0] <= 0.06 <= e.step.interval[1]
+    step = [
+        c for c in rows if c.key[2] == "oltp_read_write" and c.key[-1] == "synthetic-mysql-9.1.0"
+    ]
+    assert len(step) == 1 and step[0].scope == "server"
+    assert abs(night[id(step[0])] - step_at * 60) <= changepoints.MATCH_NIGHTS
+    assert step[0].step.interval[0] <= -0.08 <= step[0].step.interval[1]
+    assert step[0].step.rel == pytest.approx(-0.08, abs=0.03)
+    # nothing else: no change point from class c's drift, none from noise
+    assert len(rows) == 2
+
+
+def test_small_labelled_history_reports_the_injected_steps_only():
+    """SYNTHETIC, labelled: 2 classes × 4 servers × 2 workloads × 4 thread counts, 120
+    nights of 8% per-night noise, 3% missing nights. Injected: a -20% step of one series at
+    night 50, a +15% step of one server's workload on every thread count of class x at 70.
+    Every reported row must be one of them (precision 100%), each found once."""
+    rng = np.random.default_rng(22)
+    points: dict[tuple, list] = {}
+    start = datetime(2026, 1, 1)
+    for cls in ("x", "y"):
+        for srv in ("s1", "s2", "s3", "s4"):
+            for wl in ("w1", "w2"):
+                for th in (1, 4, 16, 64):
+                    key = ("hw-" + cls, cls, wl, th, "c", "default", 8, 1000, 60, "tcp")
+                    key += (None,) * (len(detect.SERIES_COLS) - len(key)) + (f"synthetic-{srv}",)
+                    pts = []
+                    for n in range(120):
+                        if rng.random() < 0.03:
+                            continue
+                        f = math.exp(rng.normal(0, 0.08))
+                        if (cls, srv, wl, th) == ("y", "s2", "w1", 16) and n >= 50:
+                            f *= 0.80
+                        if (cls, srv, wl) == ("x", "s3", "w2") and n >= 70:
+                            f *= 1.15
+                        pts.append((f"synthetic-{n:03d}-{cls}", start + timedelta(days=n), 100 * f))
+                    points[key] = pts
+    rows = changepoints.detect(points, None, detect.SERIES_COLS)
+    got = sorted((c.scope, c.key[1], c.key[-1], c.key[2], (c.at - start).days) for c in rows)
+    assert len(got) == 2, got
+    (series, workload) = sorted(got, key=lambda g: g[0])
+    assert series[:4] == ("series", "y", "synthetic-s2", "w1") and abs(series[4] - 50) <= 3
+    assert workload[:4] == ("workload", "x", "synthetic-s3", "w2") and abs(workload[4] - 70) <= 3
 
 
 def test_detect_is_idempotent(tmp_path: Path):

@@ -6,10 +6,11 @@ with the measurements):
                  metric across its repeats within one run, pooled (median, p90)
   verdicts       every version vs its predecessor per series, with the noise-calibrated
                  threshold, acknowledgement and the diff of effective server variables
-  change_points  Apache Otava (E-divisive, Hunter's split/merge) over each nightly series:
-                 one value per run (the median over its repeats); series never cross
-                 hardware keys; change points coinciding with one of the control server's
-                 are marked `environment`
+  change_points  steps of the nightly series (analysis/changepoints.py): one value per run
+                 (the median over its repeats); series never cross hardware keys; a step
+                 of the control server on a runner class is one `environment` row for
+                 the class, a server's step at every thread count and charset of a
+                 workload one row, each with its size and 95% interval
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ from typing import Any
 
 import numpy as np
 
-from perftrack.analysis import alerts, compare, stats
+from perftrack.analysis import alerts, changepoints, compare, stats
 from perftrack.analysis.annotations import (
     DEFAULT_EXPIRE_DAYS,
     Annotation,
@@ -35,10 +36,6 @@ from perftrack.store.store import Store
 
 MIN_REPEATS_FOR_NOISE = 3  # a CV from fewer repeats says little
 NOISE_P90 = 90
-# Change points need some history on each side; Otava's own default window is 50 points.
-MIN_POINTS_FOR_CHANGE = 8
-OTAVA_WINDOW = 30
-OTAVA_MAX_PVALUE = 0.001  # Otava's default significance
 SERIES_COLS = compare.GROUP_COLS  # one definition of a series, shared with compare
 MAX_DIFF_VARIABLES = 200  # a verdict carries at most this many changed variables
 # Scale (docs/scaling.md): a verdict pools each server's newest values per series (200 =
@@ -172,62 +169,38 @@ def compute_verdicts(
 def compute_change_points(
     st: Store, notes: list[Annotation], control_server: str | None, metric: str = "tps"
 ) -> tuple[list[tuple[Any, ...]], int]:
-    from otava.analysis import compute_change_points as otava_cps
-
-    found: list[dict[str, Any]] = []
+    """One row per change (analysis/changepoints.py): an environment change once per runner
+    class, a server's change at every thread count and charset of a workload once, a
+    single series' change once. Returns (rows, series looked at)."""
     series = st.nightly_points(compare.METRICS[metric][0])
-    for key, points in series.items():
-        if len(points) < MIN_POINTS_FOR_CHANGE:
-            continue
-        values = [float(p[2]) for p in points]
-        cps, _ = otava_cps(
-            values,
-            window_len=OTAVA_WINDOW,
-            max_pvalue=OTAVA_MAX_PVALUE,
-            min_magnitude=stats.MIN_EFFECT,
-        )
-        for cp in cps:
-            run_id, at, _v = points[cp.index]
-            found.append(
-                {
-                    "key": key,
-                    "run_id": run_id,
-                    "at": at,
-                    "index": cp.index,
-                    "before": float(cp.stats.mean_1),
-                    "after": float(cp.stats.mean_2),
-                    "rel": float(cp.stats.forward_rel_change()),
-                    "p": float(cp.stats.pvalue),
-                }
-            )
-    control_runs: dict[tuple[Any, ...], set[str]] = defaultdict(set)
-    for f in found:
-        if f["key"][-1] == control_server:
-            control_runs[f["key"][:2]].add(f["run_id"])
+    found = changepoints.detect(series, control_server, SERIES_COLS)
     now = _now()
     out = []
-    for f in found:
-        key = f["key"]
+    for c in found:
+        key = c.key
         sk = hashlib.sha256(json.dumps([*map(str, key), metric]).encode()).hexdigest()[:16]
         subject = dict(zip((*SERIES_COLS, "server_id"), key, strict=True))
-        is_control = key[-1] == control_server
-        env = not is_control and f["run_id"] in control_runs.get(key[:2], set())
+        low, high = c.step.interval
         out.append(
             (
                 sk,
                 *key[:-1],
                 metric,
                 key[-1],
-                f["run_id"],
-                f["at"],
-                f["before"],
-                f["after"],
-                f["rel"],
-                f["p"],
-                is_control,
-                env,
+                c.run_id,
+                c.at,
+                c.before,
+                c.after,
+                c.step.rel,
+                c.step.p_value,
+                c.is_control,
+                c.environment,
                 acknowledged(notes, subject),
                 now,
+                low,
+                high,
+                c.scope,
+                c.series_count,
             )
         )
     return out, len(series)

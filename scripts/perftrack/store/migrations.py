@@ -317,6 +317,16 @@ V6_STATEMENTS: tuple[str, ...] = (
     """,
 )
 
+# Schema v8 (issue 22 item 5): a change point is one cause, not one series: an environment
+# change once per runner class, a server's change over a workload's thread counts and
+# charsets once. Rows computed before v8 keep nulls; the next `detect` replaces them.
+V8_STATEMENTS: tuple[str, ...] = (
+    "ALTER TABLE change_points ADD COLUMN rel_low DOUBLE",
+    "ALTER TABLE change_points ADD COLUMN rel_high DOUBLE",
+    "ALTER TABLE change_points ADD COLUMN scope VARCHAR",
+    "ALTER TABLE change_points ADD COLUMN series_count INTEGER",
+)
+
 
 def _v6_move(con: duckdb.DuckDBPyConnection, version: int) -> list[Path]:
     db = nightfiles.db_path_of(con)
@@ -404,6 +414,12 @@ MIGRATIONS: tuple[Migration, ...] = (
         "alerts: each reported change (regression verdict or change point) once, with its "
         "state (new, acknowledged, false_positive, fixed, expired)",
         V7_STATEMENTS,
+    ),
+    Migration(
+        8,
+        "change_points: the size's 95% interval (rel_low, rel_high), the scope (class, "
+        "workload, series) and how many series the change spans",
+        V8_STATEMENTS,
     ),
 )
 

@@ -154,7 +154,7 @@ def test_history_marks_change_points_and_annotations(
                   r."collation", r.profile, r.tables, r.table_size, r.duration_s, r.connection,
                   r.engine, r.isolation, r.durability, r.handshake, r.dataset_size, r.phase,
                   'tps', s.server_id, r.run_id, min(r.started_at), 2500.0, 2250.0, -0.1,
-                  0.0001, false, false, NULL, now()
+                  0.0001, false, false, NULL, now(), -0.15, -0.05, 'series', 1
            FROM results r JOIN runs ru USING (run_id) JOIN servers s USING (server_key)
            WHERE r.run_id = 'synthetic-night-0005' AND r.workload = 'oltp_read_only'
              AND r.threads = 1 AND r."collation" = 'latin1_swedish_ci'
@@ -172,6 +172,14 @@ def test_history_marks_change_points_and_annotations(
     tab.open(url(site, "history", link))
     view = "window.perftrack.charts.history"
     assert tab.page.evaluate(f"{view}.data('change_points').length") == 1
+    # schema v7's fields reach the page: the size's interval and the change's scope
+    cp = tab.page.evaluate(f"{view}.data('change_points')[0]")
+    assert (cp["rel_low"], cp["rel_high"], cp["scope"], cp["series_count"]) == (
+        -0.15,
+        -0.05,
+        "series",
+        1,
+    )
     assert tab.page.evaluate(f"{view}.data('annotations').length") == 1
     assert tab.page.inner_text("#cp-status") == ""
     tab.shot("history-change-point-annotation")

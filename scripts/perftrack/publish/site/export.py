@@ -162,6 +162,14 @@ class Exporter:
                 "before": r["before_value"],
                 "after": r["after_value"],
                 "rel_change": r["rel_change"],
+                # the size's 95% interval; the scope of the change (class: an environment
+                # change of the runner class, drawn on every series of it; server: one
+                # server's workload on every class; workload: at every thread count and
+                # charset of one class; series) and how many series it spans (schema v7)
+                "rel_low": r.get("rel_low"),
+                "rel_high": r.get("rel_high"),
+                "scope": r.get("scope") or "series",
+                "series_count": r.get("series_count") or 1,
                 "p_value": r["p_value"],
                 "environment": bool(r["environment"]),
                 "control": bool(r["is_control"]),
