@@ -63,6 +63,10 @@ CP_COLS = (
     "environment",
     "acknowledged",
     "computed_at",
+    "rel_low",
+    "rel_high",
+    "scope",
+    "series_count",
 )
 
 
