@@ -8,13 +8,22 @@ nights, then night N is published as the workflow does and each step is timed:
   site      `perftrack site build`;
 and the overview page's payload (HTML + scripts + data it loads) is measured.
 
+With --page, the nightly-history page of each built site is opened in Chromium (Debian's
+chromium via Playwright, from file://, a fresh context per load, 1280×900): the bytes it
+loads until its first chart (gzip -6, what a static host sends; its data files apart from
+the vendored scripts), the largest cell file any filter choice loads, and the time to the
+first chart drawn (performance.now() from navigation start; median of --loads loads).
+
     .venv/bin/python benchmarks/history_scale.py --nights 30 365 1000
+    .venv/bin/python benchmarks/history_scale.py --nights 365 --page
 """
 
 from __future__ import annotations
 
 import argparse
+import gzip
 import json
+import statistics
 import sys
 import tempfile
 import time
@@ -46,8 +55,47 @@ def timed(fn: Callable[[], object]) -> float:
     return time.perf_counter() - t0
 
 
+def history_page(site: Path, loads: int) -> dict[str, float]:
+    """What the history page loads until its first chart, gzipped, and how long it takes."""
+    from playwright.sync_api import sync_playwright
+    from site_scale import CHROMIUM, CHROMIUM_ARGS, GZIP_LEVEL, READY_TIMEOUT_MS, VIEWPORT
+
+    def gz(path: Path) -> int:
+        return len(gzip.compress(path.read_bytes(), GZIP_LEVEL))
+
+    times, loaded = [], set()
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        try:
+            for _ in range(loads):
+                ctx = browser.new_context(viewport=VIEWPORT)  # fresh: nothing cached
+                tab = ctx.new_page()
+                urls: list[str] = []
+                tab.on("request", lambda r: urls.append(r.url))  # noqa: B023
+                tab.goto((site / "history.html").as_uri())
+                tab.wait_for_function(
+                    "window.perftrack && window.perftrack.firstChartMs != null",
+                    timeout=READY_TIMEOUT_MS,
+                )
+                times.append(float(tab.evaluate("window.perftrack.firstChartMs")))
+                loaded |= {u for u in urls if u.startswith(site.as_uri())}
+                ctx.close()
+        finally:
+            browser.close()
+    files = [site / u[len(site.as_uri()) + 1 :] for u in sorted(loaded)]
+    data = [f for f in files if f.parent.name in ("data", "history")]
+    cells = list((site / "data" / "history").glob("h*.js"))
+    return {
+        "history_data_gz_kb": sum(map(gz, data)) / 1e3,
+        "history_total_gz_kb": sum(map(gz, files)) / 1e3,
+        "history_largest_cell_gz_kb": max(map(gz, cells), default=0) / 1e3,
+        "history_cells": len(cells),
+        "history_first_chart_ms": statistics.median(times),
+    }
+
+
 def measure(
-    sizes: list[int], workdir: Path, classes: int, batch: int = 30
+    sizes: list[int], workdir: Path, classes: int, batch: int = 30, loads: int = 0
 ) -> list[dict[str, float]]:
     setup = synth.load_setup(STEPS_AT, classes)
     db = workdir / "synthetic-history.duckdb"
@@ -84,6 +132,7 @@ def measure(
                 "build_s": build_s,
                 "overview_kb": payload(site, "index") / 1e3,
                 "grow_s": grow_s,
+                **(history_page(site, loads) if loads else {}),
             }
         )
         print(json.dumps(rows[-1]), flush=True)
@@ -105,18 +154,25 @@ def main() -> None:
     ap.add_argument("--nights", type=int, nargs="+", default=[30, 365, 1000])
     ap.add_argument("--classes", type=int, default=3)
     ap.add_argument("--keep", type=Path, help="work in this directory and keep it")
+    ap.add_argument("--page", action="store_true", help="also measure the history page")
+    ap.add_argument("--loads", type=int, default=5, help="history page loads (--page)")
     ap.add_argument(
         "--batch", type=int, default=30, help="nights per ingest while growing (1: as publish)"
     )
     a = ap.parse_args()
+    loads = a.loads if a.page else 0
     if a.keep:
         a.keep.mkdir(parents=True, exist_ok=True)
         synth.refuse_data_dir(a.keep)
-        rows = measure(a.nights, a.keep, a.classes, a.batch)
+        rows = measure(a.nights, a.keep, a.classes, a.batch, loads)
     else:
         with tempfile.TemporaryDirectory(prefix="perftrack-history-") as tmp:
-            rows = measure(a.nights, Path(tmp), a.classes, a.batch)
-    cols = ("nights", "records", "db_mb", "ingest_s", "detect_s", "build_s", "overview_kb")
+            rows = measure(a.nights, Path(tmp), a.classes, a.batch, loads)
+    cols: tuple[str, ...] = ("nights", "records", "db_mb", "ingest_s", "detect_s", "build_s")
+    cols += ("overview_kb",)
+    if loads:
+        cols += ("history_data_gz_kb", "history_total_gz_kb", "history_largest_cell_gz_kb")
+        cols += ("history_first_chart_ms",)
     print("| " + " | ".join(cols) + " |")
     print("|" + "---|" * len(cols))
     for r in rows:
