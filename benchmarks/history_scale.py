@@ -16,6 +16,7 @@ first chart drawn (performance.now() from navigation start; median of --loads lo
 
     .venv/bin/python benchmarks/history_scale.py --nights 30 365 1000
     .venv/bin/python benchmarks/history_scale.py --nights 365 --page
+    .venv/bin/python benchmarks/history_scale.py --page-standin 365
 """
 
 from __future__ import annotations
@@ -94,6 +95,78 @@ def history_page(site: Path, loads: int) -> dict[str, float]:
     }
 
 
+def page_standin(nights: int, classes: int, workdir: Path, loads: int) -> dict[str, float]:
+    """STAND-IN for a year of history when growing the DB is too slow for the machine (a
+    shared 2-core VM grew ~50 nights of the real matrix in 20 minutes): two nights of the
+    real matrix are grown and exported as the site does, then each of their series is
+    lengthened to `nights` nights in the exporter's own row shape — same cells, versions,
+    runner classes and columns, every cost column filled (the synthetic records have none;
+    real ones do) — with made-up values (lognormal noise, CV 10%) and change points where
+    synthetic_history.py puts its steps (the newest version on read_write at 40%: "server";
+    class b, every series, at 70%: "environment"). The site is written by the build's own
+    writer (build._write) and its history page measured as with --page."""
+    import datetime as dt
+    import random
+
+    from perftrack.publish.site import advisor, export, history, source
+
+    setup = synth.load_setup(nights, classes)
+    db = workdir / "standin.duckdb"
+    synth.grow(db, setup, 0, 2)
+    with store.open_db(db, write=False) as st:
+        data = export.export(st, [])
+        advice = advisor.page_data(st)
+    newest = data.meta["servers"][-1]  # the catalog order's last: synthetic_history's step
+    server_at, env_at = int(nights * 0.4), int(nights * 0.7)
+    rng = random.Random(1)
+    start = dt.datetime(2025, 1, 1, 1, 0, tzinfo=dt.UTC)
+    seeds = {(*history.cell_key(r), r["server"], r["hw_key"]): r for r in data.history}
+    rows, cps = [], []
+    for base in seeds.values():
+        env_step = base["runner_class"].endswith("b")
+        server_step = base["server"] == newest["server"] and base["workload"].endswith("write")
+        for k in range(nights):
+            level = 0.92 if server_step and k >= server_at else 1.0
+            level *= 1.06 if env_step and k >= env_at else 1.0
+            f = level * rng.lognormvariate(0, 0.1)
+            at = (start + dt.timedelta(days=k)).isoformat().replace("+00:00", "Z")
+            row = {**base, "at": at, "run_id": f"standin-{base['runner_class']}-{k:04d}"}
+            row.update(tps=base["tps"] * f, tps_min=base["tps"] * f * 0.95)
+            row.update(tps_max=base["tps"] * f * 1.05, n=5, p95_ms=(base["p95_ms"] or 1) / f)
+            row.update({c: 10.0 * (i + 1) / f for i, c in enumerate(history.COST_COLUMNS)})
+            rows.append(row)
+            for kind, on, when in (
+                ("server", server_step, server_at),
+                ("environment", env_step, env_at),
+            ):
+                if on and k == when:
+                    cps.append(
+                        {
+                            **row,
+                            "rel_change": -0.08 if kind == "server" else 0.06,
+                            "p_value": 1e-6,
+                            "environment": kind == "environment",
+                            "control": False,
+                            "acknowledged": None,
+                        }
+                    )
+    rows.sort(key=lambda r: r["at"])
+    data.history, data.change_points = rows, cps
+    data.history_cells, data.history_files = history.split(rows, cps)
+    site = workdir / "standin-site"
+    build._write(site, source.site_dir(), data, [], advice)
+    out = history_page(site, loads)
+    from site_scale import first_chart_ms
+
+    out["overview_first_chart_ms"] = first_chart_ms(site, "index", loads)  # the yardstick
+    out.update(
+        nights=nights,
+        history_rows=len(rows),
+        change_points=len(cps),
+    )
+    return out
+
+
 def measure(
     sizes: list[int], workdir: Path, classes: int, batch: int = 30, loads: int = 0
 ) -> list[dict[str, float]]:
@@ -159,8 +232,18 @@ def main() -> None:
     ap.add_argument(
         "--batch", type=int, default=30, help="nights per ingest while growing (1: as publish)"
     )
+    ap.add_argument(
+        "--page-standin",
+        type=int,
+        metavar="NIGHTS",
+        help="only the history page, on a stand-in of NIGHTS nights (see page_standin)",
+    )
     a = ap.parse_args()
     loads = a.loads if a.page else 0
+    if a.page_standin:
+        with tempfile.TemporaryDirectory(prefix="perftrack-history-page-") as tmp:
+            print(json.dumps(page_standin(a.page_standin, a.classes, Path(tmp), a.loads)))
+        return
     if a.keep:
         a.keep.mkdir(parents=True, exist_ok=True)
         synth.refuse_data_dir(a.keep)

@@ -31,14 +31,20 @@
   const colorOf = (server) => PALETTE[(order.has(server) ? order.get(server) : 0) % PALETTE.length];
   const METRICS = new Map((meta.metrics || [{ metric: "tps", label: "throughput", unit: "transactions/s" }]).map((m) => [m.metric, m]));
 
-  // Significant digits, not fixed decimals: a 0.04 ms p95 must not print "0.0".
+  // Significant digits, not fixed decimals: a 0.04 ms p95 must not print "0.0". The
+  // formatters are made once: toLocaleString with options builds one per call, which
+  // cost ~0.6 s for a year of 11 versions' nights (benchmarks/history_scale.py).
+  const SIG3 = new Intl.NumberFormat("en-US", { maximumSignificantDigits: 3 });
+  const INT = new Intl.NumberFormat("en-US", { maximumFractionDigits: 0 });
+  const NUM1 = new Intl.NumberFormat("en-US", { minimumFractionDigits: 1, maximumFractionDigits: 1 });
   function sig(v) {
     if (v == null || !isFinite(v)) return "—";
-    if (Math.abs(v) >= 1000) return Math.round(v).toLocaleString("en-US");
-    return Number(v.toPrecision(3)).toLocaleString("en-US", { maximumSignificantDigits: 3 });
+    return Math.abs(v) >= 1000 ? INT.format(v) : SIG3.format(v);
   }
-  const valueText = (metric, v) => (v == null ? "—" : metric === "tps" ? fmt.num1(v) : sig(v));
+  const valueText = (metric, v) => (v == null || !isFinite(v) ? "—" : metric === "tps" ? NUM1.format(v) : sig(v));
   const day = (t) => new Date(t).toISOString().slice(0, 10);
+  // dates as text for the tooltips (the chart's own x is the number t, drawn as UTC)
+  const nightText = (t) => new Date(t).toISOString().slice(0, 16).replace("T", " ") + " UTC";
   const parseDay = (s) => (/^\d{4}-\d{2}-\d{2}$/.test(s || "") ? Date.parse(s + "T00:00:00Z") : NaN);
 
   const ctl = { metric: $("history-metric"), median: $("history-median"), from: $("history-from"), to: $("history-to"), all: $("history-all") };
@@ -166,7 +172,7 @@
       const t = Date.parse(p.at);
       const lo = view.metric === "tps" ? p.tps_min : null;
       const hi = view.metric === "tps" ? p.tps_max : null;
-      points.push({ ...cellFields, ...p, t, v, lo, hi, line: p.server + " · " + p.hw_key, v_text: valueText(view.metric, v),
+      points.push({ ...cellFields, ...p, t, v, lo, hi, line: p.server + " · " + p.hw_key, night: nightText(t), v_text: valueText(view.metric, v),
         range_text: lo == null ? "—" : `${valueText("tps", lo)} – ${valueText("tps", hi)}` });
     }
     rollingMedian(points, view.median);
@@ -199,7 +205,7 @@
       const [a, b, e] = [Date.parse(s.from_at), Date.parse(s.at), Date.parse(s.to_at)];
       steps.push({ cp: s.cp, kind: s.kind, o: 0, t: a, y: s.before }, { cp: s.cp, kind: s.kind, o: 1, t: b, y: s.before },
         { cp: s.cp, kind: s.kind, o: 2, t: b, y: s.after }, { cp: s.cp, kind: s.kind, o: 3, t: e, y: s.after });
-      cpMarks.push({ cp: s.cp, kind: s.kind, kind_text: KIND_TEXT[s.kind] || s.kind, t: b, server: s.server, run_id: c.run_id,
+      cpMarks.push({ cp: s.cp, kind: s.kind, kind_text: KIND_TEXT[s.kind] || s.kind, t: b, day: day(b), server: s.server, run_id: c.run_id,
         before: s.before, after: s.after, before_text: valueText(view.metric, s.before), after_text: valueText(view.metric, s.after),
         change_text: s.before ? (s.after / s.before - 1 >= 0 ? "+" : "") + ((s.after / s.before - 1) * 100).toFixed(1) + "%" : "—",
         acknowledged: c.acknowledged || "no" });
@@ -211,8 +217,8 @@
       table: points,
       steps,
       cp_marks: cpMarks,
-      hardware_changes: changes.filter((c) => c.runner_class === sel.runner_class).map((c) => ({ ...c, t: Date.parse(c.at) })),
-      annotations: notes.filter((a) => a.date && match(a)).map((a) => ({ ...a, t: parseDay(String(a.date).slice(0, 10)) })).filter((a) => !isNaN(a.t)),
+      hardware_changes: changes.filter((c) => c.runner_class === sel.runner_class).map((c) => ({ ...c, t: Date.parse(c.at), day: day(Date.parse(c.at)) })),
+      annotations: notes.filter((a) => a.date && match(a)).map((a) => ({ ...a, t: parseDay(String(a.date).slice(0, 10)), day: String(a.date).slice(0, 10) })).filter((a) => !isNaN(a.t)),
     };
 
     const cp = $("cp-status");

@@ -179,6 +179,7 @@ def chart_datasets(
         {
             **p,
             "t": _ms(p["at"]),
+            "night": str(p["at"])[:16].replace("T", " ") + " UTC",
             "v": p["tps"],
             "med": p["tps"],
             "lo": p["tps_min"],
@@ -195,11 +196,24 @@ def chart_datasets(
             ((a, s["before"]), (b, s["before"]), (b, s["after"]), (e, s["after"]))
         ):
             lines.append({"cp": s["cp"], "kind": s["kind"], "o": o, "t": t, "y": y})
-        marks.append({**s, "t": b, "kind_text": s["kind"], "run_id": cps[s["cp"]]["run_id"]})
+        marks.append(
+            {
+                **s,
+                "t": b,
+                "day": s["at"][:10],
+                "kind_text": s["kind"],
+                "run_id": cps[s["cp"]]["run_id"],
+            }
+        )
     return {
         "table": table,
         "steps": lines,
         "cp_marks": marks,
-        "hardware_changes": [{**c, "t": _ms(c["at"])} for c in hardware_changes],
-        "annotations": [{**a, "t": _ms(str(a["date"])[:10] + "T00:00:00Z")} for a in annotations],
+        "hardware_changes": [
+            {**c, "t": _ms(c["at"]), "day": c["at"][:10]} for c in hardware_changes
+        ],
+        "annotations": [
+            {**a, "t": _ms(str(a["date"])[:10] + "T00:00:00Z"), "day": str(a["date"])[:10]}
+            for a in annotations
+        ],
     }
