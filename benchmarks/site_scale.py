@@ -11,7 +11,9 @@ For each number of nights it measures:
   - `perftrack site build` time (build.build: export from DuckDB + write the files),
     after detect, and once before it (verdicts then computed at build time);
   - bytes a browser loads for the overview page and the nightly-history page (raw and
-    gzip -6, which is what a static host such as GitHub Pages sends);
+    gzip -6, which is what a static host such as GitHub Pages sends; the history page's
+    referenced files only: since issue 20 it then loads its cell's data/history/hNNNNN.js,
+    which `history_scale.py --page` counts);
   - time to first chart drawn in Chromium (Debian's chromium via Playwright, from
     file://): performance.now() when the first chart's Vega view has rendered, i.e.
     from navigation start, including parsing vega/vega-lite; median of --loads loads.

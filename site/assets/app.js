@@ -458,34 +458,6 @@
         C.workload, C.collation, C.threads, C.runner, C.profile, C.dataset],
     });
 
-  pages.history = function () {
-    const changes = rows("hardware_changes");
-    const notes = rows("annotations");
-    const cps = rows("change_points");
-    const cp = $("cp-status");
-    if (cp) cp.textContent = cps.length ? "" : "No change points computed yet (`perftrack detect` will mark them here).";
-    chartPage("history", "history", { runner_class: "one", profile: "one", dataset: "one", workload: "one", collation: "one", threads: "one" }, "No results yet.", {
-      cols: [{ key: "at", label: "night", fmt: fmt.time }, C.server, C.tps,
-        { key: "tps_min", label: "min", fmt: fmt.num1, num: true }, { key: "tps_max", label: "max", fmt: fmt.num1, num: true },
-        C.n, { key: "hw_key", label: "hardware" }, { key: "run_id", label: "run" }],
-      datasets: (data, sel) => {
-        const keys = ["runner_class", "profile", "workload", "collation", "threads"];
-        const match = (r) => keys.every((k) => r[k] == null || String(r[k]) === String(sel[k]));
-        return {
-          hardware_changes: changes.filter((c) => c.runner_class === sel.runner_class),
-          annotations: notes.filter((a) => a.date && match(a)),
-          change_points: cps.filter((c) => match(c) && String(c.dataset) === String(sel.dataset)),
-        };
-      },
-      note: (d) => (new Set(d.map((r) => r.run_id)).size < 2 ? "Only one night measured so far for this cell: the history grows with each nightly run." : ""),
-      tweak: (spec, host, data) => {
-        // a point per night is readable for a few weeks; over months only the line is
-        const nights = new Set(data.map((r) => r.run_id)).size;
-        if (nights > host.clientWidth / 12) for (const l of spec.layer) if (l.mark.type === "line") l.mark.point = false;
-      },
-    });
-  };
-
   pages.runs = function () {
     const runs = rows("runs");
     const select = $("run-select");
@@ -781,6 +753,10 @@
   };
 
   // ---------------------------------------------------------------- start
+  // Pages in a file of their own (assets/history.js) register in PERFTRACK_PAGES and are
+  // called with these helpers.
+  state.lib = { decode, rows, meta, el, $, setStatus, fmt, fillTable, readHash, writeHash, makeFilters, draw, chartCard, ready, NO_RESULTS };
+  for (const [name, fn] of Object.entries(window.PERFTRACK_PAGES || {})) pages[name] = () => fn(state.lib);
   footer();
   try {
     (pages[page] || ready)();

@@ -125,11 +125,13 @@ def test_history_is_broken_at_the_hardware_change(sites: dict[str, Path], tab: T
     tab.open(url(sites["history"], "history"))
     changes = tab.page.evaluate("window.perftrack.charts.history.data('hardware_changes').length")
     assert changes == 1
-    # one line per version and hardware key: 3 versions x 2 machines, never joined
+    # one rolling-median line per version and hardware key: 3 versions x 2 machines,
+    # never joined
     lines = tab.page.evaluate(
         """(() => { let n = 0;
           (function walk(x) { if (!x || !x.items) return;
-            if (x.marktype === 'line' && x.role === 'mark') n++;
+            if (x.marktype === 'line' && x.role === 'mark' && x.name.startsWith('rolling_median'))
+              n++;
             x.items.forEach(walk); })(window.perftrack.charts.history.scenegraph().root);
           return n; })()"""
     )
@@ -171,22 +173,14 @@ def test_history_marks_change_points_and_annotations(
     link = "#workload=oltp_read_only&collation=latin1_swedish_ci&threads=1"
     tab.open(url(site, "history", link))
     view = "window.perftrack.charts.history"
-    assert tab.page.evaluate(f"{view}.data('change_points').length") == 1
-    # schema v7's fields reach the page: the size's interval and the change's scope
-    cp = tab.page.evaluate(f"{view}.data('change_points')[0]")
-    assert (cp["rel_low"], cp["rel_high"], cp["scope"], cp["series_count"]) == (
-        -0.15,
-        -0.05,
-        "series",
-        1,
-    )
+    assert tab.page.evaluate(f"{view}.data('cp_marks').length") == 1
     assert tab.page.evaluate(f"{view}.data('annotations').length") == 1
-    assert tab.page.inner_text("#cp-status") == ""
+    assert tab.page.inner_text("#cp-status").startswith("1 change point in this cell")
     tab.shot("history-change-point-annotation")
     # another cell: neither is drawn there
     select(tab, "workload", "oltp_point_select")
     assert tab.page.evaluate("window.perftrack.datasets.history.annotations.length") == 0
-    assert tab.page.evaluate("window.perftrack.datasets.history.change_points.length") == 0
+    assert tab.page.evaluate("window.perftrack.datasets.history.cp_marks.length") == 0
     assert tab.problems() == []
 
 

@@ -40,7 +40,11 @@ TABLES = (
     "annotations",
     "runs",
     "cost",
+    "history_cells",
 )
+# Too large to load whole at a year of nights: only its CSV; the history page loads its
+# index (`history_cells`) and one file per cell, data/history/hNNNNN.js (site/history.py).
+CSV_ONLY = ("history",)
 
 
 @dataclass
@@ -80,7 +84,7 @@ def _scripts(page: source.Page, study: str | None) -> str:
         srcs += [f"vendor/{v}" for v in source.VENDOR_FILES]
         srcs += [f"specs/{s}.js" for s in page.specs]
     srcs += [f"data/{d}.js" for d in page.data]
-    srcs.append(page.script)
+    srcs += [*page.before, page.script]
     return "\n  ".join(f'<script src="{s}"></script>' for s in srcs)
 
 
@@ -198,11 +202,14 @@ def _write(
     )
     (tmp / regressions.FEED).write_bytes(regressions.feed(alerts))
     for name, rows in sets.items():
-        res.data_bytes[name] = columns.write_data_file(
-            data_dir / f"{name}.js", name, columns.encode(rows)
-        )
+        if name not in CSV_ONLY:
+            res.data_bytes[name] = columns.write_data_file(
+                data_dir / f"{name}.js", name, columns.encode(rows)
+            )
         (data_dir / "csv").mkdir(exist_ok=True)
         (data_dir / "csv" / f"{name}.csv").write_text(_csv(rows), encoding="utf-8")
+    for key, cell in data.history_files.items():
+        columns.write_data_file(data_dir / "history" / f"{key}.js", f"history:{key}", cell)
     for key, detail in data.run_details.items():
         columns.write_data_file(data_dir / "runs" / f"{key}.js", f"run:{key}", detail)
     for page in source.PAGES:

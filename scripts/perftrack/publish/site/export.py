@@ -29,6 +29,7 @@ from perftrack import __version__
 from perftrack.analysis import stats
 from perftrack.analysis.annotations import Annotation
 from perftrack.publish.site import cost, verdicts
+from perftrack.publish.site import history as history_files
 from perftrack.publish.site.series import AXES, GROUP
 from perftrack.servers import rules
 from perftrack.store import explanations
@@ -97,6 +98,9 @@ class SiteData:
     hardware_changes: list[dict[str, Any]] = field(default_factory=list)
     change_points: list[dict[str, Any]] = field(default_factory=list)
     annotations: list[dict[str, Any]] = field(default_factory=list)
+    # the history page's index and its per-cell files (site/history.py)
+    history_cells: list[dict[str, Any]] = field(default_factory=list)
+    history_files: dict[str, dict[str, Any]] = field(default_factory=dict)
     runs: list[dict[str, Any]] = field(default_factory=list)
     run_details: dict[str, dict[str, Any]] = field(default_factory=dict)
     studies: list[dict[str, Any]] = field(default_factory=list)
@@ -263,7 +267,7 @@ class Exporter:
     # --- history ---------------------------------------------------------------------
 
     def history(self) -> list[dict[str, Any]]:
-        rows = self.st.run_history()
+        rows = self.st.run_history(history_files.COST_COLUMNS)
         return [
             {
                 **self.describe(r),
@@ -275,6 +279,8 @@ class Exporter:
                 "tps": r["tps"],
                 "tps_min": r["tps_min"],
                 "tps_max": r["tps_max"],
+                "p95_ms": r["p95_ms"],
+                **{c: r[c] for c in history_files.COST_COLUMNS},
             }
             for r in rows
         ]
@@ -421,6 +427,10 @@ class Exporter:
             ],
             "confidence": CONFIDENCE,
             "threshold": stats.MIN_EFFECT,
+            # when `perftrack detect` last stored its results (None: never), so the history
+            # page can tell "no change point found" from "not computed yet"
+            "detect_ran_at": _iso(self.st.verdicts_freshness(verdicts.METRIC)[0]),
+            "metrics": history_files.metric_labels(),
         }
 
 
@@ -473,6 +483,7 @@ def export(st: Store, notes: list[Annotation]) -> SiteData:
     data.hardware_changes = ex.hardware_changes()
     data.change_points = ex.change_points()
     data.annotations = ex.annotations()
+    data.history_cells, data.history_files = history_files.split(data.history, data.change_points)
     data.meta["verdicts_from"] = ex.verdicts_origin
     data.runs = ex.runs()
     data.run_details = ex.run_details(data.runs)

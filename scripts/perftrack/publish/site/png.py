@@ -12,7 +12,7 @@ from typing import Any
 
 from perftrack.analysis import annotations as ann
 from perftrack.core.errors import ConfigError, EnvironmentProblem
-from perftrack.publish.site import export, source
+from perftrack.publish.site import export, history, source
 from perftrack.store import store
 
 # The filters each chart's page applies, in order, and whether "all" is allowed.
@@ -92,6 +92,14 @@ def render(
         data["hardware_changes"] = [c for c in data["hardware_changes"] if c["runner_class"] == rc]
         data["change_points"] = [c for c in data["change_points"] if same_cell(c)]
         data["annotations"] = [a for a in data["annotations"] if a["date"] and same_cell(a)]
+        data = history.chart_datasets(
+            rows, data["change_points"], data["hardware_changes"], data["annotations"]
+        )
+        rows = data["table"]
+        focus = spec["vconcat"][0]  # as the page does: no layer over an empty data set
+        focus["layer"] = [x for x in focus["layer"] if data.get(x["data"]["name"])]
+        for part in spec["vconcat"]:
+            part["width"] = CONTAINER_WIDTH
     spec["datasets"] = {**data, "table": rows}
     if "layer" in spec:  # as the page does: no layer over an empty data set
         spec["layer"] = [

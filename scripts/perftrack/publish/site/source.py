@@ -46,6 +46,8 @@ class Page:
     specs: tuple[str, ...] = ()  # charts the page draws (specs/NAME.js)
     nav: bool = True
     script: str = "assets/app.js"  # the page's own logic
+    # loaded before `script`: a page's own file (it registers the page with app.js)
+    before: tuple[str, ...] = ()
     csp: str = CSP
     vega: bool = False  # loads Vega-Lite without a spec file (builds its chart in app.js)
 
@@ -60,8 +62,9 @@ PAGES: tuple[Page, ...] = (
     Page(
         "history",
         "Nightly history",
-        ("meta", "history", "hardware_changes", "change_points", "annotations"),
+        ("meta", "history_cells", "hardware_changes", "annotations"),
         ("history",),
+        before=("assets/history.js",),
     ),
     Page("runs", "Runs", ("meta", "runs")),
     Page("studies", "Studies", ("meta", "studies")),

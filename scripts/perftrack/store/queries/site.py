@@ -19,13 +19,19 @@ SHAPE = ("profile", "tables", "table_size", "duration_s", "connection", *AXES)
 CELL = ("workload", "threads", "coll")
 SITE_SERIES = ("runner_class", "hw_key", *SHAPE, *CELL)
 
-_OK = f"""
+
+def _ok(extra: str = "") -> str:
+    """The ok results with their series columns (and `extra` result columns)."""
+    return f"""
     SELECT ru.runner_class, ru.hw_key, ru.first_started_at AS run_at, r.run_id,
            {", ".join("r." + c for c in SHAPE)},
            r.workload, r.threads, r.charset, r."collation" AS coll,
-           r.server_key, s.server_id AS server, r.tps, r.latency_pct_ms
+           r.server_key, s.server_id AS server, r.tps, r.latency_pct_ms{extra}
     FROM results r JOIN runs ru USING (run_id) JOIN servers s USING (server_key)
     WHERE r.status = 'ok' AND r.tps IS NOT NULL"""
+
+
+_OK = _ok()
 _G = ", ".join(SITE_SERIES)
 
 
@@ -66,12 +72,17 @@ class SiteQueries(QueryBase):
             FROM marked WHERE run_at = newest_at
             GROUP BY {_G}, server, run_id""")
 
-    def run_history(self) -> list[dict[str, Any]]:
-        """Per site series, server and run: n, median/min/max tps, oldest run first."""
+    def run_history(self, columns: Sequence[str] = ()) -> list[dict[str, Any]]:
+        """Per site series, server and run: n, median/min/max tps, median p95 (`p95_ms`)
+        and the median of each of `columns` (null where none was measured), oldest first."""
+        cols = [metric_column(c) for c in columns]
+        extra = "".join(f", r.{c}" for c in cols)
+        medians = "".join(f", median({c}) AS {c}" for c in cols)
         return self._dicts(f"""
-            WITH ok AS ({_OK})
+            WITH ok AS ({_ok(extra)})
             SELECT {_G}, server, run_id, any_value(run_at) AS run_at, count(*) AS n,
-                   median(tps) AS tps, min(tps) AS tps_min, max(tps) AS tps_max
+                   median(tps) AS tps, min(tps) AS tps_min, max(tps) AS tps_max,
+                   median(latency_pct_ms) AS p95_ms{medians}
             FROM ok GROUP BY {_G}, server, run_id ORDER BY run_at, run_id""")
 
     def newest_cost(self, columns: Sequence[str]) -> list[dict[str, Any]]:

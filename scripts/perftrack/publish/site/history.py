@@ -1,0 +1,250 @@
+"""The nightly-history page's data, split per cell so the page loads only what it draws.
+
+At a year of the nightly matrix (365 nights × ~260 cells × 3 runner classes) one file of
+every night would be tens of MB; the page draws one cell at a time (runner class,
+profile, data set, workload, collation, threads: every version and hardware key of it).
+So the page loads `data/history_cells.js`, one row per cell with the file that holds it,
+and then `data/history/hNNNNN.js` for the cell chosen (docs/site.md, "Nightly history").
+
+A cell file holds:
+- `points`: one row per night × version × hardware key: the median of the night's
+  repeats of every metric measured (throughput with its min–max, p95, the cost columns);
+- `change_points`: the change points `perftrack detect` stored for the cell's series,
+  each of `kind` "environment" (the control server moved on the same night, or it is the
+  control server) or "server" (this version only). Detect stores one row per cause
+  (its `scope`, analysis/changepoints.py) under one series; here it is drawn on every
+  cell it covers: a `class` change (the environment of a runner class) on every version
+  line of every cell of that class, a `workload` change on that server's line in every
+  cell of the class's workload, a `server` change in every cell of the workload on any
+  class;
+- `steps`: per change point and metric, the level before and after it, drawn as a step:
+  the medians of the nightly values between the previous change point of the same
+  version and hardware (or its first night) and this one, and from this one to the next
+  (or its last night). Detect's own before/after are means over Otava's window; these
+  are what the chart shows, for whichever metric is selected.
+"""
+
+from __future__ import annotations
+
+import statistics
+from collections import defaultdict
+from collections.abc import Sequence
+from typing import Any
+
+from perftrack.publish.site import columns
+
+# The cell a chart draws: what the page's filters choose, in the page's filter order.
+CELL_KEYS = ("runner_class", "profile", "dataset", "workload", "collation", "threads")
+# (column, label, unit): the metrics the page offers, where a cell has any value of them.
+METRICS: tuple[tuple[str, str, str], ...] = (
+    ("tps", "throughput", "transactions/s"),
+    ("p95_ms", "p95 latency", "ms"),
+    ("cpu_us_per_txn", "server CPU per transaction", "µs"),
+    ("cpu_user_us_per_txn", "server CPU (user) per transaction", "µs"),
+    ("cpu_sys_us_per_txn", "server CPU (sys) per transaction", "µs"),
+    ("ctx_vol_per_txn", "voluntary context switches per transaction", "switches"),
+    ("ctx_invol_per_txn", "involuntary context switches per transaction", "switches"),
+    ("read_bytes_per_txn", "storage bytes read per transaction", "bytes"),
+    ("write_bytes_per_txn", "storage bytes written per transaction", "bytes"),
+    ("instructions_per_txn", "instructions per transaction", "instructions"),
+    ("cycles_per_txn", "cycles per transaction", "cycles"),
+    ("ipc", "instructions per cycle", "IPC"),
+)
+# The result columns the history query takes medians of (tps and p95 it always has).
+COST_COLUMNS = tuple(m for m, *_ in METRICS if m not in ("tps", "p95_ms"))
+POINT_COLUMNS = ("at", "server", "vorder", "hw_key", "run_id", "n", "tps_min", "tps_max")
+CP_COLUMNS = ("server", "hw_key", "at", "run_id", "kind", "rel_change", "p_value", "acknowledged")
+FILE_PREFIX = "h"
+
+
+def cell_key(row: dict[str, Any]) -> tuple[Any, ...]:
+    return tuple(row.get(k) for k in CELL_KEYS)
+
+
+def _sortable(v: Any) -> tuple[int, Any]:
+    return (0, v) if isinstance(v, int | float) else (1, "" if v is None else str(v))
+
+
+def kind(cp: dict[str, Any]) -> str:
+    """ "environment" when the control server moved too (or it is the control), else "server"."""
+    return "environment" if cp.get("environment") or cp.get("control") else "server"
+
+
+def steps(
+    points: Sequence[dict[str, Any]], cps: Sequence[dict[str, Any]], metrics: Sequence[str]
+) -> list[dict[str, Any]]:
+    """Before/after levels of each change point, for each metric (see the module doc)."""
+    by_line: dict[tuple[Any, Any], list[dict[str, Any]]] = defaultdict(list)
+    for p in points:
+        by_line[(p["server"], p["hw_key"])].append(p)
+    cps_by_line: dict[tuple[Any, Any], list[tuple[int, dict[str, Any]]]] = defaultdict(list)
+    for i, c in enumerate(cps):
+        cps_by_line[(c["server"], c["hw_key"])].append((i, c))
+    out = []
+    for line, marks in cps_by_line.items():
+        pts = sorted(by_line.get(line, []), key=lambda p: p["at"])
+        where = {p["run_id"]: k for k, p in enumerate(pts)}
+        found = []  # (index of the first point after the change, cp number, cp)
+        for i, c in marks:
+            k = where.get(c["run_id"])
+            if k is None:  # not one of the drawn nights: the first night from its time on
+                k = next((k for k, p in enumerate(pts) if p["at"] >= c["at"]), None)
+            if k is not None:
+                found.append((k, i, c))
+        found.sort(key=lambda x: x[0])
+        bounds = [0, *(k for k, _, _ in found), len(pts)]
+        for j, (k, i, c) in enumerate(found):
+            before, after = pts[bounds[j] : k], pts[k : bounds[j + 2]]
+            if not before or not after:
+                continue
+            for m in metrics:
+                b = [p[m] for p in before if p.get(m) is not None]
+                a = [p[m] for p in after if p.get(m) is not None]
+                if not b or not a:
+                    continue
+                out.append(
+                    {
+                        "cp": i,
+                        "metric": m,
+                        "server": c["server"],
+                        "hw_key": c["hw_key"],
+                        "kind": c["kind"],
+                        "from_at": before[0]["at"],
+                        "at": pts[k]["at"],
+                        "to_at": after[-1]["at"],
+                        "before": statistics.median(b),
+                        "after": statistics.median(a),
+                    }
+                )
+    return out
+
+
+# The cell keys a change of each scope shares with the cells it covers (`series`: all).
+SCOPE_MATCH: dict[str, tuple[str, ...]] = {
+    "class": ("runner_class",),
+    "workload": ("runner_class", "profile", "dataset", "workload"),
+    "server": ("profile", "dataset", "workload"),
+    "series": CELL_KEYS,
+}
+
+
+def _cell_change_points(
+    key: tuple[Any, ...], pts: Sequence[dict[str, Any]], cps: Sequence[dict[str, Any]]
+) -> list[dict[str, Any]]:
+    """The change points drawn in one cell: its own and those of a wider scope covering
+    it (a class-wide one on each version line of the cell)."""
+    cell = dict(zip(CELL_KEYS, key, strict=True))
+    lines = sorted({(p["server"], p["hw_key"]) for p in pts}, key=str)
+    out = []
+    for c in cps:
+        scope = c.get("scope") or "series"
+        if any(c.get(k) != cell[k] for k in SCOPE_MATCH.get(scope, CELL_KEYS)):
+            continue
+        if scope == "class":
+            out += [{**c, "server": s} for s, hw in lines if hw == c.get("hw_key")]
+        elif scope == "series" or any(s == c["server"] for s, _ in lines):
+            out.append(c)
+    return sorted(out, key=lambda c: c["at"])
+
+
+def split(
+    history: Sequence[dict[str, Any]], change_points: Sequence[dict[str, Any]]
+) -> tuple[list[dict[str, Any]], dict[str, dict[str, Any]]]:
+    """(index rows, {file name: cell data}) from the exporter's history and change points."""
+    cells: dict[tuple[Any, ...], list[dict[str, Any]]] = defaultdict(list)
+    for r in history:
+        cells[cell_key(r)].append(r)
+    cps = [{**c, "kind": kind(c)} for c in change_points]
+    index, files = [], {}
+    order = sorted(cells, key=lambda k: tuple(_sortable(v) for v in k))
+    for n, key in enumerate(order, start=1):
+        pts = cells[key]
+        name = f"{FILE_PREFIX}{n:05d}"
+        present = [m for m, *_ in METRICS if any(p.get(m) is not None for p in pts)]
+        cell_cps = _cell_change_points(key, pts, cps)
+        files[name] = {
+            "metrics": present,
+            "points": columns.encode(pts, [*POINT_COLUMNS, *present]),
+            "change_points": columns.encode(cell_cps, CP_COLUMNS),
+            "steps": columns.encode(steps(pts, cell_cps, present)),
+        }
+        first = pts[0]
+        index.append(
+            {
+                **dict(zip(CELL_KEYS, key, strict=True)),
+                "charset": first.get("charset"),
+                "file": name,
+                "nights": len({p["run_id"] for p in pts}),
+                "first_at": min(p["at"] for p in pts),
+                "last_at": max(p["at"] for p in pts),
+                "change_points": len(cell_cps),
+            }
+        )
+    return index, files
+
+
+def metric_labels() -> list[dict[str, str]]:
+    """The metrics' labels and units for the page (the `meta` data set carries them)."""
+    return [{"metric": m, "label": label, "unit": unit} for m, label, unit in METRICS]
+
+
+def _ms(iso: str | None) -> float | None:
+    """ISO time (…Z) → milliseconds since the epoch, as Vega's temporal fields take them."""
+    import datetime as dt
+
+    if not iso:
+        return None
+    return dt.datetime.fromisoformat(str(iso).replace("Z", "+00:00")).timestamp() * 1000
+
+
+def chart_datasets(
+    points: Sequence[dict[str, Any]],
+    change_points: Sequence[dict[str, Any]],
+    hardware_changes: Sequence[dict[str, Any]],
+    annotations: Sequence[dict[str, Any]],
+) -> dict[str, list[dict[str, Any]]]:
+    """One cell's throughput in the fields of site/specs/history.vl.json, for `site png`
+    (the page builds the same in history.js, with its metric and rolling median; here the
+    line is each night's median)."""
+    table = [
+        {
+            **p,
+            "t": _ms(p["at"]),
+            "night": str(p["at"])[:16].replace("T", " ") + " UTC",
+            "v": p["tps"],
+            "med": p["tps"],
+            "lo": p["tps_min"],
+            "hi": p["tps_max"],
+            "line": f"{p['server']} · {p['hw_key']}",
+        }
+        for p in points
+    ]
+    cps = [{**c, "kind": kind(c)} for c in change_points]
+    lines, marks = [], []
+    for s in steps(points, cps, ["tps"]):
+        a, b, e = _ms(s["from_at"]), _ms(s["at"]), _ms(s["to_at"])
+        for o, (t, y) in enumerate(
+            ((a, s["before"]), (b, s["before"]), (b, s["after"]), (e, s["after"]))
+        ):
+            lines.append({"cp": s["cp"], "kind": s["kind"], "o": o, "t": t, "y": y})
+        marks.append(
+            {
+                **s,
+                "t": b,
+                "day": s["at"][:10],
+                "kind_text": s["kind"],
+                "run_id": cps[s["cp"]]["run_id"],
+            }
+        )
+    return {
+        "table": table,
+        "steps": lines,
+        "cp_marks": marks,
+        "hardware_changes": [
+            {**c, "t": _ms(c["at"]), "day": c["at"][:10]} for c in hardware_changes
+        ],
+        "annotations": [
+            {**a, "t": _ms(str(a["date"])[:10] + "T00:00:00Z"), "day": str(a["date"])[:10]}
+            for a in annotations
+        ],
+    }

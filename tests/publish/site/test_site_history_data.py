@@ -1,0 +1,131 @@
+"""The history page's data (publish/site/history.py): one file per cell, change points as
+steps with their before/after medians, environment change points told apart.
+
+Rows are SYNTHETIC (made up here, in the exporter's row shape)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from perftrack.publish.site import build, columns, history
+
+
+def _point(night: int, server: str, tps: float, **over: Any) -> dict[str, Any]:
+    row = {
+        "runner_class": "synthetic",
+        "profile": "default",
+        "dataset": "8×100,000 rows · 60 s · tcp",
+        "workload": "oltp_read_only",
+        "collation": "latin1_swedish_ci",
+        "charset": "latin1",
+        "threads": 4,
+        "hw_key": "hw1",
+        "server": server,
+        "vorder": 0,
+        "at": f"2026-01-{night + 1:02d}T02:00:00Z",
+        "run_id": f"synthetic-night-{night:04d}",
+        "n": 3,
+        "tps": tps,
+        "tps_min": tps - 1,
+        "tps_max": tps + 1,
+        "p95_ms": 1000 / tps,
+        "cpu_us_per_txn": None,
+    }
+    row.update(over)
+    return row
+
+
+def _cp(night: int, server: str, **over: Any) -> dict[str, Any]:
+    p = _point(night, server, 1.0)
+    return {
+        **{k: p[k] for k in (*history.CELL_KEYS, "hw_key", "at", "run_id", "server")},
+        "rel_change": -0.1,
+        "p_value": 0.0001,
+        "environment": False,
+        "control": False,
+        "acknowledged": None,
+        **over,
+    }
+
+
+def test_steps_are_the_medians_between_neighbouring_change_points() -> None:
+    # SYNTHETIC: 100 for nights 0-9, 90 for 10-19, 120 from 20 on; a second version flat
+    pts = [_point(n, "a", 100.0 if n < 10 else 90.0 if n < 20 else 120.0) for n in range(30)]
+    pts += [_point(n, "b", 50.0) for n in range(30)]
+    cps = [{**_cp(10, "a"), "kind": "server"}, {**_cp(20, "a"), "kind": "environment"}]
+    got = history.steps(pts, cps, ["tps"])
+    assert [(s["cp"], s["before"], s["after"]) for s in got] == [(0, 100.0, 90.0), (1, 90.0, 120.0)]
+    first, second = got
+    assert (first["from_at"], first["at"], first["to_at"]) == (
+        pts[0]["at"],
+        pts[10]["at"],
+        pts[19]["at"],
+    )
+    assert (second["from_at"], second["to_at"]) == (pts[10]["at"], pts[29]["at"])
+    assert second["kind"] == "environment"
+
+
+def test_split_writes_one_file_per_cell_with_its_metrics_and_change_point_kinds() -> None:
+    pts = [_point(n, "a", 100.0) for n in range(10)]
+    pts += [_point(n, "a", 30.0, threads=16) for n in range(10)]
+    cps = [_cp(5, "a"), _cp(6, "a", environment=True), _cp(7, "a", threads=16, control=True)]
+    index, files = history.split(pts, cps)
+    assert [(r["threads"], r["nights"], r["change_points"]) for r in index] == [
+        (4, 10, 2),
+        (16, 10, 1),
+    ]
+    cell = files[index[0]["file"]]
+    assert cell["metrics"] == ["tps", "p95_ms"]  # cpu_us_per_txn: never measured here
+    assert [c["kind"] for c in columns.decode(cell["change_points"])] == ["server", "environment"]
+    control = columns.decode(files[index[1]["file"]]["change_points"])
+    assert [c["kind"] for c in control] == ["environment"]  # the control server moved
+    assert {s["metric"] for s in columns.decode(cell["steps"])} == {"tps", "p95_ms"}
+
+
+def test_the_site_writes_the_index_and_cell_files_not_the_whole_history(
+    sites: dict[str, Path],
+) -> None:
+    site = sites["history"]
+    index = columns.decode(columns.read_data_file(site / "data" / "history_cells.js"))
+    # SYNTHETIC fixture: 3 workloads × 2 collations × threads 1/4, one runner class
+    assert len(index) == 12
+    for row in index:
+        cell = columns.read_data_file(site / "data" / "history" / f"{row['file']}.js")
+        assert {p["workload"] for p in [row]} and columns.decode(cell["points"])
+    assert not (site / "data" / "history.js").exists()
+    assert (site / "data" / "csv" / "history.csv").is_file()  # every night, as CSV
+    html = (site / "history.html").read_text()
+    assert html.index("assets/history.js") < html.index("assets/app.js")
+    assert "history_cells.js" in html and "data/history.js" not in html
+    assert set(build.CSV_ONLY) == {"history"}
+
+
+def test_a_change_of_a_wider_scope_is_drawn_in_every_cell_it_covers() -> None:
+    # SYNTHETIC: two workloads × two versions on one class, a third workload on another
+    # class; detect stored one environment change (scope class, under the control's
+    # series) and one server change (scope workload, under one series of server a)
+    pts = [
+        _point(n, s, 100.0, workload=w, runner_class=rc)
+        for n in range(12)
+        for s in ("a", "b")
+        for w, rc in (("oltp_read_only", "synthetic"), ("oltp_point_select", "synthetic"),
+                      ("oltp_read_only", "other"))
+    ]  # fmt: skip
+    env = _cp(6, "control", environment=True, control=True, scope="class",
+              workload="oltp_update_index", threads=1)  # fmt: skip
+    srv = _cp(4, "a", scope="workload", workload="oltp_point_select", threads=64)
+    index, files = history.split(pts, [env, srv])
+    drawn = {
+        (row["runner_class"], row["workload"]): sorted(
+            (c["server"], c["kind"])
+            for c in columns.decode(files[row["file"]]["change_points"])
+        )
+        for row in index
+    }  # fmt: skip
+    assert drawn == {
+        ("synthetic", "oltp_read_only"): [("a", "environment"), ("b", "environment")],
+        ("synthetic", "oltp_point_select"): [
+            ("a", "environment"), ("a", "server"), ("b", "environment")],
+        ("other", "oltp_read_only"): [],
+    }  # fmt: skip
