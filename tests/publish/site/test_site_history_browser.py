@@ -138,13 +138,33 @@ def test_change_points_are_steps_in_colours_no_version_uses(site: Path, tab: Tab
     assert tab.problems() == []
 
 
-def test_after_detect_a_cell_without_change_points_says_detect_ran(site: Path, tab: Tab) -> None:
+def test_an_environment_change_is_drawn_on_every_cell_of_its_class(site: Path, tab: Tab) -> None:
+    """Detect stores the environment change once (scope class, under the control's
+    read_only series); the page draws it in the flat workloads' cells too, as the only
+    change point there, and says so."""
     tab.open(url(site, CELL))
     cells = tab.page.evaluate("window.perftrack.lib.rows('history_cells')")
-    quiet = [c for c in cells if c["change_points"] == 0]
-    assert {c["workload"] for c in quiet} == {"oltp_point_select", "oltp_read_write"}
-    c = quiet[0]
+    flat = [c for c in cells if c["workload"] != "oltp_read_only"]
+    assert flat and all(c["change_points"] >= 1 for c in flat)
+    c = flat[0]
     tab.open(url(site, f"#workload={c['workload']}&collation={c['collation']}&threads=4"))
+    tab.page.wait_for_function(f"{VIEW} && {VIEW}.data('cp_marks').length > 0")
+    kinds = tab.page.evaluate(f"{VIEW}.data('cp_marks').map((m) => m.kind)")
+    assert set(kinds) == {"environment"}
+    assert "environment)" in tab.page.inner_text("#cp-status")
+
+
+def test_after_detect_a_cell_without_change_points_says_detect_ran(
+    tmp_path: Path, tab: Tab
+) -> None:
+    db = tmp_path / "results.duckdb"
+    with store.open_db(db, write=True) as st:  # SYNTHETIC: the flat workloads only
+        st.ingest([r for r in _records() if r["cell"]["workload"] != "oltp_read_only"])
+        detect.run(st, [], CONTROL)
+    quiet = build.build(db, tmp_path / "site").out
+    tab.open(url(quiet, "#workload=oltp_point_select&collation=latin1_swedish_ci&threads=4"))
+    cells = tab.page.evaluate("window.perftrack.lib.rows('history_cells')")
+    assert cells and all(c["change_points"] == 0 for c in cells)
     text = tab.page.inner_text("#cp-status")
     assert "No change point in this cell" in text and "last ran" in text
 
