@@ -61,6 +61,9 @@
     int: (v) => (v == null ? "—" : Math.round(v).toLocaleString("en-US")),
     num1: (v) => (v == null ? "—" : v.toLocaleString("en-US", { maximumFractionDigits: 1, minimumFractionDigits: 1 })),
     ratio: (v) => (v == null ? "—" : v.toFixed(3)),
+    // three significant digits, the precision a latency or a cost needs at any size:
+    // 0.0421, 1.52, 12.3, 123, 4,560 (never "0.0")
+    sig3: (v) => (v == null ? "—" : v.toLocaleString("en-US", { maximumSignificantDigits: 3 })),
     p: (v) => (v == null ? "—" : v < 0.001 ? "<0.001" : v.toFixed(3)),
     date: (v) => (v ? String(v).slice(0, 10) : "—"),
     time: (v) => (v ? String(v).slice(0, 19).replace("T", " ") + " UTC" : "—"),
@@ -80,9 +83,16 @@
       if (opts && opts.rowClass) tr.className = opts.rowClass(r) || "";
       for (const c of cols) {
         const v = c.value ? c.value(r) : r[c.key];
-        const td = el("td", { text: (c.fmt || fmt.text)(v) });
+        const td = el("td");
+        const text = (c.fmt || fmt.text)(v);
+        // a link to where the row's cause is: a relative URL of this site, built from
+        // encodeURIComponent'd values (links.*), shown with textContent
+        const href = c.href ? c.href(r) : null;
+        if (href) td.append(el("a", { href, text }));
+        else td.textContent = text;
         if (c.cls) td.className = c.cls(r) || "";
         if (c.num) td.classList.add("num");
+        if (c.wrap) td.classList.add("wrap");
         tr.append(td);
       }
       body.append(tr);
@@ -148,6 +158,19 @@
       a.setAttribute("href", a.dataset.page + ".html" + h);
     }
   }
+  // Where a mark's cause is: relative links of this site (values encodeURIComponent'd).
+  const hashOf = (obj) =>
+    Object.entries(obj)
+      .filter(([, v]) => v != null && v !== "")
+      .map(([k, v]) => encodeURIComponent(k) + "=" + encodeURIComponent(v))
+      .join("&");
+  const CELL_KEYS = FILTERS.map((f) => f.key);
+  const links = {
+    run: (r) => (r.run_id ? "runs.html#" + hashOf({ run: r.run_id }) : null),
+    // the run page, with the variables diff of the row's pair selected
+    diff: (r) => (r.run_id ? "runs.html#" + hashOf({ run: r.run_id, previous: r.previous, server: r.server, collation: r.collation, profile: r.profile }) : null),
+    history: (r) => "history.html#" + hashOf(Object.fromEntries(CELL_KEYS.map((k) => [k, r[k]]))),
+  };
   const sortValues = (vals) =>
     vals.sort((a, b) => (typeof a === "number" && typeof b === "number" ? a - b : String(a).localeCompare(String(b))));
   // Most common value; ties go to the first in sort order (same rule as site/png.py).
@@ -159,13 +182,54 @@
     return best;
   }
 
-  // modes: {key: "all" | "one"}; returns {selection, filtered rows}; draws the selects.
+  // A deep link naming something the data does not have: said next to the filters (never
+  // a blank chart); "" clears it.
+  const linkProblems = {};
+  function linkProblem(text, source) {
+    linkProblems[source || "filters"] = text;
+    text = Object.values(linkProblems).filter(Boolean).join(" ");
+    let p = $("link-problem");
+    if (!p) {
+      const box = $("filters") || document.querySelector("main .filters") || $("status");
+      if (!box) return;
+      p = el("p", { id: "link-problem", class: "status error", role: "alert" });
+      box.after(p);
+    }
+    p.textContent = text;
+    p.hidden = !text;
+  }
+
+  // The metric selector (trend, heatmap): the meta.metrics entries `available` keeps; the
+  // choice is `metric=` in the URL (a change re-applies the filters through hashchange).
+  // Returns a getter of the chosen entry.
+  function metricPicker(available) {
+    const defs = (meta.metrics || []).filter(available);
+    const box = $("metric-box");
+    const want = readHash().metric;
+    linkProblem(want && !defs.some((m) => m.key === want) ? `This link names the metric "${want}", which this page does not have: showing ${defs.length ? defs[0].label : "none"}.` : "", "metric");
+    const sel = el("select", { id: "metric", name: "metric" });
+    for (const m of defs) sel.append(el("option", { value: m.key, text: `${m.label} (${m.unit})` }));
+    sel.addEventListener("change", () => {
+      linkProblem("", "metric");
+      location.hash = hashOf(Object.assign(readHash(), { metric: sel.value }));
+    });
+    if (box) box.replaceChildren(el("label", {}, "Metric ", sel));
+    return () => {
+      const m = defs.find((x) => x.key === readHash().metric) || defs[0];
+      if (m) sel.value = m.key;
+      return m;
+    };
+  }
+
+  // modes: {key: "all" | "one" | "pick"} ("pick": one value, the most common unless the
+  // reader picks another or "all"); calls onChange(filtered rows, selection); draws the selects.
   function makeFilters(data, modes, onChange) {
     const box = $("filters");
     const wanted = readHash();
     const selection = {};
     function apply() {
       let cur = data;
+      const unknown = [];
       box.replaceChildren();
       for (const f of FILTERS) {
         const mode = modes[f.key];
@@ -173,12 +237,15 @@
         const options = sortValues([...new Set(cur.map((r) => r[f.key]))].filter((v) => v != null));
         let value = f.key in selection ? selection[f.key] : wanted[f.key];
         const known = options.map(String);
+        if (value != null && value !== "" && !(f.key in selection) && ((value !== "all" && !known.includes(String(value))) || (value === "all" && mode === "one"))) {
+          unknown.push(`${f.label.toLowerCase()} "${value}"`);
+        }
         if (value == null || (value !== "all" && !known.includes(String(value))) || (value === "all" && mode === "one")) {
           value = mode === "all" ? "all" : options.length ? String(defaultValue(cur, f.key, options)) : "";
         }
         selection[f.key] = value;
         const sel = el("select", { id: "filter-" + f.key, name: f.key });
-        if (mode === "all") sel.append(el("option", { value: "all", text: "all" }));
+        if (mode === "all" || mode === "pick") sel.append(el("option", { value: "all", text: "all" }));
         for (const o of options) sel.append(el("option", { value: String(o), text: String(o) }));
         sel.value = value;
         sel.addEventListener("change", () => {
@@ -191,6 +258,7 @@
       const extra = {};
       for (const [k, v] of Object.entries(wanted)) if (!FILTERS.some((f) => f.key === k)) extra[k] = v;
       writeHash(Object.assign(extra, selection));
+      linkProblem(unknown.length ? `This link names ${unknown.join(", ")}: no results have it, so the view shows the ${unknown.length > 1 ? "defaults" : "default"} instead.` : "");
       onChange(cur, selection);
     }
     window.addEventListener("hashchange", () => {
@@ -248,6 +316,7 @@
     }
     tools.replaceChildren();
     const data = datasets.table;
+    const tableData = (opts && opts.tableRows) || data; // the table view's and CSV's rows
     if (!data.length) {
       host.replaceChildren(el("p", { class: "empty", text: (opts && opts.emptyText) || "No results for this selection." }));
       host.dataset.marks = "0";
@@ -283,11 +352,11 @@
         host.setAttribute("aria-label", (spec.title && spec.title.text) || name);
         const details = el("details", { class: "table-view" });
         const table = el("table", { class: "data" });
-        details.append(el("summary", { text: `Table view (${data.length} rows)` }), el("div", { class: "scroll" }, table));
+        details.append(el("summary", { text: `Table view (${tableData.length} rows)` }), el("div", { class: "scroll" }, table));
         details.addEventListener("toggle", () => {
-          if (details.open && !table.rows.length) fillTable(table, tableCols, data, { limit: 2000 });
+          if (details.open && !table.rows.length) fillTable(table, tableCols, tableData, { limit: 2000 });
         });
-        tools.append(details, downloadButton("Download CSV", `${name}.csv`, () => toCsv(tableCols, data)));
+        tools.append(details, downloadButton("Download CSV", `${name}.csv`, () => toCsv(tableCols, tableData)));
         return res.view;
       })
       .catch((err) => {
@@ -347,67 +416,12 @@
   // ---------------------------------------------------------------- pages
   const pages = {};
 
-  pages.index = function () {
-    const all = rows("verdicts");
-    const cols = [
-      C.verdict,
-      { key: "ack", label: "acknowledged", value: (r) => (r.acknowledged ? "acknowledged" : "") },
-      C.server,
-      { key: "version_string", label: "reports" },
-      C.previous,
-      C.workload,
-      C.collation,
-      C.threads,
-      C.ratio,
-      C.ci,
-      C.p,
-      { key: "median_previous", label: "previous tx/s", fmt: fmt.num1, num: true },
-      { key: "median", label: "new tx/s", fmt: fmt.num1, num: true },
-      C.runner,
-      C.dataset,
-      { key: "at", label: "run", fmt: fmt.date },
-      { key: "series_last_run", label: "series last run", fmt: fmt.date },
-      { key: "note", label: "note" },
-    ];
-    if (meta.empty || !all.length) {
-      setStatus(meta.empty ? NO_RESULTS : "No verdicts yet: the DB has no version measured next to another.", "empty");
-      $("verdict-table").closest(".card").hidden = true;
-      chartCard("overview").hidden = true;
-      $("filters").hidden = true;
-      return ready();
-    }
-    makeFilters(all, { runner_class: "all", profile: "all", dataset: "all", workload: "all", collation: "all", threads: "all" }, (data) => {
-      const counts = $("counts");
-      counts.replaceChildren();
-      for (const v of ["regression", "improvement", "inconclusive", "unchanged"]) {
-        const n = data.filter((r) => r.verdict === v).length;
-        const plural = n !== 1 && (v === "regression" || v === "improvement") ? "s" : "";
-        counts.append(el("span", { class: "count verdict " + v }, el("b", { text: String(n) }), " " + v + plural));
-      }
-      const acked = data.filter((r) => r.acknowledged).length;
-      if (acked) counts.append(el("span", { class: "count" }, el("b", { text: String(acked) }), " acknowledged"));
-      setStatus(data.length ? "" : "No verdicts for this selection.");
-      const src = $("verdict-source");
-      if (src) src.textContent = meta.verdicts_from === "detect" ? "Verdicts as stored by `perftrack detect`." : "Verdicts computed at build time (`perftrack detect` has not stored newer ones).";
-      fillTable($("verdict-table"), cols, data, {
-        limit: 500,
-        rowClass: (r) => (r.verdict === "regression" ? (r.acknowledged ? "row-regression acked" : "row-regression") : ""),
-      });
-      draw("overview", { table: data }, cols, {
-        tweak: (spec, host) => {
-          // long row labels take at most 45% of the width, the plot the rest
-          const labels = Math.min(480, Math.floor(host.clientWidth * 0.45));
-          for (const l of spec.layer) if (l.encoding && l.encoding.y) l.encoding.y.axis.labelLimit = labels;
-          spec.width = Math.max(140, host.clientWidth - labels - 50);
-        },
-      }).then(ready);
-    });
-  };
+  // pages.index: assets/overview.js
 
   const summaryCols = [C.server, C.workload, C.collation, C.threads, C.tps,
     { key: "tps_low", label: "95% from", fmt: fmt.num1, num: true },
     { key: "tps_high", label: "95% to", fmt: fmt.num1, num: true },
-    { key: "p95_ms", label: "p95 latency (ms)", fmt: fmt.num1, num: true },
+    { key: "p95_ms", label: "p95 latency (ms)", fmt: fmt.sig3, num: true },
     C.n, C.runner, C.profile, C.dataset];
 
   function chartPage(chart, datasetName, modes, emptyText, extra) {
@@ -418,17 +432,19 @@
       chartCard(chart).hidden = true;
       return ready();
     }
-    makeFilters(all, modes, (data, sel) => {
+    makeFilters(all, modes, (filtered, sel) => {
+      // extra.rows: the chart's rows from the filtered ones (e.g. the chosen metric's)
+      const data = extra && extra.rows ? extra.rows(filtered, sel) : filtered;
       setStatus(extra && extra.note ? extra.note(data, sel) : "");
       draw(chart, Object.assign({ table: data }, extra && extra.datasets ? extra.datasets(data, sel) : {}), extra && extra.cols ? extra.cols : summaryCols,
-        { tweak: extra && extra.tweak }).then(ready);
+        { tweak: extra && extra.tweak, emptyText: extra && extra.emptyText }).then((view) => {
+        if (view && extra && extra.onDraw) extra.onDraw(view, data);
+        ready();
+      });
     });
   }
 
-  pages.trend = () =>
-    chartPage("trend", "summary", { runner_class: "one", profile: "one", dataset: "one", workload: "all", collation: "all", threads: "one" }, "No results yet.", {
-      note: (d) => (new Set(d.map((r) => r.server)).size < 2 ? "Only one version measured for this selection: a trend needs two." : ""),
-    });
+  // pages.trend: assets/trend.js
 
   pages.scaling = () =>
     chartPage("scaling", "summary", { runner_class: "one", profile: "one", dataset: "one", workload: "all", collation: "one" }, "No results yet.", {
@@ -441,11 +457,7 @@
         cols: [C.server, C.collation, { key: "baseline", label: "vs" }, C.workload, C.threads, C.ratio, C.ci, C.p, C.verdict, C.runner, C.dataset],
       });
 
-  pages.heatmap = () =>
-    chartPage("heatmap", "verdicts", { runner_class: "one", profile: "one", dataset: "one", workload: "all", collation: "one", threads: "one" },
-      "No verdicts yet: the DB has no version measured next to another.", {
-        cols: [C.server, C.previous, C.workload, C.collation, C.threads, C.ratio, C.ci, C.verdict],
-      });
+  // pages.heatmap: assets/heatmap.js
 
   // Cost per transaction (sampler.py): one bar chart per measure, versions side by side.
   pages.cost = () =>
@@ -469,29 +481,35 @@
     for (const r of runs) {
       select.append(el("option", { value: r.run_id, text: `${fmt.time(r.started_at)} · ${r.run_id} · ${r.runner_class}` }));
     }
-    const wanted = readHash().run;
-    select.value = runs.some((r) => r.run_id === wanted) ? wanted : runs[0].run_id;
-    const show = () => {
+    const link = readHash();
+    const known = runs.some((r) => r.run_id === link.run);
+    select.value = known ? link.run : runs[0].run_id;
+    if (link.run && !known) linkProblem(`No run "${link.run}" in the data: showing the newest run instead.`);
+    const show = (pair) => {
       const run = runs.find((r) => r.run_id === select.value);
-      writeHash({ run: run.run_id });
-      loadRun(run);
+      writeHash({ run: run.run_id, ...(pair || {}) });
+      loadRun(run, pair);
     };
-    select.addEventListener("change", show);
-    show();
+    select.addEventListener("change", () => {
+      linkProblem("");
+      show();
+    });
+    show(known && link.previous && link.server ? { previous: link.previous, server: link.server, collation: link.collation, profile: link.profile } : null);
   };
 
-  function loadRun(run) {
+  function loadRun(run, pair) {
     const key = "run:" + run.file;
     if (!/^r\d{5}$/.test(run.file)) return setStatus("bad run file name", "error");
-    if (DATA[key]) return showRun(DATA[key]);
+    if (DATA[key]) return showRun(DATA[key], pair);
     setStatus("loading…");
     const s = el("script", { src: `data/runs/${run.file}.js` });
-    s.addEventListener("load", () => showRun(DATA[key]));
+    s.addEventListener("load", () => showRun(DATA[key], pair));
     s.addEventListener("error", () => setStatus(`data/runs/${run.file}.js is missing: rebuild the site`, "error"));
     document.body.append(s);
   }
 
-  function showRun(d) {
+  // pair: {previous, server, collation, profile} of a deep link: that diff selected
+  function showRun(d, pair) {
     setStatus("");
     $("run-detail").hidden = false;
     const r = d.run;
@@ -507,7 +525,7 @@
       { key: "stand_in", label: "stands in for" }, { key: "results", label: "results", num: true }], d.servers);
     fillTable($("run-effective"), [C.server, C.collation, C.profile, { key: "name", label: "setting" }, { key: "value", label: "value" }], d.effective);
     fillTable($("run-cells"), [C.server, C.workload, C.collation, C.threads, C.profile, C.dataset, { key: "ok", label: "ok", num: true },
-      { key: "n", label: "attempts", num: true }, C.tps, { key: "p95_ms", label: "p95 ms", fmt: fmt.num1, num: true }], d.cells);
+      { key: "n", label: "attempts", num: true }, C.tps, { key: "p95_ms", label: "p95 ms", fmt: fmt.sig3, num: true }], d.cells);
     // variable diffs: one pair of versions (and profile/collation) at a time
     const diffSel = $("diff-select");
     diffSel.replaceChildren();
@@ -520,16 +538,26 @@
     } else {
       for (const p of pairs) diffSel.append(el("option", { value: p, text: p }));
       diffSel.disabled = false;
+      if (pair) {
+        const wantedPair = `${pair.previous} → ${pair.server} · ${pair.collation} · ${pair.profile}`;
+        if (pairs.includes(wantedPair)) {
+          diffSel.value = wantedPair;
+          $("run-diff").closest(".card").scrollIntoView();
+        } else {
+          linkProblem(`This run has no variables diff of ${wantedPair}: the two versions report the same variables here, or this run did not measure both.`);
+        }
+      }
       const showDiff = () => {
         const order = { changed: 0, added: 1, removed: 2 };
         const sel = d.variable_diffs
           .filter((x) => `${x.previous} → ${x.server} · ${x.collation} · ${x.profile}` === diffSel.value)
           .sort((a, b) => order[a.change] - order[b.change] || a.name.localeCompare(b.name));
         const first = sel[0] || {};
+        writeHash({ run: d.run.run_id, previous: first.previous, server: first.server, collation: first.collation, profile: first.profile });
         const n = (c) => sel.filter((x) => x.change === c).length;
         $("diff-status").textContent = `${first.previous} → ${first.server}: ${n("changed")} changed, ${n("added")} only in the new version, ${n("removed")} only in the previous one.`;
-        fillTable($("run-diff"), [{ key: "name", label: "variable" }, { key: "change", label: "change" },
-          { key: "previous_value", label: first.previous || "previous" }, { key: "value", label: first.server || "new" }], sel,
+        fillTable($("run-diff"), [{ key: "name", label: "variable", wrap: true }, { key: "change", label: "change" },
+          { key: "previous_value", label: first.previous || "previous", wrap: true }, { key: "value", label: first.server || "new", wrap: true }], sel,
           { rowClass: (x) => "change-" + x.change });
       };
       diffSel.onchange = showDiff;
@@ -751,6 +779,14 @@
     });
     render();
   };
+
+  // ---------------------------------------------------------------- pages in their own file
+  // assets/PAGE.js (loaded by its template, before this file) registers
+  // window.PERFTRACK_PAGES[PAGE] = function (lib) {…}; it gets this file's helpers.
+  const lib = { DATA, meta, state, rows, el, $, setStatus, fmt, fillTable, toCsv, downloadButton,
+    makeFilters, linkProblem, metricPicker, readHash, writeHash, hashOf, links, draw, chartCard, ready, C,
+    NO_RESULTS, summaryCols, chartPage, VERDICT_COLORS, EMBED_OPTIONS, countMarks };
+  for (const [name, fn] of Object.entries(window.PERFTRACK_PAGES || {})) pages[name] = () => fn(lib);
 
   // ---------------------------------------------------------------- start
   // Pages in a file of their own (assets/history.js) register in PERFTRACK_PAGES and are

@@ -29,7 +29,7 @@
   const DAY_MS = 86400000;
   const order = new Map((meta.servers || []).map((s, i) => [s.server, i]));
   const colorOf = (server) => PALETTE[(order.has(server) ? order.get(server) : 0) % PALETTE.length];
-  const METRICS = new Map((meta.metrics || [{ metric: "tps", label: "throughput", unit: "transactions/s" }]).map((m) => [m.metric, m]));
+  const METRICS = new Map((meta.metrics || [{ key: "tps", label: "throughput", unit: "transactions/s" }]).map((m) => [m.key, m]));
 
   // Significant digits, not fixed decimals: a 0.04 ms p95 must not print "0.0". The
   // formatters are made once: toLocaleString with options builds one per call, which

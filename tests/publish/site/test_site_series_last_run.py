@@ -32,6 +32,7 @@ def rotated_site(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 def test_overview_shows_each_series_last_run_date(rotated_site: Path, tab: Tab) -> None:
     tab.open((rotated_site / "index.html").as_uri())
+    tab.page.check("#verdict-all-columns")  # the threads column (the default table joins it)
     table = tab.page.locator("#verdict-table")
     headers = table.locator("thead th").all_inner_texts()
     assert "series last run" in headers

@@ -28,7 +28,7 @@ from scipy import stats as sps
 from perftrack import __version__
 from perftrack.analysis import stats
 from perftrack.analysis.annotations import Annotation
-from perftrack.publish.site import cost, verdicts
+from perftrack.publish.site import cost, metrics, verdicts
 from perftrack.publish.site import history as history_files
 from perftrack.publish.site.series import AXES, GROUP
 from perftrack.servers import rules
@@ -92,6 +92,7 @@ def version_sort_key(product: str, version: str, server: str) -> tuple[Any, ...]
 class SiteData:
     meta: dict[str, Any]
     verdicts: list[dict[str, Any]] = field(default_factory=list)
+    metric_verdicts: list[dict[str, Any]] = field(default_factory=list)  # the heatmap's
     summary: list[dict[str, Any]] = field(default_factory=list)
     charset: list[dict[str, Any]] = field(default_factory=list)
     history: list[dict[str, Any]] = field(default_factory=list)
@@ -212,6 +213,7 @@ class Exporter:
             values = [float(v) for v in r["tps"]]
             lo, hi = median_interval(values) or (None, None)
             p95 = [float(v) for v in r["p95"] if v is not None]
+            p95_lo, p95_hi = median_interval(p95) or (None, None)
             out.append(
                 {
                     **self.describe(r),
@@ -222,9 +224,13 @@ class Exporter:
                     "tps_low": lo,
                     "tps_high": hi,
                     "p95_ms": float(np.median(p95)) if p95 else None,
+                    "p95_ms_low": p95_lo,
+                    "p95_ms_high": p95_hi,
                     "run_id": r["run_id"],
+                    "_key": (*(r[c] for c in GROUP), r["server"], r["run_id"]),
                 }
             )
+        metrics.add_cost(out, self.st.newest_cost(metrics.LISTED), median_interval)
         out.sort(key=lambda r: (r["workload"], r["collation"], r["threads"], r["vorder"]))
         return out
 
@@ -430,7 +436,6 @@ class Exporter:
             # when `perftrack detect` last stored its results (None: never), so the history
             # page can tell "no change point found" from "not computed yet"
             "detect_ran_at": _iso(self.st.verdicts_freshness(verdicts.METRIC)[0]),
-            "metrics": history_files.metric_labels(),
         }
 
 
@@ -485,6 +490,8 @@ def export(st: Store, notes: list[Annotation]) -> SiteData:
     data.annotations = ex.annotations()
     data.history_cells, data.history_files = history_files.split(data.history, data.change_points)
     data.meta["verdicts_from"] = ex.verdicts_origin
+    data.meta["metrics"] = metrics.defs()
+    data.metric_verdicts = metrics.heatmap_verdicts(ex)
     data.runs = ex.runs()
     data.run_details = ex.run_details(data.runs)
     data.cost = cost_rows(ex)

@@ -31,25 +31,13 @@ from collections import defaultdict
 from collections.abc import Sequence
 from typing import Any
 
-from perftrack.publish.site import columns
+from perftrack.publish.site import columns, metrics
 
 # The cell a chart draws: what the page's filters choose, in the page's filter order.
 CELL_KEYS = ("runner_class", "profile", "dataset", "workload", "collation", "threads")
-# (column, label, unit): the metrics the page offers, where a cell has any value of them.
-METRICS: tuple[tuple[str, str, str], ...] = (
-    ("tps", "throughput", "transactions/s"),
-    ("p95_ms", "p95 latency", "ms"),
-    ("cpu_us_per_txn", "server CPU per transaction", "µs"),
-    ("cpu_user_us_per_txn", "server CPU (user) per transaction", "µs"),
-    ("cpu_sys_us_per_txn", "server CPU (sys) per transaction", "µs"),
-    ("ctx_vol_per_txn", "voluntary context switches per transaction", "switches"),
-    ("ctx_invol_per_txn", "involuntary context switches per transaction", "switches"),
-    ("read_bytes_per_txn", "storage bytes read per transaction", "bytes"),
-    ("write_bytes_per_txn", "storage bytes written per transaction", "bytes"),
-    ("instructions_per_txn", "instructions per transaction", "instructions"),
-    ("cycles_per_txn", "cycles per transaction", "cycles"),
-    ("ipc", "instructions per cycle", "IPC"),
-)
+# (column, label, unit): the metrics the page offers, where a cell has any value of them
+# (the one list of the site's metric selectors, publish/site/metrics.py)
+METRICS = metrics.LABELS
 # The result columns the history query takes medians of (tps and p95 it always has).
 COST_COLUMNS = tuple(m for m, *_ in METRICS if m not in ("tps", "p95_ms"))
 POINT_COLUMNS = ("at", "server", "vorder", "hw_key", "run_id", "n", "tps_min", "tps_max")
@@ -181,11 +169,6 @@ def split(
             }
         )
     return index, files
-
-
-def metric_labels() -> list[dict[str, str]]:
-    """The metrics' labels and units for the page (the `meta` data set carries them)."""
-    return [{"metric": m, "label": label, "unit": unit} for m, label, unit in METRICS]
 
 
 def _ms(iso: str | None) -> float | None:

@@ -22,7 +22,7 @@ ONE = {
     "trend": ("runner_class", "profile", "dataset", "threads"),
     "scaling": ("runner_class", "profile", "dataset", "collation"),
     "charset": ("runner_class", "profile", "dataset", "threads"),
-    "heatmap": ("runner_class", "profile", "dataset", "collation", "threads"),
+    "heatmap": ("runner_class", "profile", "dataset"),
     "history": FILTER_ORDER,
     "cost": FILTER_ORDER,
 }
@@ -59,7 +59,7 @@ def apply_filters(
 
 
 def _fit(spec: dict[str, Any]) -> None:
-    if "facet" in spec:
+    if "facet" in spec and "columns" not in spec:  # a spec's own column count stays
         spec["columns"] = FACET_COLUMNS
     if spec.get("width") == "container":
         spec["width"] = CONTAINER_WIDTH

@@ -57,7 +57,7 @@ PAGES: tuple[Page, ...] = (
     Page("trend", "Trend", ("meta", "summary"), ("trend",)),
     Page("scaling", "Thread scaling", ("meta", "summary"), ("scaling",)),
     Page("charset", "Charset impact", ("meta", "charset"), ("charset",)),
-    Page("heatmap", "Heatmap", ("meta", "verdicts"), ("heatmap",)),
+    Page("heatmap", "Heatmap", ("meta", "verdicts", "metric_verdicts"), ("heatmap",)),
     Page("cost", "Cost per transaction", ("meta", "cost"), ("cost",)),
     Page(
         "history",

@@ -20,27 +20,32 @@ from perftrack.analysis import detect
 from perftrack.analysis.annotations import Annotation
 from perftrack.store.store import Store
 
-METRIC = "tps"  # the site charts throughput; latency verdicts are a later addition
+METRIC = "tps"  # the overview's verdicts are throughput's
+# The heatmap's metric selector: its other metrics (compare.METRICS names), each computed
+# like throughput's (stored by `perftrack detect --metric M`, else at build time).
+HEATMAP_METRICS = ("p95", "cpu_us_per_txn")
 # Display order on the overview: what needs attention first.
 VERDICT_RANK = {"regression": 0, "improvement": 1, "inconclusive": 2, "unchanged": 3}
 
 
-def _stored_is_current(st: Store) -> bool:
+def _stored_is_current(st: Store, metric: str) -> bool:
     """detect ran after the newest result: it computed after that result finished, or
     its verdicts already saw it (their newest `last_result_at` is the newest result;
     run clocks can be ahead of the publishing machine's)."""
-    computed, seen, newest = st.verdicts_freshness(METRIC)
+    computed, seen, newest = st.verdicts_freshness(metric)
     if computed is None:
         return False
     return newest is None or computed >= newest or seen == newest
 
 
-def raw(st: Store, notes: list[Annotation]) -> tuple[list[dict[str, Any]], str]:
+def raw(
+    st: Store, notes: list[Annotation], metric: str = METRIC
+) -> tuple[list[dict[str, Any]], str]:
     """Verdict rows as the verdicts table has them, and where they came from."""
-    if _stored_is_current(st):
-        return st.stored_verdicts(METRIC), "detect"
+    if _stored_is_current(st, metric):
+        return st.stored_verdicts(metric), "detect"
     names = st.verdict_columns()
-    rows = detect.compute_verdicts(st, notes, METRIC)
+    rows = detect.compute_verdicts(st, notes, metric)
     return [dict(zip(names, r, strict=True)) for r in rows], "computed at build time"
 
 
@@ -49,9 +54,12 @@ def latest(
     notes: list[Annotation],
     current_hw: dict[str, str],
     describe: Callable[[dict[str, Any]], dict[str, Any]],
+    metric: str = METRIC,
 ) -> tuple[list[dict[str, Any]], str]:
-    """Site rows (regressions first, newest first within a verdict) and their source."""
-    stored, origin = raw(st, notes)
+    """Site rows (regressions first, newest first within a verdict) and their source.
+    `run_id`: the run that last measured the new version in the series (its page has the
+    variables diff of the pair); `previous_run_id` the same for the previous version."""
+    stored, origin = raw(st, notes, metric)
     # with a rotation (`perftrack plan`) series run on different nights, so the overview
     # shows how fresh each verdict's data is
     last_run = st.series_last_run()
@@ -65,7 +73,7 @@ def latest(
         at = v.get("last_result_at")
         key = tuple(v[c] for c in detect.SERIES_COLS)
         runs = [last_run.get((*key, v[k])) for k in ("base_server", "new_server")]
-        series_at = max((t for t in runs if t is not None), default=None)
+        series_at = max((t[0] for t in runs if t is not None), default=None)
         out.append(
             {
                 **describe(v),
@@ -83,6 +91,9 @@ def latest(
                 "p_value": v["p_value"],
                 "threshold": v["threshold"],
                 "verdict": v["verdict"],
+                "metric": metric,
+                "run_id": runs[1][1] if runs[1] else None,
+                "previous_run_id": runs[0][1] if runs[0] else None,
                 "acknowledged": v["acknowledged"] is not None,
                 "note": v["acknowledged"],
                 # a regression's alert state (analysis/alerts.py; the Regressions page)

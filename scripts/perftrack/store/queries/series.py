@@ -135,14 +135,16 @@ class SeriesQueries(QueryBase):
             series[tuple(row[: len(SERIES_COLS) + 1])].append(row[len(SERIES_COLS) + 1 :])
         return series
 
-    def series_last_run(self) -> dict[tuple[Any, ...], datetime]:
-        """(series…, server_id) -> when that server last finished an ok cell of it."""
+    def series_last_run(self) -> dict[tuple[Any, ...], tuple[datetime, str]]:
+        """(series…, server_id) -> when that server last finished an ok cell of it, and
+        that cell's run id."""
         rows = self._tuples(f"""
-            SELECT {series_select()}, s.server_id, max(r.finished_at)
+            SELECT {series_select()}, s.server_id, max(r.finished_at),
+                   arg_max(r.run_id, r.finished_at)
             FROM results r JOIN runs ru USING (run_id) JOIN servers s USING (server_key)
             WHERE r.status = 'ok' GROUP BY ALL
         """)
-        return {tuple(r[:-1]): r[-1] for r in rows}
+        return {tuple(r[:-2]): (r[-2], r[-1]) for r in rows}
 
     def server_last_result(self) -> dict[str, datetime]:
         """server_id -> when its newest result (any status) finished."""

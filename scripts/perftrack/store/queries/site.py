@@ -87,7 +87,8 @@ class SiteQueries(QueryBase):
 
     def newest_cost(self, columns: Sequence[str]) -> list[dict[str, Any]]:
         """Per site series and server, the newest run's ok repeats (latest attempts):
-        n, noisy count, median cpu_us_per_txn, and each of `columns` as a list."""
+        n, noisy count, median cpu_us_per_txn, each of `columns` as a list, and cpu_total:
+        the list of cpu_us_per_txn."""
         cols = [metric_column(c) for c in columns]
         picked = ", ".join(f"r.{c}" for c in cols)
         lists = ", ".join(f"list({c}) FILTER (WHERE {c} IS NOT NULL) AS {c}" for c in cols)
@@ -102,7 +103,8 @@ class SiteQueries(QueryBase):
             marked AS (SELECT *, max(run_at) OVER (PARTITION BY {_G}, server) AS newest_at
                        FROM ok)
             SELECT {_G}, server, run_id, count(*) AS n, count(*) FILTER (WHERE noisy) AS noisy,
-                   median(cpu_total) AS cpu_us_per_txn, {lists}
+                   median(cpu_total) AS cpu_us_per_txn,
+                   list(cpu_total) FILTER (WHERE cpu_total IS NOT NULL) AS cpu_total, {lists}
             FROM marked WHERE run_at = newest_at
             GROUP BY {_G}, server, run_id""")
 

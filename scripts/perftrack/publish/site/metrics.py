@@ -1,0 +1,79 @@
+"""The metrics the trend, heatmap and history pages offer (their metric selector, #20).
+
+The trend page draws, per series and server, the median of the newest run's repeats of
+the chosen metric with the 95% interval of that median (`export.median_interval`); the
+heatmap colours the stored verdicts of the chosen metric (`verdicts.latest`, one verdict
+rule for every page). `DEFS` is the one list of them: the pages read it from `meta`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from perftrack.publish.site import verdicts
+from perftrack.publish.site.series import GROUP
+
+# (summary field, compare.METRICS name or None, label, unit, higher is better); the cost
+# fields are the results' own columns (record.COST_FIELDS), p95_ms is latency_pct_ms's
+_C = "per transaction"
+_DEFS: tuple[tuple[str, str | None, str, str, bool], ...] = (
+    ("tps", "tps", "throughput", "transactions/s", True),
+    ("p95_ms", "p95", "p95 latency", "ms", False),
+    ("cpu_us_per_txn", "cpu_us_per_txn", f"server CPU {_C}", "µs", False),
+    ("cpu_user_us_per_txn", None, f"server CPU (user) {_C}", "µs", False),
+    ("cpu_sys_us_per_txn", None, f"server CPU (sys) {_C}", "µs", False),
+    ("ctx_vol_per_txn", None, f"voluntary context switches {_C}", "switches", False),
+    ("ctx_invol_per_txn", None, f"involuntary context switches {_C}", "switches", False),
+    ("read_bytes_per_txn", None, f"storage bytes read {_C}", "B", False),
+    ("write_bytes_per_txn", None, f"storage bytes written {_C}", "B", False),
+    ("instructions_per_txn", None, f"instructions {_C}", "instructions", False),
+    ("cycles_per_txn", None, f"cycles {_C}", "cycles", False),
+    ("ipc", None, "instructions per cycle", "IPC", True),
+)
+# (key, label, unit) of every metric, in the selectors' order (the history page's list)
+LABELS: tuple[tuple[str, str, str], ...] = tuple((k, lbl, u) for k, _m, lbl, u, _h in _DEFS)
+# the per-transaction costs; cpu_us_per_txn's list comes as newest_cost's `cpu_total`
+COST_COLUMNS = tuple(key for key, *_ in _DEFS if key not in ("tps", "p95_ms"))
+LISTED = tuple(c for c in COST_COLUMNS if c != "cpu_us_per_txn")
+
+
+def defs() -> list[dict[str, Any]]:
+    """The selector's entries, in order: key (the summary field), verdict (the heatmap's
+    metric name, when it has verdicts), label, unit, higher (is better)."""
+    heat = {verdicts.METRIC, *verdicts.HEATMAP_METRICS}
+    return [
+        {"key": k, "verdict": m if m in heat else None, "label": lbl, "unit": u, "higher": hi}
+        for k, m, lbl, u, hi in _DEFS
+    ]
+
+
+def add_cost(
+    summary: list[dict[str, Any]],
+    cost_rows: list[dict[str, Any]],
+    interval: Callable[[list[float]], tuple[float, float] | None],
+) -> None:
+    """Give each summary row (keyed by series, server and run) the median and its interval
+    of every cost column its repeats have: FIELD, FIELD_low, FIELD_high."""
+    by_key = {(*(r[c] for c in GROUP), r["server"], r["run_id"]): r for r in cost_rows}
+    for s in summary:
+        c = by_key.get(s.pop("_key"))
+        for col in COST_COLUMNS:
+            listed = "cpu_total" if col == "cpu_us_per_txn" else col
+            values = [float(v) for v in (c or {}).get(listed) or []]
+            lo, hi = interval(values) or (None, None)
+            s[col] = float(np.median(values)) if values else None
+            s[col + "_low"], s[col + "_high"] = lo, hi
+
+
+def heatmap_verdicts(ex: Any) -> list[dict[str, Any]]:
+    """The verdicts of the heatmap's other metrics (`ex`: export.Exporter)."""
+    out = []
+    for m in verdicts.HEATMAP_METRICS:
+        rows, _origin = verdicts.latest(ex.st, ex.notes, ex.current_hw, ex.describe, m)
+        for r in rows:
+            r["vorder"] = ex.order.get(r["server"], -1)
+        out += rows
+    return out

@@ -1,0 +1,105 @@
+/* perftrack site, Overview (index.html): the latest verdicts as a table and a forest plot.
+ * Loaded before app.js, which calls this with its helpers (`lib`, see app.js).
+ *
+ * Every verdict leads to its cause: the table's run / diff / history links and each dot of
+ * the forest plot open the run detail with the pair's variables diff, or the cell's
+ * nightly history. The forest plot has one row per verdict, grouped by series (a header
+ * row "▸ runner class · profile · data set" above each), so no two series share a row.
+ */
+"use strict";
+(window.PERFTRACK_PAGES = window.PERFTRACK_PAGES || {}).index = function (lib) {
+  const { rows, meta, $, el, setStatus, fillTable, makeFilters, draw, chartCard, ready, fmt, C, NO_RESULTS, links } = lib;
+  const all = rows("verdicts");
+  const seriesOf = (r) => `${r.runner_class} · ${r.profile} · ${r.dataset}`;
+  const runCol = { key: "run_id", label: "run", value: (r) => r.run_id, href: links.run };
+  const diffCol = { key: "diff", label: "variables", value: (r) => (r.run_id ? `diff (${r.variables_changed} changed)` : null), href: links.diff };
+  const historyCol = { key: "history", label: "history", value: () => "history", href: links.history };
+  // every column (the CSV, and the table with "all columns")
+  const full = [
+    C.verdict,
+    { key: "ack", label: "acknowledged", value: (r) => (r.acknowledged ? "acknowledged" : "") },
+    C.server,
+    { key: "version_string", label: "reports" },
+    C.previous,
+    C.workload,
+    C.collation,
+    C.threads,
+    C.ratio,
+    C.ci,
+    C.p,
+    { key: "median_previous", label: "previous tx/s", fmt: fmt.num1, num: true },
+    { key: "median", label: "new tx/s", fmt: fmt.num1, num: true },
+    C.runner,
+    C.profile,
+    C.dataset,
+    { key: "at", label: "newest result", fmt: fmt.date },
+    { key: "series_last_run", label: "series last run", fmt: fmt.date },
+    runCol,
+    diffCol,
+    historyCol,
+    { key: "note", label: "note" },
+  ];
+  // what fits the card: the same facts, fewer and wrapping columns
+  const compact = [
+    C.verdict,
+    { key: "pair", label: "version vs previous", value: (r) => `${r.server} vs ${r.previous}${r.version_string ? ` · reports ${r.version_string}` : ""}`, wrap: true },
+    { key: "cell", label: "workload · collation · threads", value: (r) => `${r.workload} · ${r.collation} · ${r.threads} thr`, wrap: true },
+    { key: "series", label: "runner class · profile · data set", value: seriesOf, wrap: true },
+    { key: "ratio_ci", label: "ratio [95% interval]", value: (r) => `${fmt.ratio(r.ratio)} [${fmt.ratio(r.ci_low)}, ${fmt.ratio(r.ci_high)}]`, num: true, wrap: true },
+    C.p,
+    { key: "medians", label: "tx/s previous → new", value: (r) => `${fmt.num1(r.median_previous)} → ${fmt.num1(r.median)}`, num: true, wrap: true },
+    { key: "run", label: "series last run", value: (r) => r.series_last_run, fmt: fmt.date, href: links.run },
+    diffCol,
+    historyCol,
+    { key: "note", label: "note", value: (r) => (r.acknowledged ? `acknowledged: ${r.note}` : r.note) },
+  ];
+  if (meta.empty || !all.length) {
+    setStatus(meta.empty ? NO_RESULTS : "No verdicts yet: the DB has no version measured next to another.", "empty");
+    $("verdict-table").closest(".card").hidden = true;
+    chartCard("overview").hidden = true;
+    $("filters").hidden = true;
+    return ready();
+  }
+  const allColumns = $("verdict-all-columns");
+  let current = [];
+  const fill = () =>
+    fillTable($("verdict-table"), allColumns && allColumns.checked ? full : compact, current, {
+      limit: 500,
+      rowClass: (r) => (r.verdict === "regression" ? (r.acknowledged ? "row-regression acked" : "row-regression") : ""),
+    });
+  if (allColumns) allColumns.addEventListener("change", fill);
+  makeFilters(all, { runner_class: "all", profile: "all", dataset: "all", workload: "all", collation: "all", threads: "all" }, (data) => {
+    const counts = $("counts");
+    counts.replaceChildren();
+    for (const v of ["regression", "improvement", "inconclusive", "unchanged"]) {
+      const n = data.filter((r) => r.verdict === v).length;
+      const plural = n !== 1 && (v === "regression" || v === "improvement") ? "s" : "";
+      counts.append(el("span", { class: "count verdict " + v }, el("b", { text: String(n) }), " " + v + plural));
+    }
+    const acked = data.filter((r) => r.acknowledged).length;
+    if (acked) counts.append(el("span", { class: "count" }, el("b", { text: String(acked) }), " acknowledged"));
+    setStatus(data.length ? "" : "No verdicts for this selection.");
+    const src = $("verdict-source");
+    if (src) src.textContent = meta.verdicts_from === "detect" ? "Verdicts as stored by `perftrack detect`." : "Verdicts computed at build time (`perftrack detect` has not stored newer ones).";
+    current = data;
+    fill();
+    // one header row per series (runner class · profile · data set), then its verdicts;
+    // the spec names each row, the page adds where a dot leads
+    const bySeries = new Map();
+    for (const r of data) {
+      const k = seriesOf(r);
+      if (!bySeries.has(k)) bySeries.set(k, [{ header: true, series: k }]);
+      bySeries.get(k).push({ ...r, link: links.diff(r) || links.history(r) });
+    }
+    const plotted = [...bySeries.values()].flat();
+    draw("overview", { table: plotted }, full, {
+      tableRows: data,
+      tweak: (spec, host) => {
+        // long row labels take at most 45% of the width, the plot the rest
+        const labels = Math.min(480, Math.floor(host.clientWidth * 0.45));
+        for (const l of spec.layer) if (l.encoding && l.encoding.y) l.encoding.y.axis.labelLimit = labels;
+        spec.width = Math.max(140, host.clientWidth - labels - 50);
+      },
+    }).then(ready);
+  });
+};
