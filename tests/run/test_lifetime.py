@@ -98,9 +98,9 @@ def test_cli_refuses_an_unknown_lifetime_and_a_lifetime_for_a_resume(tmp_path, c
         (["--resume", "20260101T000000Z-abcdef", "--server-lifetime", "run"], "a plan has"),
     ):
         res = subprocess.run(
-            [*base, "run", *args, "--out", str(tmp_path)], capture_output=True, text=True
+            [*base, "run", *args, "--out", str(tmp_path / "runs")], capture_output=True, text=True
         )
         assert res.returncode == 2, res.stderr
         assert res.stderr.startswith("error:") and msg in res.stderr
         assert len(res.stderr.strip().splitlines()) == 1
-        assert not any(tmp_path.iterdir())
+        assert not (tmp_path / "runs").exists()

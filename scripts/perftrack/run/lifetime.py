@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from perftrack.core.errors import ServerError
+from perftrack.core.errors import ConfigError, ServerError
 from perftrack.planning.matrix import SERVER_LIFETIMES
 from perftrack.run.resolved import ResolvedGroup
 from perftrack.run.server import DEFERRED_SIGNALS, Server
@@ -51,7 +51,9 @@ class Servers:
 
     def __post_init__(self) -> None:
         if self.lifetime not in SERVER_LIFETIMES:
-            raise ValueError(f"server lifetime {self.lifetime!r}")
+            raise ConfigError(
+                f"server_lifetime must be {' or '.join(SERVER_LIFETIMES)}, not {self.lifetime!r}"
+            )
 
     @property
     def kept(self) -> bool:
