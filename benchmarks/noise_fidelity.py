@@ -347,13 +347,13 @@ def main() -> None:
             if c.proc.poll() is None:
                 c.proc.terminate()  # the runner stops its servers on SIGTERM
                 c.proc.wait(timeout=120)
+        shutil.rmtree(work, ignore_errors=True)
     print(
         f"\n{a.workload}, {a.threads} threads, {a.tables}x{a.table_size} rows, "
         f"{a.duration} s cells (warm-up {a.warmup} s unless the variant says), "
         f"{a.rounds} rounds, A = {A}, A' = the same server under a second id\n"
     )
     print(table(rows, a.rounds))
-    shutil.rmtree(work, ignore_errors=True)
 
 
 if __name__ == "__main__":

@@ -104,3 +104,19 @@ def test_cli_refuses_an_unknown_lifetime_and_a_lifetime_for_a_resume(tmp_path, c
         assert res.stderr.startswith("error:") and msg in res.stderr
         assert len(res.stderr.strip().splitlines()) == 1
         assert not (tmp_path / "runs").exists()
+
+
+def test_kept_servers_start_from_the_dataset_template_once(tmp_path, config_dir, workroot):
+    """With reuse_datasets the template is prepared once per server and copied once per
+    kept server start; no later round prepares or copies again."""
+    seen: dict[str, list[int]] = {}
+    m = tiny(repeats=3, duration_s=1, server_lifetime="run")
+    r, rd, lines = make_runner(
+        tmp_path, config_dir, workroot, m, before_measure=_pids(seen), reuse_datasets=True
+    )
+    s = r.run()
+    assert (s.ok, s.failed) == (6, 0)
+    assert rd.status()["server_starts"] == dict.fromkeys(PAIR, 1)
+    assert sum("dataset prepared once" in ln for ln in lines) == 2
+    assert len(list(rd.logs.glob("*.prepare.*.txt"))) == 2  # the templates' loads only
+    assert {sid: len(set(p)) for sid, p in seen.items()} == dict.fromkeys(PAIR, 1)
