@@ -32,6 +32,11 @@ def test_shipped_matrices_load():
         ({"servers": []}, "'servers' must be a non-empty list"),
         ({"bogus": 1}, "unknown key 'bogus'"),
         ({"connection": "pipe"}, "'connection' must be tcp or socket"),
+        ({"server_lifetime": "night"}, "'server_lifetime' must be group or run, not 'night'"),
+        (
+            {"server_lifetime": "run", "prepost": True, "workloads": ["oltp_read_write"]},
+            "'prepost' measures reads on freshly prepared data",
+        ),
         (
             {"threads": [4096] * 1, "repeats": 100, "servers": [f"s{i}" for i in range(1001)]},
             "cells is more than",
@@ -55,3 +60,10 @@ def test_malformed_yaml_names_file_and_line(tmp_path: Path):
     p.write_text("name: x\nservers: [a, b\nworkloads: [c]\n")
     with pytest.raises(ConfigError, match=r"bad.yaml:\d+: malformed YAML"):
         matrix.load(p)
+
+
+def test_server_lifetime_is_kept_in_the_plan_only_when_not_the_default():
+    assert "server_lifetime" not in matrix.from_dict(BASE).to_dict()  # old plans unchanged
+    kept = matrix.from_dict({**BASE, "server_lifetime": "run"})
+    assert kept.server_lifetime == "run"
+    assert matrix.from_dict(kept.to_dict()).server_lifetime == "run"

@@ -106,8 +106,24 @@ def run(
             "this night (resuming an unfinished run of the shard), not in --out",
         ),
     ] = None,
+    server_lifetime: Annotated[
+        str | None,
+        typer.Option(
+            "--server-lifetime",
+            help="group: a fresh server per group of each round; run: each server x "
+            "options x dataset started once and kept up for every round (default: the "
+            "matrix's server_lifetime, else group)",
+        ),
+    ] = None,
 ) -> None:
     """Benchmark a matrix (or inline options); write one run record per cell."""
+    if server_lifetime is not None and (resume or night_plan is not None):
+        raise ConfigError("--server-lifetime goes with a matrix or --server: a plan has its own")
+    if server_lifetime is not None and server_lifetime not in matrix.SERVER_LIFETIMES:
+        raise ConfigError(
+            f"--server-lifetime must be {' or '.join(matrix.SERVER_LIFETIMES)}, "
+            f"not {server_lifetime!r}"
+        )
     if (night_plan is None) != (shard is None):
         raise ConfigError("--night-plan and --shard go together: give both")
     if night_id is not None and night_plan is None:
@@ -141,6 +157,9 @@ def run(
             )
         else:
             raise ConfigError("nothing to run: give a matrix file or --server ID")
+        if server_lifetime is not None:  # checked like the matrix key (prepost needs group)
+            spec = {**m.to_dict(), "server_lifetime": server_lifetime}
+            m = matrix.from_dict(spec, where="--server-lifetime")
         sysbench.binary()
         rd = runner.create(m, catalog.load(), out_dir, runner_class_of(runner_class))
         emit(f"run {rd.run_id}: {len(rd.cells())} cells planned in {rd.path}")

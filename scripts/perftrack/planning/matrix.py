@@ -26,6 +26,10 @@ LIMITS = {
     "table_size": (1, 1_000_000_000),
 }
 MAX_CELLS = 100_000
+# How long one server start serves (run/lifetime.py): `group`, a fresh server for every
+# group of every round; `run`, each server x options x dataset started once and kept up
+# for every round of the run (docs/benchmarks.md "Noise fidelity").
+SERVER_LIFETIMES = ("group", "run")
 # Matrix keys of the configuration axes -> the axis name in configs/axes.yaml.
 AXIS_KEYS = {
     "engines": "engine",
@@ -61,6 +65,7 @@ class Matrix:
     dataset_sizes: tuple[str, ...] = ()  # small / large: table_size sized to the buffer pool
     # Run discipline: an oltp_read_only pass before (pre) and after (post) a group's writes.
     prepost: bool = False
+    server_lifetime: str = "group"  # one of SERVER_LIFETIMES
     # When `servers` came from selection rules: each server's rule and reason (not written
     # back: the rules live in the file, the plan records the resolved list).
     selection: tuple[selection_mod.Choice, ...] = ()
@@ -78,6 +83,8 @@ class Matrix:
                 del d[key]
         if not d["prepost"]:
             del d["prepost"]
+        if d["server_lifetime"] == "group":  # the default: plans stay as they were
+            del d["server_lifetime"]
         if self.dataset_sizes:  # sized by the plan, not given (see _check_discipline)
             del d["table_size"]
         return d
@@ -153,6 +160,7 @@ def from_dict(data: Any, where: str = "matrix", cat: Catalog | None = None) -> M
         description=str(data.get("description", "")),
         profiles=profiles if len(profiles) > 1 else (),
         prepost=_bool(where, "prepost", data.get("prepost", False)),
+        server_lifetime=str(data.get("server_lifetime", "group")),
         **axis_values,
     )
     for charset in m.charsets:
@@ -184,7 +192,18 @@ def _bool(where: str, key: str, value: Any) -> bool:
 
 
 def _check_discipline(m: Matrix, data: dict[str, Any], where: str) -> None:
-    """prepost needs writes to the oltp tables; dataset_sizes sizes one dataset itself."""
+    """prepost needs writes to the oltp tables and fresh data in every group; dataset_sizes
+    sizes one dataset itself."""
+    if m.server_lifetime not in SERVER_LIFETIMES:
+        raise ConfigError(
+            f"{where}: 'server_lifetime' must be {' or '.join(SERVER_LIFETIMES)}, "
+            f"not {m.server_lifetime!r}"
+        )
+    if m.prepost and m.server_lifetime != "group":
+        raise ConfigError(
+            f"{where}: 'prepost' measures reads on freshly prepared data in every group, "
+            "which a server kept up for the run does not have: use server_lifetime: group"
+        )
     if m.prepost and not any(
         workloads.get(w).writes and workloads.get(w).dataset == workloads.DEFAULT_DATASET
         for w in m.workloads

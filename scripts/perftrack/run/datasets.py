@@ -83,6 +83,7 @@ class Templates:
         else:
             if self._root is None:
                 root = self.workroot or Path(tempfile.gettempdir())
+                root.mkdir(parents=True, exist_ok=True)  # as Server makes its workroot
                 self._root = Path(
                     tempfile.mkdtemp(prefix=f"{dirlock.SERVER_DIR_PREFIX}templates-", dir=root)
                 )

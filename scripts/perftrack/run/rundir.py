@@ -84,6 +84,20 @@ class RunDir:
         return out
 
 
+def deciding(recs: list[dict[str, Any]]) -> dict[str, Any]:
+    """The attempt that decides a cell's outcome: the latest, except that a failed
+    re-measure of a noisy window (host.repeat_of) leaves the ok attempt before it."""
+    for rec in reversed(recs):
+        if not (rec["status"] == "failed" and (rec.get("host") or {}).get("repeat_of")):
+            return rec
+    return recs[-1]
+
+
+def max_attempt() -> int:
+    """The run-record schema's bound on `attempt`."""
+    return int(record.schema()["properties"]["attempt"]["maximum"])
+
+
 def create(m: Matrix, catalog: Catalog, out_dir: Path, runner_class: str) -> RunDir:
     """Plan the matrix and create its run directory (nothing runs yet)."""
     for sid in m.servers:

@@ -2,7 +2,8 @@
 
 The run directory is `rundir.RunDir` (plan.json, run.json, records/, logs/); a group of
 cells is resolved once (`resolved`), its datasets loaded or copied from a template
-(`datasets`), each cell measured (`measure`); this module runs the groups in order.
+(`datasets`), its server started or kept from an earlier round (`lifetime`), each cell
+measured (`measure`); this module runs the groups in order.
 
 Guarantees: a cell's record is written only when the cell is over; a failed cell is
 recorded as failed with the reason and the error-log tail, and retried after the rest
@@ -29,13 +30,12 @@ from perftrack.core.errors import (
     EnvironmentProblem,
     Interrupted,
     PerftrackError,
-    ServerError,
 )
 from perftrack.core.progress import Progress
 from perftrack.drivers import sysbench
 from perftrack.planning import axes
 from perftrack.planning import cells as plan
-from perftrack.run import datasets, readback, sampler
+from perftrack.run import datasets, lifetime, readback, rundir, sampler
 from perftrack.run.errorlog import mount_point
 from perftrack.run.measure import Measured, Measurer, result_of, tool_version
 from perftrack.run.resolved import ResolvedCell, ResolvedGroup, resolve
@@ -85,8 +85,10 @@ class Runner:
     retries: int = DEFAULT_RETRIES
     workroot: Path | None = None
     cache_dir: Path | None = None
-    # test hook: called with (server, cell) after the warm-up, before the measurement
+    # test hooks: called with (server, cell) after the warm-up, before the measurement;
+    # with a group's cells before its server is taken (benchmarks/noise_fidelity.py)
     before_measure: Callable[[Server, plan.Cell], None] | None = None
+    before_group: Callable[[list[plan.Cell]], None] | None = None
     # wall-clock bound of a sysbench run beyond its --time (tests of a hang use seconds)
     sysbench_grace_s: float = sysbench.GRACE_S
     # Prepare each dataset once per server x options x dataset size (a template datadir
@@ -102,9 +104,12 @@ class Runner:
     # Re-measure a cell whose window was noisy, once (None: noise_limits.repeat_noisy of
     # configs/runners.yaml). Both records are kept; the repeat has host.repeat_of.
     repeat_noisy: bool | None = None
+    # `group` or `run` (run/lifetime.py); None: the plan's matrix `server_lifetime`.
+    server_lifetime: str | None = None
     _installs: dict[str, Install | PerftrackError] = field(default_factory=dict)
     _meta: dict[str, Any] = field(default_factory=dict)
     _templates: datasets.Templates | None = None
+    _servers: lifetime.Servers = field(default_factory=lifetime.Servers)
 
     # records -------------------------------------------------------------------------
     def _server_meta(self, sid: str, srv: Server | None = None) -> dict[str, Any]:
@@ -241,6 +246,7 @@ class Runner:
                 f"then `perftrack run --resume {rid}`"
             ) from None
         finally:
+            self._servers.stop_all()
             dirlock.release(lock)
             if self._templates is not None:
                 self._templates.remove_temporary()
@@ -248,6 +254,8 @@ class Runner:
     def _run(self, resume: bool) -> RunOutcome:
         p = self.rd.plan()
         self._meta["runner_class"] = p["runner_class"]
+        kept = self.server_lifetime or p["matrix"].get("server_lifetime", "group")
+        self._servers = lifetime.Servers(kept, self.workroot)
         cells = self.rd.cells()
         done = self.rd.attempts()
         if resume:
@@ -266,6 +274,7 @@ class Runner:
             with _signals_raise():
                 for grp in plan.groups(todo):
                     self._run_group(grp, 1, prog)
+                self._servers.stop_all()  # retries start fresh servers
                 self._retry_failed(cells, prog)
         except (KeyboardInterrupt, Interrupted) as exc:
             self.rd.set_status("interrupted", interrupted_at=now())
@@ -277,7 +286,7 @@ class Runner:
 
     def _retry_failed(self, cells: list[plan.Cell], prog: Progress) -> None:
         for attempt in range(2, self.retries + 2):
-            latest = {cid: _deciding(recs) for cid, recs in self.rd.attempts().items()}
+            latest = {cid: rundir.deciding(recs) for cid, recs in self.rd.attempts().items()}
             again = [
                 c
                 for c in cells
@@ -296,7 +305,7 @@ class Runner:
     def _finish(self, cells: list[plan.Cell]) -> RunOutcome:
         s = RunOutcome(self.rd.run_id, self.rd.path)
         for cid, recs in self.rd.attempts().items():
-            last = _deciding(recs)
+            last = rundir.deciding(recs)
             # a re-measure of a noisy window (host.repeat_of) is not a retry
             s.retried += sum(1 for r in recs[1:] if not (r.get("host") or {}).get("repeat_of"))
             if last["status"] == "ok":
@@ -307,9 +316,14 @@ class Runner:
                 s.failed += 1
                 s.final_failed.append(f"{cid}: {last['reason']}")
         missing = len({c.cell_id for c in cells} - set(self.rd.attempts()))
+        starts = self.rd.status().get("server_starts") or {}  # a resumed run adds to them
+        for sid, n in self._servers.starts.items():
+            starts[sid] = starts.get(sid, 0) + n
         self.rd.set_status(
             "complete" if not missing else "interrupted",
             finished_at=now(),
+            server_lifetime=self._servers.lifetime,
+            server_starts=starts,
             ok=s.ok,
             failed=s.failed,
             skipped=s.skipped,
@@ -332,7 +346,10 @@ class Runner:
 
     def _run_group(self, cells: list[plan.Cell], attempt: int, prog: Progress) -> None:
         """Resolve the group once (workloads, install, options), start its server on a
-        fresh datadir (or a copy of its dataset template), measure its cells, stop."""
+        fresh datadir (or a copy of its dataset template) or take the one kept up from an
+        earlier round, measure its cells, stop it unless it is kept."""
+        if self.before_group is not None:
+            self.before_group(cells)
         started = now()
         resolved = resolve(cells)
         try:
@@ -349,16 +366,16 @@ class Runner:
             except PerftrackError as exc:
                 self._fail_all(grp.cells, attempt, str(exc), started, prog)
                 return
-        srv = Server(install, grp.options, workroot=self.workroot, template=template)
         try:
-            srv.__enter__()
-        except ServerError as exc:
-            self._fail_all(grp.cells, attempt, str(exc), started, prog, log_tail=_safe_tail(srv))
+            srv, fresh = self._servers.acquire(grp, template)
+        except lifetime.StartFailed as exc:
+            self._fail_all(grp.cells, attempt, str(exc), started, prog, log_tail=exc.log_tail)
             return
+        healthy = False
         try:
-            self._measure_group(srv, grp, attempt, prog)
+            healthy = self._measure_group(srv, grp, attempt, prog, fresh)
         finally:
-            srv.stop()
+            self._servers.release(grp, srv, healthy)
 
     def _dataset_templates(self) -> datasets.Templates:
         if self._templates is None:
@@ -367,23 +384,27 @@ class Runner:
             )
         return self._templates
 
-    def _prepare(self, srv: Server, grp: ResolvedGroup) -> dict[str, Any]:
-        """Load the group's data (unless the datadir came from a template); return the
-        verified effective settings."""
-        if srv.template is None:
+    def _prepare(self, srv: Server, grp: ResolvedGroup, fresh: bool) -> dict[str, Any]:
+        """Load the group's data (on a server started for it, unless its datadir came from
+        a template); return the effective settings, verified in every group."""
+        if fresh and srv.template is None:
             datasets.load(srv, grp.cells, self.rd.logs)
-        return readback.verify(srv, grp.cells, self._axes(), self.rd.logs)
+        eff = readback.verify(srv, grp.cells, self._axes(), self.rd.logs)
+        return {**eff, "server_lifetime": "run"} if self._servers.kept else eff
 
-    def _measure_group(self, srv: Server, grp: ResolvedGroup, attempt: int, prog: Progress) -> None:
+    def _measure_group(
+        self, srv: Server, grp: ResolvedGroup, attempt: int, prog: Progress, fresh: bool
+    ) -> bool:
+        """Measure the group's cells; False if its server cannot serve another group."""
         started = now()
         try:
-            eff = self._prepare(srv, grp)
+            eff = self._prepare(srv, grp, fresh)
         except PerftrackError as exc:
             reason = _with_cause(str(exc), srv)
             self._fail_all(
                 grp.cells, attempt, reason, started, prog, srv=srv, log_tail=srv.log_tail()
             )
-            return
+            return False
         dead_reason: str | None = None
         for rc in grp.cells:
             started = now()
@@ -394,12 +415,13 @@ class Runner:
                 prog.tick(f"{_label(rc.cell)}: FAILED {dead_reason}")
                 continue
             status, dead_reason, noisy = self._measure_one(srv, rc, attempt, eff, prog)
-            if noisy and status == "ok" and attempt < record_max_attempt() and self._repeats():
+            if noisy and status == "ok" and attempt < rundir.max_attempt() and self._repeats():
                 prog.total += 1  # one re-measure of a noisy window; both records stay
                 self.emit(f"{_label(rc.cell)}: noisy window ({noisy}); measuring it again")
                 _, dead_reason, _ = self._measure_one(
                     srv, rc, attempt + 1, eff, prog, repeat_of=attempt
                 )
+        return dead_reason is None and srv.alive()
 
     def _repeats(self) -> bool:
         if self.repeat_noisy is None:
@@ -439,10 +461,7 @@ class Runner:
             reason = f"{reason}; the server no longer answers"
             dead_reason = f"server stopped answering earlier in this group ({cell.cell_id})"
         if status != "ok":
-            reason = _with_cause(reason or "failed", srv)
-            tail = srv.log_tail()
-        if status != "ok":
-            sampled = {}
+            reason, tail, sampled = _with_cause(reason or "failed", srv), srv.log_tail(), {}
         host = sampled.get("host")
         if repeat_of is not None:  # marks the re-measure, also when it failed
             host = sampled["host"] = {**(host or {"noisy": False}), "repeat_of": repeat_of}
@@ -465,28 +484,10 @@ class Runner:
         return status, dead_reason, noisy
 
 
-def _deciding(recs: list[dict[str, Any]]) -> dict[str, Any]:
-    """The attempt that decides a cell's outcome: the latest, except that a failed
-    re-measure of a noisy window (host.repeat_of) leaves the ok attempt before it."""
-    for rec in reversed(recs):
-        if not (rec["status"] == "failed" and (rec.get("host") or {}).get("repeat_of")):
-            return rec
-    return recs[-1]
-
-
-def record_max_attempt() -> int:
-    """The run-record schema's bound on `attempt`."""
-    return int(record.schema()["properties"]["attempt"]["maximum"])
-
-
 def _with_cause(reason: str, srv: Server) -> str:
     """The reason, plus a cause the server's log names exactly (disk full, …) if any."""
     cause = srv.cause_in_log()
     return f"{reason}; {cause}" if cause and cause not in reason else reason
-
-
-def _safe_tail(srv: Server) -> str | None:
-    return srv.final_log_tail or None
 
 
 def _label(cell: plan.Cell) -> str:
