@@ -782,17 +782,15 @@
 
   // ---------------------------------------------------------------- pages in their own file
   // assets/PAGE.js (loaded by its template, before this file) registers
-  // window.PERFTRACK_PAGES[PAGE] = function (lib) {…}; it gets this file's helpers.
-  const lib = { DATA, meta, state, rows, el, $, setStatus, fmt, fillTable, toCsv, downloadButton,
+  // window.PERFTRACK_PAGES[PAGE] = function (lib) {…}; it gets this file's helpers
+  // (also window.perftrack.lib, for the tests).
+  const lib = { DATA, meta, state, decode, rows, el, $, setStatus, fmt, fillTable, toCsv, downloadButton,
     makeFilters, linkProblem, metricPicker, readHash, writeHash, hashOf, links, draw, chartCard, ready, C,
     NO_RESULTS, summaryCols, chartPage, VERDICT_COLORS, EMBED_OPTIONS, countMarks };
+  state.lib = lib;
   for (const [name, fn] of Object.entries(window.PERFTRACK_PAGES || {})) pages[name] = () => fn(lib);
 
   // ---------------------------------------------------------------- start
-  // Pages in a file of their own (assets/history.js) register in PERFTRACK_PAGES and are
-  // called with these helpers.
-  state.lib = { decode, rows, meta, el, $, setStatus, fmt, fillTable, readHash, writeHash, makeFilters, draw, chartCard, ready, NO_RESULTS };
-  for (const [name, fn] of Object.entries(window.PERFTRACK_PAGES || {})) pages[name] = () => fn(state.lib);
   footer();
   try {
     (pages[page] || ready)();

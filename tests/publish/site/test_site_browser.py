@@ -52,7 +52,7 @@ def chart_rows(tab: Tab, chart: str) -> list[dict[str, Any]]:
 def select(tab: Tab, key: str, value: str) -> None:
     before = tab.drawn()
     tab.page.select_option(f"#filter-{key}", value)
-    tab.page.wait_for_function(f"window.perftrack.drawn > {before}", timeout=READY_TIMEOUT_MS)
+    tab.page.wait_for_function(f"() => window.perftrack.drawn > {before}", timeout=READY_TIMEOUT_MS)
 
 
 @pytest.mark.parametrize("page", PAGES)

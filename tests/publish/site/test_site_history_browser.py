@@ -84,7 +84,7 @@ def marks(tab: Tab, prefix: str) -> list[dict[str, Any]]:
 def redrawn(tab: Tab, action: Any) -> None:
     before = tab.drawn()
     action()
-    tab.page.wait_for_function(f"window.perftrack.drawn > {before}", timeout=READY_TIMEOUT_MS)
+    tab.page.wait_for_function(f"() => window.perftrack.drawn > {before}", timeout=READY_TIMEOUT_MS)
 
 
 def focus_domain(tab: Tab) -> list[float]:
@@ -148,7 +148,7 @@ def test_an_environment_change_is_drawn_on_every_cell_of_its_class(site: Path, t
     assert flat and all(c["change_points"] >= 1 for c in flat)
     c = flat[0]
     tab.open(url(site, f"#workload={c['workload']}&collation={c['collation']}&threads=4"))
-    tab.page.wait_for_function(f"{VIEW} && {VIEW}.data('cp_marks').length > 0")
+    tab.page.wait_for_function(f"() => {VIEW} && {VIEW}.data('cp_marks').length > 0")
     kinds = tab.page.evaluate(f"{VIEW}.data('cp_marks').map((m) => m.kind)")
     assert set(kinds) == {"environment"}
     assert "environment)" in tab.page.inner_text("#cp-status")

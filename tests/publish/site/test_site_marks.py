@@ -142,7 +142,7 @@ def test_the_heatmap_metric_selector_draws_that_metrics_verdicts(
     assert options[:2] == ["throughput (transactions/s)", "p95 latency (ms)"]
     before = tab.drawn()
     tab.page.select_option("#metric", "p95_ms")
-    tab.page.wait_for_function(f"window.perftrack.drawn > {before}", timeout=READY_TIMEOUT_MS)
+    tab.page.wait_for_function(f"() => window.perftrack.drawn > {before}", timeout=READY_TIMEOUT_MS)
     rows = chart_rows(tab, "heatmap")
     assert rows and {r["metric"] for r in rows} == {"p95"}
     assert "metric=p95_ms" in tab.page.url
@@ -289,7 +289,7 @@ def test_trend_draws_the_chosen_metric(sites: dict[str, Path], tab: Tab) -> None
     assert tab.page.locator("#metric option").count() >= 2
     before = tab.drawn()
     tab.page.select_option("#metric", "p95_ms")
-    tab.page.wait_for_function(f"window.perftrack.drawn > {before}", timeout=READY_TIMEOUT_MS)
+    tab.page.wait_for_function(f"() => window.perftrack.drawn > {before}", timeout=READY_TIMEOUT_MS)
     drawn = [m["datum"] for m in marks(tab, "trend") if m["type"] == "symbol"]
     assert drawn and all(d["value"] == d["p95_ms"] for d in drawn)
     assert all(d["value"] < 0.05 for d in drawn)  # the fixture's ~0.025 ms
@@ -311,7 +311,7 @@ def test_trend_compares_configurations_on_one_chart(configs_site: Path, tab: Tab
     assert {r["profile"] for r in chart_rows(tab, "trend")} == {"default"}
     before = tab.drawn()
     tab.page.check("#compare-configs")
-    tab.page.wait_for_function(f"window.perftrack.drawn > {before}", timeout=READY_TIMEOUT_MS)
+    tab.page.wait_for_function(f"() => window.perftrack.drawn > {before}", timeout=READY_TIMEOUT_MS)
     rows = chart_rows(tab, "trend")
     assert {r["profile"] for r in rows} == {"default", "durable"}
     configs = {m["datum"]["config"] for m in marks(tab, "trend") if m["type"] == "symbol"}
