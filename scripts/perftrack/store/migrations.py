@@ -368,6 +368,14 @@ MIGRATIONS: tuple[Migration, ...] = (
         V6_STATEMENTS,
         then=_v6_move,
     ),
+    Migration(
+        7,
+        "noise: the paired A/A spread (paired_spread, pairs) the paired thresholds use",
+        (
+            "ALTER TABLE noise ADD COLUMN paired_spread DOUBLE",
+            "ALTER TABLE noise ADD COLUMN pairs INTEGER",
+        ),
+    ),
 )
 
 CURRENT_VERSION: int = MIGRATIONS[-1].version
