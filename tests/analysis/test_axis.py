@@ -11,41 +11,9 @@ from pathlib import Path
 import pytest
 
 from clirun import assert_one_line_error, perftrack
-from fixtures.records.synthetic import make_record
+from fixtures.records.charset_pairs import SERVER, charset_records
 from perftrack.analysis import axis, compare, detect, stats
 from perftrack.store import store
-
-SERVER = "synthetic-mysql-8.0.36"
-LATIN1 = ("latin1", "latin1_swedish_ci")
-UTF8 = ("utf8mb4", "utf8mb4_0900_ai_ci")
-# both arms of a round drift together (29k -> 23k, seen on this VM); a small wobble each
-LEVEL = [29_000, 28_000, 27_000, 26_000, 25_000, 24_000, 23_500, 23_000]
-WOB = [1.0, 1.01, 0.99, 1.005, 0.995, 1.0, 1.01, 0.99]
-
-
-def charset_records(
-    run_id: str = "synthetic-axis",
-    factor: float = 0.92,
-    *,
-    utf8_profile: str = "default",
-    drop: tuple[int, ...] = (),
-    start: int = 0,
-) -> list[dict]:
-    """SYNTHETIC: 8 rounds of one run, latin1 and utf8mb4 cells of one server; utf8mb4 is
-    `factor` of latin1 in every round. `drop`: rounds whose utf8mb4 cell is missing."""
-    out = []
-    for i, (lv, w) in enumerate(zip(LEVEL, WOB, strict=True)):
-        for k, ((cs, coll), f, prof) in enumerate(
-            [(LATIN1, 1.0, "default"), (UTF8, factor * WOB[-1 - i], utf8_profile)]
-        ):
-            if k == 1 and i + 1 in drop:
-                continue
-            rec = make_record(
-                run_id=run_id, cell=start + 2 * i + k, server_id=SERVER, tps=lv * w * f
-            )
-            rec["cell"].update(charset=cs, collation=coll, profile=prof, repeat=i + 1, round=i + 1)
-            out.append(rec)
-    return out
 
 
 def ingest(db: Path, recs: list[dict]) -> Path:

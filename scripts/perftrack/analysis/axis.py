@@ -88,7 +88,7 @@ def tables(
     axis = canonical(axis)
     if values[0] == values[1]:
         raise ConfigError(f"compare two different {axis} values, not {values[0]!r} with itself")
-    col, higher, _unit = compare.METRICS[metric]
+    col = compare.METRICS[metric][0]
     rows = st.series_values(col, run_id=run_id, servers=[server])
     if not rows:
         where = f"run {run_id}" if run_id else "the DB"
@@ -108,7 +108,7 @@ def tables(
             raise ConfigError(
                 f"no result of {server} has {axis} {v!r}; its {axis} values: {', '.join(have)}"
             )
-    fixed = tuple(c for c in compare.GROUP_COLS if c not in AXES[axis])
+    fixed = fixed_columns(axis)
     groups: dict[tuple[Any, ...], list[list[dict[str, Any]]]] = defaultdict(lambda: [[], []])
     for i, side in enumerate(sides):
         for d in side:
@@ -122,15 +122,35 @@ def tables(
     for k, (da, db) in sorted(both.items(), key=lambda kv: tuple(map(str, kv[0]))):
         key = dict(zip(fixed, k, strict=True))
         _check_rounds(axis, values, server, key, da, db)
-        ra, rb = (_row(axis, v, ds) for v, ds in zip(values, (da, db), strict=True))
-        t = compare.Table({**key, "server_id": server}, [ra, rb], axis=axis)
-        nk = (key["runner_class"], key["hw_key"], key["workload"], metric)
-        t.noise_cv = noise.get(nk) or compare.group_cv(t.rows)
-        t.aa_spread = spreads.get(nk)
-        rb.previous = ra.label
-        rb.vs_previous = compare.versus(ra, rb, t.noise_cv, higher, t.aa_spread)
-        out.tables.append(t)
+        out.tables.append(compared(axis, values, key, (da, db), metric, noise, spreads))
     return out
+
+
+def fixed_columns(axis: str) -> tuple[str, ...]:
+    """The series columns both sides share: every one but those the axis sets."""
+    return tuple(c for c in compare.GROUP_COLS if c not in AXES[axis])
+
+
+def compared(
+    axis: str,
+    values: tuple[str, str],
+    key: dict[str, Any],
+    sides: tuple[list[dict[str, Any]], list[dict[str, Any]]],
+    metric: str,
+    noise: dict[Any, float],
+    spreads: dict[Any, float],
+) -> compare.Table:
+    """One series' two sides (`series_values` rows of one server, equal on `key`: the
+    fixed columns) as a table of two rows, B against A by compare.versus. The one path of
+    every axis verdict: `compare --axis` and the site's charset page."""
+    ra, rb = (_row(axis, v, ds) for v, ds in zip(values, sides, strict=True))
+    t = compare.Table({**key, "server_id": ra.server_id}, [ra, rb], axis=axis)
+    nk = (key["runner_class"], key["hw_key"], key["workload"], metric)
+    t.noise_cv = noise.get(nk) or compare.group_cv(t.rows)
+    t.aa_spread = spreads.get(nk)
+    rb.previous = ra.label
+    rb.vs_previous = compare.versus(ra, rb, t.noise_cv, compare.METRICS[metric][1], t.aa_spread)
+    return t
 
 
 def _row(axis: str, value: str, ds: list[dict[str, Any]]) -> compare.Row:
