@@ -146,7 +146,14 @@ def shared_rounds(a: Row, b: Row) -> tuple[list[float], list[float]]:
 
 
 def versus(
-    a: Row, b: Row, cv: float | None, higher: bool, aa_spread: float | None = None
+    a: Row,
+    b: Row,
+    cv: float | None,
+    higher: bool,
+    aa_spread: float | None = None,
+    *,
+    looks: int = 1,
+    min_effect: float = stats.MIN_EFFECT_UNCHANGED,
 ) -> stats.Comparison | None:
     """B against A, the one verdict function of every place that compares two samples
     (compare, detect, advise, axis comparisons, the site, study reports): paired over their
@@ -156,19 +163,27 @@ def versus(
     The paired band is a one-sided 99% bound of the mean log-ratio: from `aa_spread`, the
     stored paired A/A spread of the runner class and workload (`detect`'s noise table), with
     the normal z = 2.326 (that spread comes from many pairs); without one, from the pairs'
-    own spread with Student's t (n - 1 degrees of freedom). The unpaired band comes from
-    the A/A CV `cv` (stats.noise_threshold)."""
+    own spread with Student's t (n - 1 degrees of freedom). `looks`: one look of a
+    sequence of that many (experiments/looks.py), whose 1% false-alarm rate is split over
+    them (each at 1 - 0.01/looks). The unpaired band comes from the A/A CV `cv`
+    (stats.noise_threshold). `unchanged` needs the interval within ±`min_effect`."""
     pa, pb = shared_rounds(a, b) if a.rounds and b.rounds else ([], [])
+    level = 1 - stats.FALSE_ALARM / max(1, looks)
     if len(pa) >= PAIRED_MIN_ROUNDS:
         n = len(pa)
         if aa_spread is not None:
-            threshold = stats.paired_threshold(aa_spread, n)
+            z = float(scipy_stats.norm.ppf(level))
+            threshold = stats.paired_threshold(aa_spread, n, z)
         else:
-            z = float(scipy_stats.t.ppf(1 - stats.FALSE_ALARM, n - 1))
+            z = float(scipy_stats.t.ppf(level, n - 1))
             threshold = stats.paired_threshold(stats.paired_spread(pa, pb), n, z)
-        return stats.compare_paired(pa, pb, higher_is_better=higher, threshold=threshold)
+        return stats.compare_paired(
+            pa, pb, higher_is_better=higher, threshold=threshold, min_effect=min_effect
+        )
     threshold = stats.noise_threshold(cv, len(a.values), len(b.values))
-    return stats.compare(a.values, b.values, higher_is_better=higher, threshold=threshold)
+    return stats.compare(
+        a.values, b.values, higher_is_better=higher, threshold=threshold, min_effect=min_effect
+    )
 
 
 def median(values: list[float]) -> float | None:

@@ -15,7 +15,7 @@ from statistics import NormalDist
 
 from scipy import stats as scipy_stats
 
-from perftrack.analysis import stats
+from perftrack.analysis import compare, stats
 
 FALSE_ALARM = 0.01  # target false-alarm rate of one whole sequence (issue #8)
 FIRST_LOOK_N = 4  # repeats per side: below this Mann-Whitney's smallest p is >= 0.1
@@ -84,11 +84,13 @@ def decide(
 ) -> stats.Comparison | None:
     """B against A at one look of a sequence of `looks` (None: too few values).
 
-    `paired`: a[i] and b[i] come from round i (the rounds of this module always pair): the
-    effect is the per-round ratios' geometric mean (`stats.compare_paired`) and the band is
-    a one-sided Student-t bound on their mean log-ratio at the per-look level, t = q·s/√n
-    (s: the spread of the per-round log-ratios, q: `look_z` with n - 1 degrees of freedom),
-    so drift shared by both arms of a round is not counted as noise.
+    `paired`: a[i] and b[i] come from round i (the rounds of experiments/ always pair): the
+    one verdict function, compare.versus, over those rounds at this look's level (`looks`:
+    the false-alarm rate split over the sequence's looks): the effect is the per-round
+    ratios' geometric mean and the band a one-sided Student-t bound on their mean log-ratio,
+    t = q·s/√n (s: the spread of the per-round log-ratios, q: the t quantile at
+    1 - 0.01/looks with n - 1 degrees of freedom), so drift shared by both arms of a round
+    is not counted as noise. None below compare.PAIRED_MIN_ROUNDS rounds.
 
     Unpaired: the comparison's `threshold` is the regression-side band, 1 - e^-t. The
     standard error behind t is the larger of the CV formula's (exact for normal noise) and
@@ -96,19 +98,13 @@ def decide(
     varies more than 1.2533·σ/√n (up to 1.73·σ/√n for uniform noise).
     """
     if paired:
-        spread = stats.paired_spread(a, b)
-        if spread is None:
-            return None
-        n = len(a)
-        floor = -math.log(1 - stats.MIN_EFFECT)
-        t = max(floor, look_z(looks, n - 1) * spread / math.sqrt(n))
-        return stats.compare_paired(
-            a,
-            b,
-            higher_is_better=higher_is_better,
-            threshold=1 - math.exp(-t),
-            min_effect=min_effect,
-        )
+        if len(a) != len(b):
+            raise ValueError(f"paired values need one A and one B per round, not {len(a)}/{len(b)}")
+        rounds = [("session", i) for i in range(len(a))]
+        ra = compare.Row("A", "", "", None, None, list(a), [], rounds=rounds)
+        rb = compare.Row("B", "", "", None, None, list(b), [], rounds=rounds)
+        c = compare.versus(ra, rb, cv, higher_is_better, looks=looks, min_effect=min_effect)
+        return c if c is not None and c.paired else None
     own = cv if cv is not None else _pooled_cv(a, b)
     q = look_z(looks, None if cv is not None else max(1, len(a) + len(b) - 2))
     t = log_threshold(own, len(a), len(b), q)
