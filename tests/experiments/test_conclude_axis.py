@@ -28,6 +28,7 @@ CONFIGS = Path(__file__).resolve().parents[2] / "configs"
         (["sa-1", "--axis", "profile", "--values", "default", "nosuch"], "nosuch"),
         (["sa-1", "sa-2", "--axis", "durability", "--values", "relaxed", "strict"], "one server"),
         (["sa-1", "--axis", "durability", "--values", "strict", "strict"], "two different"),
+        (["sa-1", "--axis", "durability", "--values", "relaxed", "strict", "--budget"], "needs"),
     ],
 )
 def test_bad_axis_rounds_are_refused_in_one_line_before_anything_runs(
@@ -35,8 +36,9 @@ def test_bad_axis_rounds_are_refused_in_one_line_before_anything_runs(
 ):
     cfg = write_configs(tmp_path / "configs", first_bad=3)
     db = tmp_path / "r.duckdb"
+    budget = [] if args[-1] == "--budget" else ["--budget", "5"]
     res = perftrack(
-        "compare", *args, "--until-conclusive", "--budget", "5",
+        "compare", *[a for a in args if a != "--budget"], "--until-conclusive", *budget,
         "--db", str(db), "--out", str(tmp_path / "runs"),
         env={"PERFTRACK_CONFIG_DIR": str(cfg)},
     )  # fmt: skip

@@ -398,18 +398,16 @@ def check_cli(
         raise ConfigError("--budget goes with --until-conclusive")
     if run_id:
         raise ConfigError("--until-conclusive runs new rounds: it takes no --run")
-    if axis and len(servers) == 1 and budget is not None:
-        return servers[0], servers[0], budget
-    if axis:
+    if axis and len(servers) != 1:
         raise ConfigError(
             "--until-conclusive --axis runs one server: "
             "perftrack compare SERVER --axis AXIS --values A B --until-conclusive --budget MINUTES"
         )
-    if len(servers) != 2:
+    if not axis and len(servers) != 2:
         raise ConfigError(
             "--until-conclusive compares exactly two servers: "
             "perftrack compare A B --until-conclusive --budget MINUTES"
         )
     if budget is None:
         raise ConfigError("--until-conclusive needs --budget MINUTES, e.g. --budget 10")
-    return servers[0], servers[1], budget
+    return servers[0], servers[-1], budget
