@@ -9,7 +9,7 @@ import pytest
 
 from clirun import assert_one_line_error, perftrack
 from perftrack.analysis import stats
-from perftrack.experiments import conclude
+from perftrack.experiments import conclude, looks
 from perftrack.servers import catalog
 from standins import WORKLOAD, write_configs
 
@@ -99,7 +99,7 @@ def test_a_cv_estimated_from_few_values_widens_the_band():
     """Student's t for the session's own CV, the normal quantile for a stored one."""
     a = [100.0, 108, 95, 103]
     b = [90.0, 97, 86, 93]
-    own = conclude._pooled_cv(a, b)
+    own = looks._pooled_cv(a, b)
     estimated = conclude.decide(a, b, cv=None, looks=5)
     stored = conclude.decide(a, b, cv=own, looks=5)
     assert estimated is not None and stored is not None

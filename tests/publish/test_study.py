@@ -17,12 +17,17 @@ from perftrack.core.errors import ConfigError
 from perftrack.planning import study
 from perftrack.publish import study_report
 from perftrack.servers import catalog
-from perftrack.store import nightfiles
+from perftrack.store import migrations, nightfiles
 
 CONFIGS = Path(__file__).resolve().parents[2] / "configs"
 S000 = "000_charset_57_vs_80"
 S001 = "001_mysqlslap_51_vs_57"
-FIXTURE_DB = Path(__file__).resolve().parents[1] / "fixtures" / "db" / "schema_v6.duckdb"
+FIXTURE_DB = (
+    Path(__file__).resolve().parents[1]
+    / "fixtures"
+    / "db"
+    / f"schema_v{migrations.CURRENT_VERSION}.duckdb"
+)
 
 
 def test_both_article_studies_load_with_full_and_local_scales() -> None:

@@ -86,7 +86,7 @@ def _pair(
     """B against A in one series, as `compare` does it (paired over shared rounds), for the
     metric and for p95 latency (lower is better)."""
     higher = compare.METRICS[metric][1]
-    main = compare.versus(a, b, t.noise_cv, higher)
+    main = compare.versus(a, b, t.noise_cv, higher, t.aa_spread)
     la, lb = _latency_row(a), _latency_row(b)
     p95 = compare.versus(la, lb, stats.cv(la.values + lb.values), False)
     return _estimate(main), _estimate(p95)

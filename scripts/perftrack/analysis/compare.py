@@ -54,14 +54,22 @@ class Row:
     latency: list[float]
     vs_previous: stats.Comparison | None = None
     rounds: list[tuple[str, int]] = field(default_factory=list)  # (run_id, repeat) per value
-    previous: str | None = None
+    previous: str | None = None  # the row compared against: a server id, or an axis value
+    label: str | None = None  # an axis comparison's row: the axis value (analysis/axis.py)
+    cell: dict[str, Any] = field(default_factory=dict)  # …and the columns that value set
+
+    @property
+    def name(self) -> str:
+        return self.label if self.label is not None else self.server_id
 
 
 @dataclass
 class Table:
     key: dict[str, Any]
     rows: list[Row] = field(default_factory=list)
-    noise_cv: float | None = None  # A/A CV the thresholds were derived from
+    noise_cv: float | None = None  # A/A CV the unpaired thresholds were derived from
+    aa_spread: float | None = None  # stored paired A/A spread the paired thresholds use
+    axis: str | None = None  # an axis comparison (analysis/axis.py): the axis compared
 
 
 def _version_key(product: str, version: str) -> tuple[Any, ...]:
@@ -82,10 +90,15 @@ def tables(
     servers: list[str] | None = None,
     noise: dict[NoiseKey, float] | None = None,
     recent: int | None = None,
+    spreads: dict[NoiseKey, float] | None = None,
 ) -> list[Table]:
-    """`recent`: only each server's newest that many values per series (detect uses it so
-    a verdict costs the same after a year of nightly runs as after a month)."""
+    """`noise`: the A/A CV, `spreads`: the paired A/A spread, per runner class, hardware,
+    workload and metric (default: the stored ones, table `noise`). `recent`: only each
+    server's newest that many values per series (detect uses it so a verdict costs the
+    same after a year of nightly runs as after a month)."""
     col, higher, _unit = METRICS[metric]
+    noise = st.noise_cv() if noise is None else noise
+    spreads = st.noise_spread() if spreads is None else spreads
     values = st.series_values(col, run_id=run_id, servers=servers, recent=recent)
     groups: dict[tuple[Any, ...], dict[str, Row]] = defaultdict(dict)
     for d in values:
@@ -110,13 +123,14 @@ def tables(
         t = Table(dict(zip(GROUP_COLS, gk, strict=True)))
         t.rows = sorted(by_server.values(), key=lambda r: _version_key(r.product, r.version))
         nk = (t.key["runner_class"], t.key["hw_key"], t.key["workload"], metric)
-        cv = (noise or {}).get(nk) or group_cv(t.rows)
+        cv = noise.get(nk) or group_cv(t.rows)
         t.noise_cv = cv
+        t.aa_spread = spreads.get(nk)
         for prev, cur_row in zip(t.rows, t.rows[1:], strict=False):
             if prev.product != cur_row.product:
                 continue  # the first release of another product has no predecessor here
             cur_row.previous = prev.server_id
-            cur_row.vs_previous = versus(prev, cur_row, cv, higher)
+            cur_row.vs_previous = versus(prev, cur_row, cv, higher, t.aa_spread)
         out.append(t)
     return out
 
@@ -131,20 +145,45 @@ def shared_rounds(a: Row, b: Row) -> tuple[list[float], list[float]]:
     return [p[0] for p in pairs], [p[1] for p in pairs]
 
 
-def versus(a: Row, b: Row, cv: float | None, higher: bool) -> stats.Comparison | None:
-    """B against A: paired over their shared rounds when there are at least
-    PAIRED_MIN_ROUNDS of them (interleaved runs, nightly runs of both), else unpaired (data
-    without shared rounds). The paired band is the one-sided 99% Student-t bound of the
-    mean log-ratio from the pairs' own spread (stats.paired_threshold with t for z)."""
+def versus(
+    a: Row,
+    b: Row,
+    cv: float | None,
+    higher: bool,
+    aa_spread: float | None = None,
+    *,
+    looks: int = 1,
+    min_effect: float = stats.MIN_EFFECT_UNCHANGED,
+) -> stats.Comparison | None:
+    """B against A, the one verdict function of every place that compares two samples
+    (compare, detect, advise, axis comparisons, the site, study reports): paired over their
+    shared rounds when there are at least PAIRED_MIN_ROUNDS of them (interleaved runs,
+    nightly runs of both), else unpaired (data without shared rounds).
+
+    The paired band is a one-sided 99% bound of the mean log-ratio: from `aa_spread`, the
+    stored paired A/A spread of the runner class and workload (`detect`'s noise table), with
+    the normal z = 2.326 (that spread comes from many pairs); without one, from the pairs'
+    own spread with Student's t (n - 1 degrees of freedom). `looks`: one look of a
+    sequence of that many (experiments/looks.py), whose 1% false-alarm rate is split over
+    them (each at 1 - 0.01/looks). The unpaired band comes from the A/A CV `cv`
+    (stats.noise_threshold). `unchanged` needs the interval within ±`min_effect`."""
     pa, pb = shared_rounds(a, b) if a.rounds and b.rounds else ([], [])
+    level = 1 - stats.FALSE_ALARM / max(1, looks)
     if len(pa) >= PAIRED_MIN_ROUNDS:
         n = len(pa)
-        spread = stats.paired_spread(pa, pb)
-        z = float(scipy_stats.t.ppf(1 - stats.FALSE_ALARM, n - 1))
-        threshold = stats.paired_threshold(spread, n, z)
-        return stats.compare_paired(pa, pb, higher_is_better=higher, threshold=threshold)
+        if aa_spread is not None:
+            z = float(scipy_stats.norm.ppf(level))
+            threshold = stats.paired_threshold(aa_spread, n, z)
+        else:
+            z = float(scipy_stats.t.ppf(level, n - 1))
+            threshold = stats.paired_threshold(stats.paired_spread(pa, pb), n, z)
+        return stats.compare_paired(
+            pa, pb, higher_is_better=higher, threshold=threshold, min_effect=min_effect
+        )
     threshold = stats.noise_threshold(cv, len(a.values), len(b.values))
-    return stats.compare(a.values, b.values, higher_is_better=higher, threshold=threshold)
+    return stats.compare(
+        a.values, b.values, higher_is_better=higher, threshold=threshold, min_effect=min_effect
+    )
 
 
 def median(values: list[float]) -> float | None:
@@ -157,8 +196,10 @@ def to_json(ts: list[Table], metric: str) -> list[dict[str, Any]]:
         rows = []
         for r in t.rows:
             c = r.vs_previous
+            axis = {"value": r.label, **r.cell} if r.label is not None else {}
             rows.append(
                 {
+                    **axis,
                     "server": r.server_id,
                     "version_string": r.version_string,
                     "stand_in": r.stand_in,
@@ -176,5 +217,14 @@ def to_json(ts: list[Table], metric: str) -> list[dict[str, Any]]:
                     "paired": c.paired if c else None,
                 }
             )
-        res.append({"group": dict(t.key), "noise_cv": t.noise_cv, "rows": rows})
+        head = {"axis": t.axis} if t.axis else {}
+        res.append(
+            {
+                **head,
+                "group": dict(t.key),
+                "noise_cv": t.noise_cv,
+                "aa_spread": t.aa_spread,
+                "rows": rows,
+            }
+        )
     return res

@@ -3,7 +3,8 @@
 Three tables, each recomputed from `results` and replaced whole (so they never disagree
 with the measurements):
   noise          A/A spread per runner class × hardware × workload: the CV of a cell's
-                 metric across its repeats within one run, pooled (median, p90)
+                 metric across its repeats within one run, pooled (median, p90), and the
+                 paired A/A spread of consecutive repeats (the paired thresholds' noise)
   verdicts       every version vs its predecessor per series, with the noise-calibrated
                  threshold, acknowledgement and the diff of effective server variables
   change_points  steps of the nightly series (analysis/changepoints.py): one value per run
@@ -63,11 +64,16 @@ def _now() -> datetime:
 
 
 def compute_noise(st: Store, metric: str = "tps") -> list[tuple[Any, ...]]:
+    """Per runner class × hardware × workload: the A/A CV (median, p90 over the series of
+    each run) and the paired A/A spread (stats.aa_spread over every server's consecutive
+    repeats of one run and series, each two an A/A pair; NULL below stats.MIN_AA_PAIRS)."""
     rows = st.noise_samples(compare.METRICS[metric][0], NOISE_RECENT_RUNS)
     pooled: dict[tuple[str, str, str], list[tuple[float, int]]] = defaultdict(list)
+    aa: dict[tuple[str, str, str], list[float]] = defaultdict(list)
     for rc, hw, wl, values in rows:
         if len(values) >= MIN_REPEATS_FOR_NOISE and (c := stats.cv(values)) is not None:
             pooled[(rc, hw, wl)].append((c, len(values)))
+            aa[(rc, hw, wl)] += stats.aa_log_ratios([float(v) for v in values])
     now = _now()
     return [
         (
@@ -80,6 +86,8 @@ def compute_noise(st: Store, metric: str = "tps") -> list[tuple[Any, ...]]:
             float(np.median([c for c, _ in items])),
             float(np.percentile([c for c, _ in items], NOISE_P90)),
             now,
+            stats.aa_spread(aa[(rc, hw, wl)]),
+            len(aa[(rc, hw, wl)]),
         )
         for (rc, hw, wl), items in sorted(pooled.items())
     ]
@@ -111,9 +119,14 @@ def variables_diff_of(st: Store) -> Callable[[dict[str, Any], str, str], dict[st
 
 
 def verdict_tables(st: Store, metric: str = "tps") -> list[compare.Table]:
-    """The comparison tables verdicts (and their alerts) are read from."""
-    noise = {(r[0], r[1], r[2], r[3]): r[6] for r in compute_noise(st, metric)}
-    return compare.tables(st, metric=metric, noise=noise, recent=VERDICT_RECENT_VALUES)
+    """The comparison tables verdicts (and their alerts) are read from: the noise threshold
+    and the stored paired A/A spread of each runner class × workload."""
+    rows = compute_noise(st, metric)
+    noise = {(r[0], r[1], r[2], r[3]): r[6] for r in rows}
+    spreads = {(r[0], r[1], r[2], r[3]): r[9] for r in rows if r[9] is not None}
+    return compare.tables(
+        st, metric=metric, noise=noise, spreads=spreads, recent=VERDICT_RECENT_VALUES
+    )
 
 
 def compute_verdicts(

@@ -37,6 +37,9 @@ MAX_THRESHOLD = 0.999  # a band [1 - t, 1/(1 - t)] needs t < 1
 N_RESAMPLES = 2000  # percentile bootstrap; interval endpoints stable to ~0.2% at this size
 SEED = 20261123  # fixed: the same data always gives the same interval
 MIN_SAMPLES = 2  # fewer than this per side and nothing can be said
+# Fewest A/A pairs a stored paired spread rests on: with 10 the RMS estimate is within
+# about ±25% of the true spread (chi-square, 10 degrees of freedom, 80% of the time).
+MIN_AA_PAIRS = 10
 
 # Noise-calibrated threshold. For roughly normal data the median of n values has standard
 # error ~1.2533 sigma / sqrt(n), so the log-ratio of two medians has standard error
@@ -170,6 +173,22 @@ def paired_spread(a: list[float], b: list[float]) -> float | None:
     if len(xa) != len(xb) or len(xa) < 2 or (xa <= 0).any() or (xb <= 0).any():
         return None
     return float((np.log(xb) - np.log(xa)).std(ddof=1))
+
+
+def aa_log_ratios(values: list[float]) -> list[float]:
+    """A server against itself: log(x2/x1), log(x4/x3), … of its repeats in round order,
+    each two consecutive rounds an A/A pair (non-positive values give no pair)."""
+    return [
+        math.log(b / a) for a, b in zip(values[::2], values[1::2], strict=False) if a > 0 and b > 0
+    ]
+
+
+def aa_spread(log_ratios: list[float]) -> float | None:
+    """The paired A/A spread of pooled A/A log-ratios: their root mean square (an A/A pair's
+    expected log-ratio is 0, so every pair is a degree of freedom); None below MIN_AA_PAIRS."""
+    if len(log_ratios) < MIN_AA_PAIRS:
+        return None
+    return math.sqrt(sum(d * d for d in log_ratios) / len(log_ratios))
 
 
 def paired_threshold(spread: float | None, n: int, z: float = Z_FALSE_ALARM) -> float:

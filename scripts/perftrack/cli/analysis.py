@@ -16,6 +16,7 @@ from perftrack.analysis import compare
 from perftrack.cli.app import METRIC_HELP, DbOpt, RunsOpt, emit, out, runner_class_of
 from perftrack.core import paths
 from perftrack.core.errors import ConfigError
+from perftrack.core.record import OPTIONAL_CELL_FIELDS as AXIS_COLUMNS
 from perftrack.drivers import sysbench
 from perftrack.servers import catalog
 
@@ -70,22 +71,13 @@ def print_tables(ts: list[compare.Table], metric: str) -> None:
         return
     unit = compare.METRICS[metric][2]
     for t in ts:
-        k = t.key
-        title = (
-            f"{k['workload']} · threads={k['threads']} · {k['collation']} · "
-            f"profile={k['profile']} · {k['tables']}x{k['table_size']} rows · "
-            f"{k['duration_s']} s · {k['connection']} · runner {k['runner_class']} "
-            f"({k['hw_key']})"
-        )
-        if t.noise_cv is not None:
-            title += f" · A/A noise CV {t.noise_cv:.1%}"
-        tab = Table(title=title, title_justify="left", box=box.SIMPLE_HEAD)
+        tab = Table(title=_title(t), title_justify="left", box=box.SIMPLE_HEAD)
         for col in (
-            "server",
+            t.axis or "server",
             "n",
             f"median {metric} ({unit})",
             "p95 lat (ms)",
-            "vs previous",
+            f"vs {t.rows[0].name}" if t.axis else "vs previous",
             "95% CI",
             "p",
             "threshold",
@@ -94,7 +86,7 @@ def print_tables(ts: list[compare.Table], metric: str) -> None:
             tab.add_column(col, justify="left" if col in ("server", "verdict") else "right")
         for r in t.rows:
             c = r.vs_previous
-            name = r.server_id + (" *" if r.stand_in else "")
+            name = _row_name(r) + (" *" if r.stand_in else "")
             tab.add_row(
                 name,
                 str(len(r.values)),
@@ -109,6 +101,36 @@ def print_tables(ts: list[compare.Table], metric: str) -> None:
         out.print(tab)
     if any(r.stand_in for t in ts for r in t.rows):
         emit("* a local stand-in (see `perftrack servers list`)")
+
+
+def _title(t: compare.Table) -> str:
+    """The series in words: its cell, the axes it sets, runner and noise; an axis
+    comparison's leaves out the columns its axis varies and starts with the server."""
+    k = t.key
+    parts = [f"{k['server_id']}: {t.axis}"] if t.axis else []
+    parts += [k["workload"], f"threads={k['threads']}"]
+    if "collation" in k:
+        parts.append(str(k["collation"]))
+    if "profile" in k:
+        parts.append(f"profile={k['profile']}")
+    size = f"x{k['table_size']}" if "table_size" in k else ""
+    parts += [f"{k['tables']}{size} rows", f"{k['duration_s']} s", str(k["connection"])]
+    parts += [f"{a}={k[a]}" for a in AXIS_COLUMNS if k.get(a) is not None]
+    parts.append(f"runner {k['runner_class']} ({k['hw_key']})")
+    if t.noise_cv is not None:
+        parts.append(f"A/A noise CV {t.noise_cv:.1%}")
+    if t.aa_spread is not None:
+        parts.append(f"paired A/A spread {t.aa_spread:.1%}")
+    return " · ".join(parts)
+
+
+def _row_name(r: compare.Row) -> str:
+    """A server id, or an axis value with the column it set when that says more
+    (`utf8mb4 (utf8mb4_general_ci)`)."""
+    if r.label is None:
+        return r.server_id
+    shown = [str(v) for v in r.cell.values() if v is not None and str(v) != r.label]
+    return f"{r.label} ({', '.join(shown)})" if shown else r.label
 
 
 # The cell of --until-conclusive rounds and bisect steps (one workload/threads/charset).
@@ -154,20 +176,40 @@ def compare_cmd(
     runner_class: RunnerClassOpt = None,
     min_effect: MinEffectOpt = 10.0,
     out_dir: RunsOpt = paths.DEFAULT_RUNS,
+    axis: Annotated[
+        str | None,
+        typer.Option(
+            "--axis",
+            help="compare two values of this axis on ONE server: charset (or collation), "
+            "profile, durability, isolation, engine, handshake, dataset_size, table_size",
+        ),
+    ] = None,
+    values: Annotated[
+        tuple[str, str] | None,
+        typer.Option("--values", help="--axis: the two values, A then B (B against A)"),
+    ] = None,
 ) -> None:
     """Per workload/threads/charset: each version's median and ratio to the previous.
 
-    With --until-conclusive --budget MINUTES and two servers A B: benchmark interleaved
-    rounds of the cell given by --workload/--threads/… until B's verdict against A settles.
+    With --axis AXIS --values A B and one server: B against A on that server, every other
+    axis equal (`perftrack compare mariadb-10.11.18 --axis charset --values latin1 utf8mb4`).
+
+    With --until-conclusive --budget MINUTES and two servers A B (or one server with
+    --axis/--values): benchmark interleaved rounds of the cell given by
+    --workload/--threads/… until B's verdict against A settles.
     """
     from perftrack.store import store
 
     if metric not in compare.METRICS:
         raise ConfigError(f"unknown metric '{metric}'; known: {', '.join(compare.METRICS)}")
+    if axis is not None or values is not None:
+        _check_axis_cli(servers or [], axis, values)
     if until_conclusive or budget is not None:
         from perftrack.experiments import conclude
 
-        a, b, minutes = conclude.check_cli(servers or [], budget, until_conclusive, run_id)
+        a, b, minutes = conclude.check_cli(
+            servers or [], budget, until_conclusive, run_id, axis is not None
+        )
         req = _round_request(a, b, minutes * 60, locals())
         cat = catalog.load()
         conclude.validate(req, cat)
@@ -176,6 +218,22 @@ def compare_cmd(
         o = conclude.run(req, cat, paths.config_dir(), db, out_dir, say)
         if as_json:
             print(json.dumps(conclude.to_json(o), indent=1))
+        return
+    if axis is not None and values is not None:
+        from perftrack.analysis import axis as axis_mod
+
+        (server,) = servers or []
+        with store.open_db(db, write=False) as st:
+            _check_servers_have_results(st, [server], run_id, db)
+            res = axis_mod.tables(st, server, axis, values, metric=metric, run_id=run_id)
+        if as_json:
+            print(json.dumps(compare.to_json(res.tables, metric), indent=1))
+            return
+        print_tables(res.tables, metric)
+        if res.one_sided:
+            emit(
+                f"{res.one_sided} series of {server} with only one of the two values: not compared"
+            )
         return
     with store.open_db(db, write=False) as st:
         _check_servers_have_results(st, servers or [], run_id, db)
@@ -204,6 +262,26 @@ def _check_servers_have_results(st: Any, servers: list[str], run_id: str | None,
         )
 
 
+def _check_axis_cli(servers: list[str], axis: str | None, values: Any) -> None:
+    """--axis and --values go together, with exactly one server."""
+    from perftrack.analysis import axis as axis_mod
+
+    if axis is None:
+        raise ConfigError(
+            "--values goes with --axis: perftrack compare SERVER --axis A --values X Y"
+        )
+    axis_mod.canonical(axis)
+    if values is None:
+        raise ConfigError(f"--axis {axis} needs --values A B, e.g. --values latin1 utf8mb4")
+    if len(servers) != 1:
+        raise ConfigError(
+            f"--axis compares two {axis} values on one server, not {len(servers)}: "
+            f"perftrack compare SERVER --axis {axis} --values A B"
+        )
+    if values[0] == values[1]:
+        raise ConfigError(f"compare two different {axis} values, not {values[0]!r} with itself")
+
+
 def _round_request(a: str, b: str, seconds: float, opts: dict[str, Any]) -> Any:
     """The interleaved-rounds request of `compare --until-conclusive` and `bisect`, from
     the cell options both commands share (their `locals()`: the same option names)."""
@@ -224,6 +302,8 @@ def _round_request(a: str, b: str, seconds: float, opts: dict[str, Any]) -> Any:
         metric=opts["metric"],
         runner_class=runner_class_of(opts["runner_class"]),
         min_effect=opts["min_effect"] / 100,
+        axis=opts.get("axis"),
+        values=tuple(opts.get("values") or ()),
     )
 
 

@@ -1,154 +1,50 @@
-"""Sequential tag-vs-tag verdicts: interleaved rounds of A and B until the verdict settles.
+"""Sequential verdicts: interleaved rounds of two arms until the verdict settles.
 
 `perftrack compare A B --until-conclusive --budget MINUTES` runs rounds of one cell per
-server (A then B, then B then A, …; each a fresh server via the runner), ingests every
-round into the DB, and recomputes the verdict of B against A from the rounds of this
-session. It stops when the verdict is no longer `inconclusive`, when the planned looks are
-used up, or when the next round would not fit in the budget (estimated before each round
-from the slowest round so far, so a round is never started that cannot finish).
+arm (A then B, then B then A, …; each a fresh server via the runner), ingests every round
+into the DB, and recomputes the verdict of B against A from the rounds of this session.
+The arms are two servers, or, with `--axis AXIS --values X Y`, one server with two values
+of a configuration axis (charset, profile, durability, …; analysis/axis.py): the same
+rounds, looks and verdict either way. It stops when the verdict is no longer
+`inconclusive`, when the planned looks are used up, or when the next round would not fit
+in the budget (estimated before each round from the slowest round so far, so a round is
+never started that cannot finish).
 
-Multiple looks. Looking at the data after every round and stopping at the first
-`regression` would raise the false-alarm rate with each look. Verdicts are therefore only
-*decided* at looks spaced geometrically (n = 4, 6, 9, 14, 21, 32, … per side; before 4
-Mann-Whitney cannot reach p < 0.05), and the false-alarm budget of the whole sequence,
-1%, is split evenly over the looks the budget allows (Bonferroni): each look's
-noise-calibrated threshold uses z = Φ⁻¹(1 − 0.01 / K) instead of 2.326. Rounds between
-looks print an interim ratio and interval, but cannot end the sequence.
-
-Bands are on the log scale (e^±t), and `unchanged` also needs the interval inside
-±min_effect (default 10%): see docs/statistics.md, "Sequential rounds".
+Multiple looks (experiments/looks.py): looking after every round and stopping at the
+first `regression` would raise the false-alarm rate with each look, so verdicts are only
+*decided* at looks spaced geometrically, with the sequence's 1% false-alarm budget split
+over the looks the budget allows. Rounds between looks print an interim ratio and
+interval, but cannot end the sequence. See docs/statistics.md, "Sequential rounds".
 """
 
 from __future__ import annotations
 
-import dataclasses
 import math
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from statistics import NormalDist
 from typing import Any
 
-from scipy import stats as scipy_stats
-
+from perftrack.analysis import axis as axis_mod
 from perftrack.analysis import compare, stats
+from perftrack.core import paths
 from perftrack.core.errors import ConfigError, ServerError
+from perftrack.experiments.looks import (
+    DEFAULT_MIN_EFFECT,
+    FALSE_ALARM,
+    FIRST_LOOK_N,
+    decide,
+    look_points,
+    look_z,
+)
 from perftrack.planning import cells, matrix
 from perftrack.run import runner
+from perftrack.servers import profiles
 from perftrack.servers.catalog import Catalog
 from perftrack.store import store
 
-FALSE_ALARM = 0.01  # target false-alarm rate of one whole sequence (issue #8)
-FIRST_LOOK_N = 4  # repeats per side: below this Mann-Whitney's smallest p is >= 0.1
-LOOK_GROWTH = 1.5  # the next look when each side has grown by half
-DEFAULT_MIN_EFFECT = stats.MIN_EFFECT_UNCHANGED  # --min-effect: the change "unchanged" rules out
 MAX_FAILED_ROUNDS = 2  # consecutive rounds without a value for a side: stop, say why
-BOOT_Z = NormalDist().inv_cdf(0.5 + stats.CONFIDENCE / 2)  # 1.96: half-width of the 95% CI
-
-
-def look_points(max_n: int) -> list[int]:
-    """Repeats per side at which a verdict is decided: 4, 6, 9, 14, 21, 32, … ≤ max_n."""
-    points, n = [], FIRST_LOOK_N
-    while n <= max_n:
-        points.append(n)
-        n = math.ceil(n * LOOK_GROWTH)
-    return points
-
-
-def look_z(looks: int, df: int | None = None) -> float:
-    """Per-look one-sided quantile so that K looks together false-alarm at most FALSE_ALARM.
-
-    Normal when the CV is known (stored A/A noise); Student's t with `df` degrees of
-    freedom when it is estimated from the few values at hand, whose CV is often too small.
-    """
-    q = 1 - FALSE_ALARM / max(1, looks)
-    if df is None:
-        return NormalDist().inv_cdf(q)
-    return float(scipy_stats.t.ppf(q, df))
-
-
-def log_threshold(cv: float | None, n_a: int, n_b: int, z: float) -> float:
-    """The noise threshold on the log-ratio scale, with the per-look z.
-
-    As `stats.noise_threshold` (SE of the log-ratio of two medians ≈ 1.2533·CV·√(1/nA+1/nB)),
-    but kept in logs: at the CVs of a loaded 2-core VM (30-50%) z·SE exceeds 1, and a
-    linear band 1 ± threshold would make a regression impossible to call.
-    """
-    floor = -math.log(1 - stats.MIN_EFFECT)
-    if cv is None or n_a < 1 or n_b < 1:
-        return floor
-    return max(floor, z * stats.MEDIAN_SE_FACTOR * cv * math.sqrt(1 / n_a + 1 / n_b))
-
-
-def log_verdict(
-    c: stats.Comparison, t: float, higher_is_better: bool, min_effect: float = DEFAULT_MIN_EFFECT
-) -> str:
-    """`stats.verdict` for a log-scale threshold t (band [e^-t, e^t]).
-
-    `unchanged` also needs the interval inside ±`min_effect`: early in a sequence the noise
-    band is wide (±50% and more here), and "no change larger than the noise" would settle
-    a real -20% change after four rounds.
-    """
-    return stats.verdict(
-        c.ratio, c.ci_low, c.ci_high, c.p_value, 1 - math.exp(-t), higher_is_better, min_effect
-    )
-
-
-def decide(
-    a: list[float],
-    b: list[float],
-    *,
-    cv: float | None,
-    looks: int,
-    higher_is_better: bool = True,
-    min_effect: float = DEFAULT_MIN_EFFECT,
-    paired: bool = False,
-) -> stats.Comparison | None:
-    """B against A at one look of a sequence of `looks` (None: too few values).
-
-    `paired`: a[i] and b[i] come from round i (the rounds of this module always pair): the
-    effect is the per-round ratios' geometric mean (`stats.compare_paired`) and the band is
-    a one-sided Student-t bound on their mean log-ratio at the per-look level, t = q·s/√n
-    (s: the spread of the per-round log-ratios, q: `look_z` with n - 1 degrees of freedom),
-    so drift shared by both arms of a round is not counted as noise.
-
-    Unpaired: the comparison's `threshold` is the regression-side band, 1 - e^-t. The
-    standard error behind t is the larger of the CV formula's (exact for normal noise) and
-    the one the bootstrap interval implies: for flat or skewed noise, as here, the median
-    varies more than 1.2533·σ/√n (up to 1.73·σ/√n for uniform noise).
-    """
-    if paired:
-        spread = stats.paired_spread(a, b)
-        if spread is None:
-            return None
-        n = len(a)
-        floor = -math.log(1 - stats.MIN_EFFECT)
-        t = max(floor, look_z(looks, n - 1) * spread / math.sqrt(n))
-        return stats.compare_paired(
-            a,
-            b,
-            higher_is_better=higher_is_better,
-            threshold=1 - math.exp(-t),
-            min_effect=min_effect,
-        )
-    own = cv if cv is not None else _pooled_cv(a, b)
-    q = look_z(looks, None if cv is not None else max(1, len(a) + len(b) - 2))
-    t = log_threshold(own, len(a), len(b), q)
-    c = stats.compare(a, b, higher_is_better=higher_is_better, threshold=1 - math.exp(-t))
-    if c is None:
-        return None
-    if c.ci_low > 0 and c.ci_high > c.ci_low:
-        se_boot = (math.log(c.ci_high) - math.log(c.ci_low)) / (2 * BOOT_Z)
-        t = max(t, q * se_boot)
-    verdict = log_verdict(c, t, higher_is_better, min_effect)
-    return dataclasses.replace(c, threshold=1 - math.exp(-t), verdict=verdict)
-
-
-def _pooled_cv(a: list[float], b: list[float]) -> float | None:
-    """The pair's own A/A noise: the median of the two sides' CVs (as compare.group_cv)."""
-    cvs = [c for c in (stats.cv(a), stats.cv(b)) if c is not None]
-    return sum(cvs) / len(cvs) if cvs else None
 
 
 @dataclass(frozen=True)
@@ -170,6 +66,17 @@ class Request:
     runner_class: str = "local"
     # `unchanged` settles only when B is within ±min_effect of A (and within the noise band)
     min_effect: float = DEFAULT_MIN_EFFECT
+    # An axis comparison: both arms are server `a` (== `b`), with values[0] and values[1]
+    # of this axis (analysis/axis.py names); None: the arms are the servers a and b.
+    axis: str | None = None
+    values: tuple[str, ...] = ()
+
+    @property
+    def arms(self) -> tuple[str, str]:
+        """The two arms in words: server ids, or `server axis=value`."""
+        if self.axis is None:
+            return self.a, self.b
+        return (f"{self.a} {self.axis}={self.values[0]}", f"{self.a} {self.axis}={self.values[1]}")
 
     def optimistic_round_s(self) -> float:
         """A lower bound of one round: two cells' warm-up and measurement, no overhead."""
@@ -224,10 +131,12 @@ class Sequence:
 
 def validate(req: Request, cat: Catalog) -> None:
     """Refuse bad input before anything runs (one-line ConfigError each)."""
-    if req.a == req.b:
+    if req.axis is None and req.a == req.b:
         raise ConfigError(f"compare two different servers, not {req.a!r} with itself")
     cat.get(req.a)
     cat.get(req.b)
+    if req.axis is not None:
+        _validate_axis(req, cat)
     if not req.budget_s > 0 or not math.isfinite(req.budget_s):
         raise ConfigError("--budget must be a positive number of minutes, e.g. --budget 10")
     if not stats.MIN_EFFECT <= req.min_effect < 1:
@@ -246,42 +155,94 @@ def validate(req: Request, cat: Catalog) -> None:
         )
 
 
+# An axis of analysis/axis.py -> the matrix key that lists its values in a round.
+ROUND_AXIS_KEYS = {
+    "charset": "charsets",
+    "profile": "profile",
+    "durability": "durabilities",
+    "isolation": "isolations",
+    "engine": "engines",
+    "handshake": "handshakes",
+    "dataset_size": "dataset_sizes",
+}
+
+
+def _validate_axis(req: Request, cat: Catalog) -> None:
+    """One server, two values of an axis a round can set, both valid (the matrix says)."""
+    name = axis_mod.canonical(req.axis or "")
+    if name not in ROUND_AXIS_KEYS:
+        raise ConfigError(
+            f"--until-conclusive cannot vary {name} within a round; axes it can: "
+            f"{', '.join(ROUND_AXIS_KEYS)} (dataset_size sizes the tables)"
+        )
+    if req.a != req.b or len(req.values) != 2 or req.values[0] == req.values[1]:
+        raise ConfigError(f"an axis comparison runs two different {name} values on one server")
+    cell_matrix(req, [req.a], "until-conclusive", list(req.values))  # refuses bad values
+    if name == "profile":
+        for v in req.values:
+            profiles.load(v, paths.config_dir())
+
+
 def _round_matrix(req: Request, number: int) -> matrix.Matrix:
-    order = [req.a, req.b] if number % 2 == 1 else [req.b, req.a]  # alternate who goes first
-    return cell_matrix(req, order, "until-conclusive")
+    first = number % 2 == 1  # alternate who goes first
+    if req.axis is not None:
+        values = list(req.values) if first else list(reversed(req.values))
+        return cell_matrix(req, [req.a], "until-conclusive", values)
+    return cell_matrix(req, [req.a, req.b] if first else [req.b, req.a], "until-conclusive")
 
 
-def cell_matrix(req: Request, servers: list[str], name: str) -> matrix.Matrix:
-    """One round: the request's cell on each of `servers`, in that order."""
-    return matrix.from_dict(
-        {
-            "name": name,
-            "servers": servers,
-            "workloads": [req.workload],
-            "charsets": [req.charset],
-            "threads": [req.threads],
-            "repeats": 1,
-            "duration_s": req.duration_s,
-            "warmup_s": req.warmup_s,
-            "tables": req.tables,
-            "table_size": req.table_size,
-            "profile": req.profile,
-        },
-        where=f"--{name}" if name == "until-conclusive" else name,
-    )
+def cell_matrix(
+    req: Request, servers: list[str], name: str, values: list[str] | None = None
+) -> matrix.Matrix:
+    """One round: the request's cell on each of `servers`, in that order; in an axis
+    comparison with the axis's `values` (in that order: the groups run in list order)."""
+    data: dict[str, Any] = {
+        "name": name,
+        "servers": servers,
+        "workloads": [req.workload],
+        "charsets": [req.charset],
+        "threads": [req.threads],
+        "repeats": 1,
+        "duration_s": req.duration_s,
+        "warmup_s": req.warmup_s,
+        "tables": req.tables,
+        "table_size": req.table_size,
+        "profile": req.profile,
+    }
+    if req.axis is not None:
+        key = ROUND_AXIS_KEYS[axis_mod.canonical(req.axis)]
+        data[key] = list(values or req.values)
+        if key == "dataset_sizes":
+            del data["table_size"]  # sized by the plan from the buffer pool
+    return matrix.from_dict(data, where=f"--{name}" if name == "until-conclusive" else name)
+
+
+def arm_of(req: Request, d: dict[str, Any]) -> int:
+    """0 (A), 1 (B) or -1: which arm a result of the session's runs belongs to."""
+    if req.axis is None:
+        return (req.a, req.b).index(d["server_id"]) if d["server_id"] in (req.a, req.b) else -1
+    if d["server_id"] != req.a:
+        return -1
+    name = axis_mod.canonical(req.axis)
+    own = axis_mod.value_of(name, d)
+    for i, v in enumerate(req.values):
+        if own == v or (name == "charset" and d["charset"] == v):
+            return i
+    return -1
 
 
 def session_pairs(db: Path, run_ids: list[str], req: Request) -> tuple[list[float], list[float]]:
     """This session's values of the metric, read back from the DB, as pairs: (A_i, B_i) of
-    each round (one run) where both sides have a value; a round with a side missing (a
+    each round (one run) where both arms have a value; a round with an arm missing (a
     failed cell) gives no pair."""
     col = compare.METRICS[req.metric][0]
     with store.open_db(db, write=False) as st:
         rows = st.run_values(run_ids, col)
-    by_round: dict[str, dict[str, float]] = {rid: {} for rid in run_ids}
-    for rid, sid, value in rows:
-        by_round[rid][sid] = float(value)
-    pairs = [(v[req.a], v[req.b]) for v in by_round.values() if req.a in v and req.b in v]
+    by_round: dict[str, dict[int, float]] = {rid: {} for rid in run_ids}
+    for d in rows:
+        if (arm := arm_of(req, d)) >= 0:
+            by_round[d["run_id"]][arm] = float(d["value"])
+    pairs = [(v[0], v[1]) for v in by_round.values() if 0 in v and 1 in v]
     return [p[0] for p in pairs], [p[1] for p in pairs]
 
 
@@ -302,8 +263,9 @@ def run(
     outcome = Sequence(req, req.planned_looks())
     points = look_points(10**9)
     z = look_z(outcome.looks_planned)
+    arm_a, arm_b = req.arms
     emit(
-        f"until conclusive: {req.b} against {req.a}, {req.workload}, {req.threads} thread(s), "
+        f"until conclusive: {arm_b} against {arm_a}, {req.workload}, {req.threads} thread(s), "
         f"{req.duration_s} s per cell, budget {req.budget_s / 60:.1f} min; verdicts at "
         f"n = {', '.join(map(str, points[: outcome.looks_planned]))} per side "
         f"({outcome.looks_planned} looks, z = {z:.2f} each, or Student's t while the CV "
@@ -386,10 +348,9 @@ def format_outcome(o: Sequence) -> str:
     looks = [r for r in o.rounds if r.look is not None]
     last = looks[-1] if looks else (o.rounds[-1] if o.rounds else None)
     c = last.comparison if last else None
+    arm_a, arm_b = o.request.arms
     what = (
-        f"{o.request.b} / {o.request.a} = {c.ratio:.3f} [{c.ci_low:.3f}, {c.ci_high:.3f}]"
-        if c
-        else "no ratio"
+        f"{arm_b} / {arm_a} = {c.ratio:.3f} [{c.ci_low:.3f}, {c.ci_high:.3f}]" if c else "no ratio"
     )
     return (
         f"verdict: {o.verdict}: {what} after {len(o.rounds)} round(s), "
@@ -398,9 +359,11 @@ def format_outcome(o: Sequence) -> str:
 
 
 def to_json(o: Sequence) -> dict[str, Any]:
+    axis = {"axis": o.request.axis, "values": list(o.request.values)} if o.request.axis else {}
     return {
         "a": o.request.a,
         "b": o.request.b,
+        **axis,
         "verdict": o.verdict,
         "stop": o.stop,
         "looks_planned": o.looks_planned,
@@ -427,18 +390,24 @@ def to_json(o: Sequence) -> dict[str, Any]:
 
 
 def check_cli(
-    servers: list[str], budget: float | None, until: bool, run_id: str | None
+    servers: list[str], budget: float | None, until: bool, run_id: str | None, axis: bool = False
 ) -> tuple[str, str, float]:
-    """A, B and the budget in minutes, from what `compare --until-conclusive` was given."""
+    """A, B and the budget in minutes, from what `compare --until-conclusive` was given
+    (`axis`: an axis comparison, whose arms are both the one server given)."""
     if not until:
         raise ConfigError("--budget goes with --until-conclusive")
     if run_id:
         raise ConfigError("--until-conclusive runs new rounds: it takes no --run")
-    if len(servers) != 2:
+    if axis and len(servers) != 1:
+        raise ConfigError(
+            "--until-conclusive --axis runs one server: "
+            "perftrack compare SERVER --axis AXIS --values A B --until-conclusive --budget MINUTES"
+        )
+    if not axis and len(servers) != 2:
         raise ConfigError(
             "--until-conclusive compares exactly two servers: "
             "perftrack compare A B --until-conclusive --budget MINUTES"
         )
     if budget is None:
         raise ConfigError("--until-conclusive needs --budget MINUTES, e.g. --budget 10")
-    return servers[0], servers[1], budget
+    return servers[0], servers[-1], budget

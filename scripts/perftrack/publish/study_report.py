@@ -8,8 +8,10 @@ DB's records of the study's own cells (what the study page shows), and prints, p
 - `durability`: baseline durability / each durability, per role (article 001's
   sync_binlog finding).
 
-Speeds are qps medians over repeats; the article's `seconds` values (mysqlslap) are
-turned into speeds (1/seconds) so every ratio reads "> 1: the numerator is faster".
+Our ratios come from compare.versus, the verdicts' one function (paired over the rounds
+both sides share, as `perftrack compare --axis` for the axis comparisons); the article's
+`seconds` values (mysqlslap) are turned into speeds (1/seconds) so every ratio reads
+"> 1: the numerator is faster".
 """
 
 from __future__ import annotations
@@ -22,7 +24,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from perftrack.analysis import stats
+from perftrack.analysis import compare, stats
 from perftrack.core.errors import ConfigError
 from perftrack.planning.study import AXIS_OF, Claim, Study
 from perftrack.planning.workloads import PREPOST_WORKLOAD
@@ -55,6 +57,8 @@ class Side:
     """Speeds per (role, key): ours (qps of every ok repeat) and the article's."""
 
     ours: dict[tuple[str, Key], list[float]] = field(default_factory=dict)
+    # (run_id, repeat) of each of `ours`' values: values of one round are a pair
+    rounds: dict[tuple[str, Key], list[tuple[str, int]]] = field(default_factory=dict)
     article: dict[tuple[str, Key], float] = field(default_factory=dict)
     # our profile -> the article's it stands in for (the study's `stand_in_profiles`)
     profile_alias: dict[str, str] = field(default_factory=dict)
@@ -184,7 +188,9 @@ def collect(st: Study, scale: str, recs: Iterable[dict[str, Any]]) -> tuple[Side
                 f"t={c['threads']}: {rec['reason']}"
             )
             continue
-        side.ours.setdefault((role, _key(rec["cell"])), []).append(float(rec["result"]["qps"]))
+        k = (role, _key(rec["cell"]))
+        side.ours.setdefault(k, []).append(float(rec["result"]["qps"]))
+        side.rounds.setdefault(k, []).append((rec["run_id"], int(rec["cell"].get("repeat") or 0)))
     return side, sorted(set(skipped))
 
 
@@ -222,15 +228,25 @@ def _ratio(a: float | None, b: float | None) -> float | None:
     return a / b if a is not None and b else None
 
 
-def _interval(num: list[float] | None, den: list[float] | None) -> stats.Comparison | None:
-    """num/den as the verdicts compare (stats.compare): the ratio of medians, its bootstrap
-    95% interval and the rank test; None with fewer than two repeats on a side."""
-    return stats.compare(den or [], num or []) if num and den else None
+def _interval(side: Side, num: tuple[str, Key], den: tuple[str, Key]) -> stats.Comparison | None:
+    """num/den by the one verdict function, compare.versus (as `perftrack compare`, and
+    `compare --axis` for a configuration against another on one server): paired over the
+    rounds both were measured in (per-round ratios), else the ratio of medians with its
+    bootstrap interval and the rank test; None with fewer than two repeats on a side."""
+    if not side.ours.get(num) or not side.ours.get(den):
+        return None
+    a, b = (_row(side, k) for k in (den, num))
+    return compare.versus(a, b, compare.group_cv([a, b]), True)
+
+
+def _row(side: Side, k: tuple[str, Key]) -> compare.Row:
+    return compare.Row(k[0], "", "", None, None, side.ours[k], [], rounds=side.rounds.get(k, []))
 
 
 def outside_noise(c: stats.Comparison | None) -> bool:
-    """The ratio differs from 1 beyond the noise: its 95% interval excludes 1 and the
-    Mann-Whitney test agrees (p < 0.05). Anything else could be the machine's noise."""
+    """The ratio differs from 1 beyond the noise: its 95% interval excludes 1 and the test
+    agrees (p < 0.05: the paired t-test over shared rounds, else Mann-Whitney). Anything
+    else could be the machine's noise."""
     return c is not None and c.p_value < stats.ALPHA and (c.ci_low > 1 or c.ci_high < 1)
 
 
@@ -266,14 +282,15 @@ def rows(st: Study, side: Side) -> list[ReportRow]:
                 new, base = side.ours.get((role, k)), side.ours.get((b, k))
                 if new is None and base is None:
                     continue
+                c = _interval(side, (role, k), (b, k))
                 out.append(
                     ReportRow(
                         name,
                         _label(k),
-                        _ratio(_median(new), _median(base)),
+                        c.ratio if c else _ratio(_median(new), _median(base)),
                         (len(new or []), len(base or [])),
                         _ratio(_article(side, role, k), _article(side, b, k)),
-                        _interval(new, base),
+                        c,
                         k,
                     )
                 )
@@ -301,14 +318,15 @@ def _axis_rows(st: Study, side: Side, keys: list[Key], comparison: str) -> list[
                 _article(side, role, base_k, keep=field_name),
                 _article(side, role, k, keep=field_name),
             )
+            c = _interval(side, (role, base_k), (role, k))  # the axis comparison's verdict
             out.append(
                 ReportRow(
                     f"{comparison} {_who(st, role)}",
                     f"{baseline} / {_label(k)}",
-                    _ratio(_median(num), _median(den)),
+                    c.ratio if c else _ratio(_median(num), _median(den)),
                     (len(num or []), len(den or [])),
                     article,
-                    _interval(num, den),
+                    c,
                     k,
                 )
             )
@@ -358,11 +376,14 @@ def render(
     if scale != "full" and st.stand_in:
         emit(f"  STAND-INS: {st.stand_in}")
     emit(
-        "ratios: > 1 means the numerator is faster (ours: median qps over repeats, with the "
-        "bootstrap 95% interval; * = outside the noise: interval excludes 1 and Mann-Whitney "
-        "p < 0.05; a ratio without * may be this machine's noise)"
+        "ratios: > 1 means the numerator is faster (ours: qps, as `perftrack compare` "
+        "computes it: the per-round ratios' geometric mean with a paired t 95% interval where "
+        "both sides share rounds, else the ratio of medians with a bootstrap interval; * = "
+        "outside the noise: interval excludes 1 and the test p < 0.05; a ratio without * "
+        "may be this machine's noise)"
     )
-    few = min((min(r.n) for r in table if r.ours is not None), default=MIN_SURE_REPEATS)
+    unpaired = [r for r in table if r.ours is not None and not (r.interval and r.interval.paired)]
+    few = min((min(r.n) for r in unpaired), default=MIN_SURE_REPEATS)
     if few < MIN_SURE_REPEATS:
         emit(
             f"  NOTE: {few} repeats on a side: below {MIN_SURE_REPEATS} the rank test cannot "
@@ -491,13 +512,13 @@ def charset_findings(st: Study, table: list[ReportRow], side: Side) -> list[str]
             f"{faster} of {len(mine)} comparisons; outside the noise: {sure_faster} faster, "
             f"{sure_slower} slower"
         )
-        for (r, k), uni in sorted(side.ours.items(), key=lambda kv: str(kv[0])):
+        for r, k in sorted(side.ours, key=str):
             if r != role or k[ci] != "utf8mb4_unicode_ci":
                 continue
-            gen = side.ours.get((role, (*k[:ci], "utf8mb4_general_ci", *k[ci + 1 :])))
-            if not gen:
+            gen_k = (role, (*k[:ci], "utf8mb4_general_ci", *k[ci + 1 :]))
+            if not side.ours.get(gen_k):
                 continue
-            c = _interval(gen, uni)  # general_ci speed / unicode_ci speed
+            c = _interval(side, gen_k, (role, k))  # general_ci speed / unicode_ci speed
             if c is None:
                 continue
             holds = "holds" if c.ratio > 1 else "does NOT hold"

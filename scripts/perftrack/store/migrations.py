@@ -421,6 +421,14 @@ MIGRATIONS: tuple[Migration, ...] = (
         "workload, series) and how many series the change spans",
         V8_STATEMENTS,
     ),
+    Migration(
+        9,
+        "noise: the paired A/A spread (paired_spread, pairs) the paired thresholds use",
+        (
+            "ALTER TABLE noise ADD COLUMN paired_spread DOUBLE",
+            "ALTER TABLE noise ADD COLUMN pairs INTEGER",
+        ),
+    ),
 )
 
 CURRENT_VERSION: int = MIGRATIONS[-1].version

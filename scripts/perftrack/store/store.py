@@ -283,14 +283,14 @@ class Store(
 
     def cell_records(self, server_ids: list[str]) -> list[dict[str, Any]]:
         """The latest attempt of every cell of these servers, shaped like run records
-        (run_id, server.id, status, reason, cell fields, result.qps): what a study page and
-        `study report --from-db` read."""
+        (run_id, server.id, status, reason, cell fields with repeat, result.qps): what a
+        study page and `study report --from-db` read."""
         if not server_ids:
             return []
         axes = ", ".join(f"r.{a}" for a in record.OPTIONAL_CELL_FIELDS)
         cur = self.con.execute(
             f"""SELECT r.run_id, s.server_id, r.status, r.reason, r.qps, r.workload, r.threads,
-                       r."collation", r.profile, r.tables, r.duration_s, {axes}
+                       r."collation", r.profile, r.tables, r.duration_s, r."repeat", {axes}
                 FROM results r JOIN servers s USING (server_key)
                 WHERE s.server_id IN (SELECT unnest(?))
                 QUALIFY row_number() OVER (PARTITION BY r.run_id, r.cell_id
@@ -300,7 +300,7 @@ class Store(
         out = []
         for row in cur.fetchall():
             run_id, sid, status, reason, qps, workload, threads, coll, profile, tables, *rest = row
-            dur, *ax = rest
+            dur, repeat, *ax = rest
             cell = {
                 "workload": workload,
                 "threads": threads,
@@ -308,6 +308,7 @@ class Store(
                 "profile": profile,
                 "tables": tables,
                 "duration_s": dur,
+                "repeat": repeat,
                 **dict(zip(record.OPTIONAL_CELL_FIELDS, ax, strict=True)),
             }
             out.append(

@@ -7,7 +7,8 @@ at build time: nothing is written per version by hand.
 Which results each data set uses:
 - `summary` (trend, thread scaling, studies) and `charset`: per comparison group
   (compare.GROUP_COLS) and server, the newest run that measured it, on the runner class's
-  current hardware — the present picture, with its repeats interleaved in one run.
+  current hardware — the present picture, with its repeats interleaved in one run;
+  `charset` compares two collations as `perftrack compare SERVER --axis charset` does.
 - `verdicts` (overview, heatmap): verdicts.latest.
 - `history`: every run (night), all hardware; a hardware change starts a new segment.
 - `runs` and one detail file per run.
@@ -26,7 +27,7 @@ import numpy as np
 from scipy import stats as sps
 
 from perftrack import __version__
-from perftrack.analysis import stats
+from perftrack.analysis import axis, compare, stats
 from perftrack.analysis.annotations import Annotation
 from perftrack.publish.site import cost, metrics, verdicts
 from perftrack.publish.site import history as history_files
@@ -234,29 +235,45 @@ class Exporter:
         out.sort(key=lambda r: (r["workload"], r["collation"], r["threads"], r["vorder"]))
         return out
 
-    def charset(self, newest: list[dict[str, Any]]) -> list[dict[str, Any]]:
-        """Each collation's throughput ratio to the latin1 one, same server and cell."""
-        by_cell: dict[tuple[Any, ...], dict[str, dict[str, Any]]] = defaultdict(dict)
-        for r in newest:
-            key = (*(r[k] for k in GROUP if k != "coll"), r["server"])
-            by_cell[key][r["coll"]] = r
+    def charset(self) -> list[dict[str, Any]]:
+        """Each collation's throughput ratio to the latin1 one, same server and cell (current
+        hardware): each side the newest run that measured it, compared by the axis
+        comparison of `perftrack compare SERVER --axis charset` (analysis/axis.py
+        `compared`, i.e. compare.versus: paired when both come from one run)."""
+        rows = self.st.series_values(compare.METRICS[verdicts.METRIC][0])
+        fixed = axis.fixed_columns("charset")
+        by_cell: dict[tuple[Any, ...], dict[str, list[dict[str, Any]]]] = defaultdict(dict)
+        for d in rows:  # oldest first: a later run of a collation replaces the earlier one
+            if self.current_hw.get(d["runner_class"]) != d["hw_key"]:
+                continue
+            colls = by_cell[(*(d[c] for c in fixed), d["server_id"])]
+            side = colls.setdefault(d["collation"], [])
+            if side and side[-1]["run_id"] != d["run_id"]:
+                side.clear()
+            side.append(d)
+        noise, spreads = self.st.noise_cv(), self.st.noise_spread()
         out = []
-        for cells in by_cell.values():
+        for cell, cells in by_cell.items():
             bases = [c for c in cells if self.charset_of.get(c) == BASELINE_CHARSET]
             if not bases:
                 continue
             base = BASELINE_COLLATION if BASELINE_COLLATION in bases else sorted(bases)[0]
-            for coll, r in sorted(cells.items()):
+            key = dict(zip(fixed, cell[:-1], strict=True))
+            for coll, side in sorted(cells.items()):
                 if coll == base:
                     continue
-                c = stats.compare(cells[base]["tps"], r["tps"])
+                pair = (cells[base], side)
+                t = axis.compared(
+                    "charset", (base, coll), key, pair, verdicts.METRIC, noise, spreads
+                )
+                c = t.rows[1].vs_previous
                 if c is None:
                     continue
                 out.append(
                     {
-                        **self.describe(r),
-                        "server": r["server"],
-                        "vorder": self.order.get(r["server"], -1),
+                        **self.describe({**key, "collation": coll}),
+                        "server": cell[-1],
+                        "vorder": self.order.get(cell[-1], -1),
                         "baseline": base,
                         "n": c.n_b,
                         "n_baseline": c.n_a,
@@ -264,7 +281,10 @@ class Exporter:
                         "ci_low": c.ci_low,
                         "ci_high": c.ci_high,
                         "p_value": c.p_value,
+                        "threshold": c.threshold,
+                        "paired": c.paired,
                         "verdict": c.verdict,
+                        "run_id": side[-1]["run_id"],
                     }
                 )
         out.sort(key=lambda r: (r["workload"], r["threads"], r["collation"], r["vorder"]))
@@ -483,7 +503,7 @@ def export(st: Store, notes: list[Annotation]) -> SiteData:
     data = SiteData(meta=ex.meta())
     data.verdicts = ex.verdicts()
     data.summary = ex.summary(newest)
-    data.charset = ex.charset(newest)
+    data.charset = ex.charset()
     data.history = ex.history()
     data.hardware_changes = ex.hardware_changes()
     data.change_points = ex.change_points()
@@ -506,7 +526,7 @@ def export_for_chart(st: Store, notes: list[Annotation], dataset: str) -> dict[s
     if dataset == "summary":
         return {"table": ex.summary(ex.newest())}
     if dataset == "charset":
-        return {"table": ex.charset(ex.newest())}
+        return {"table": ex.charset()}
     if dataset == "cost":
         return {"table": cost_rows(ex)}
     if dataset == "history":

@@ -32,6 +32,19 @@ class DerivedQueries(QueryBase):
             return {}
         return {(r[0], r[1], r[2], r[3]): float(r[4]) for r in rows}
 
+    def noise_spread(self) -> dict[NoiseKey, float]:
+        """The stored paired A/A spread (the standard deviation of per-round log-ratios of a
+        server against itself) per runner class, hardware, workload and metric; none from a
+        DB before schema v7 or where too few A/A pairs were measured."""
+        try:
+            rows = self._tuples(
+                "SELECT runner_class, hw_key, workload, metric, paired_spread FROM noise "
+                "WHERE paired_spread IS NOT NULL"
+            )
+        except duckdb.Error:  # before schema v7: thresholds come from the pairs themselves
+            return {}
+        return {(r[0], r[1], r[2], r[3]): float(r[4]) for r in rows}
+
     def verdict_columns(self) -> list[str]:
         """The columns of `verdicts`, in table order (detect writes rows positionally)."""
         return [d[0] for d in self.con.execute("SELECT * FROM verdicts LIMIT 0").description]

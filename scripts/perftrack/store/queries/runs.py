@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from perftrack.core.record import OPTIONAL_CELL_FIELDS as AXES
 from perftrack.store.queries.base import QueryBase, marks
 from perftrack.store.queries.series import (
     LATEST_ATTEMPT,
@@ -51,13 +52,16 @@ class RunQueries(QueryBase):
             [*run_ids, metric],
         )
 
-    def run_values(self, run_ids: Sequence[str], column: str) -> list[tuple[str, str, Any]]:
-        """(run_id, server_id, value of `column`) of every ok result of these runs (the
-        latest attempt of each cell), oldest first: the rounds of a sequential comparison."""
+    def run_values(self, run_ids: Sequence[str], column: str) -> list[dict[str, Any]]:
+        """run_id, server_id, value (of `column`) and the cell's charset, collation, profile,
+        table_size and axes of every ok result of these runs (the latest attempt of each
+        cell), oldest first: the rounds of a sequential comparison, whose arms are servers
+        or values of an axis."""
         col = metric_column(column)
-        return self._tuples(
-            f"""SELECT r.run_id, s.server_id, r.{col} FROM results r
-                JOIN servers s USING (server_key)
+        cell = ", ".join(f"r.{c}" for c in ("charset", "profile", "table_size", *AXES))
+        return self._dicts(
+            f"""SELECT r.run_id, s.server_id, r.{col} AS value, r."collation", {cell}
+                FROM results r JOIN servers s USING (server_key)
                 WHERE r.run_id IN ({marks(run_ids)}) AND r.status = 'ok'
                   AND r.{col} IS NOT NULL AND {LATEST_ATTEMPT}
                 ORDER BY r.started_at""",

@@ -94,10 +94,11 @@ class SeriesQueries(QueryBase):
 
     def noise_samples(self, column: str, recent_runs: int) -> list[tuple[Any, ...]]:
         """(runner_class, hw_key, workload, [values]): one row per run, server and series,
-        its repeats' values, over each runner class's newest `recent_runs` runs."""
+        its repeats' values in repeat order, over each runner class's newest `recent_runs`
+        runs."""
         col = metric_column(column)
         return self._tuples(f"""
-            SELECT ru.runner_class, ru.hw_key, r.workload, list(r.{col})
+            SELECT ru.runner_class, ru.hw_key, r.workload, list(r.{col} ORDER BY r."repeat")
             FROM results r JOIN runs ru USING (run_id)
             WHERE r.status = 'ok' AND r.{col} IS NOT NULL AND {LATEST_ATTEMPT}
               AND r.run_id IN (SELECT run_id FROM runs QUALIFY row_number() OVER (

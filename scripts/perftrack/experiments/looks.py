@@ -1,0 +1,124 @@
+"""The looks of a sequential comparison: when a verdict may be decided, and how.
+
+Verdicts are only *decided* at looks spaced geometrically (n = 4, 6, 9, 14, 21, 32, … per
+side), and the false-alarm budget of the whole sequence, 1%, is split evenly over the
+looks the budget allows (Bonferroni). `decide` is one look's verdict: paired from the
+per-round ratios where the arms share rounds (always, in experiments/), unpaired
+otherwise; bands on the log scale. See docs/statistics.md, "Sequential rounds".
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from statistics import NormalDist
+
+from scipy import stats as scipy_stats
+
+from perftrack.analysis import compare, stats
+
+FALSE_ALARM = 0.01  # target false-alarm rate of one whole sequence (issue #8)
+FIRST_LOOK_N = 4  # repeats per side: below this Mann-Whitney's smallest p is >= 0.1
+LOOK_GROWTH = 1.5  # the next look when each side has grown by half
+DEFAULT_MIN_EFFECT = stats.MIN_EFFECT_UNCHANGED  # --min-effect: the change "unchanged" rules out
+BOOT_Z = NormalDist().inv_cdf(0.5 + stats.CONFIDENCE / 2)  # 1.96: half-width of the 95% CI
+
+
+def look_points(max_n: int) -> list[int]:
+    """Repeats per side at which a verdict is decided: 4, 6, 9, 14, 21, 32, … ≤ max_n."""
+    points, n = [], FIRST_LOOK_N
+    while n <= max_n:
+        points.append(n)
+        n = math.ceil(n * LOOK_GROWTH)
+    return points
+
+
+def look_z(looks: int, df: int | None = None) -> float:
+    """Per-look one-sided quantile so that K looks together false-alarm at most FALSE_ALARM.
+
+    Normal when the CV is known (stored A/A noise); Student's t with `df` degrees of
+    freedom when it is estimated from the few values at hand, whose CV is often too small.
+    """
+    q = 1 - FALSE_ALARM / max(1, looks)
+    if df is None:
+        return NormalDist().inv_cdf(q)
+    return float(scipy_stats.t.ppf(q, df))
+
+
+def log_threshold(cv: float | None, n_a: int, n_b: int, z: float) -> float:
+    """The noise threshold on the log-ratio scale, with the per-look z.
+
+    As `stats.noise_threshold` (SE of the log-ratio of two medians ≈ 1.2533·CV·√(1/nA+1/nB)),
+    but kept in logs: at the CVs of a loaded 2-core VM (30-50%) z·SE exceeds 1, and a
+    linear band 1 ± threshold would make a regression impossible to call.
+    """
+    floor = -math.log(1 - stats.MIN_EFFECT)
+    if cv is None or n_a < 1 or n_b < 1:
+        return floor
+    return max(floor, z * stats.MEDIAN_SE_FACTOR * cv * math.sqrt(1 / n_a + 1 / n_b))
+
+
+def log_verdict(
+    c: stats.Comparison, t: float, higher_is_better: bool, min_effect: float = DEFAULT_MIN_EFFECT
+) -> str:
+    """`stats.verdict` for a log-scale threshold t (band [e^-t, e^t]).
+
+    `unchanged` also needs the interval inside ±`min_effect`: early in a sequence the noise
+    band is wide (±50% and more here), and "no change larger than the noise" would settle
+    a real -20% change after four rounds.
+    """
+    return stats.verdict(
+        c.ratio, c.ci_low, c.ci_high, c.p_value, 1 - math.exp(-t), higher_is_better, min_effect
+    )
+
+
+def decide(
+    a: list[float],
+    b: list[float],
+    *,
+    cv: float | None,
+    looks: int,
+    higher_is_better: bool = True,
+    min_effect: float = DEFAULT_MIN_EFFECT,
+    paired: bool = False,
+) -> stats.Comparison | None:
+    """B against A at one look of a sequence of `looks` (None: too few values).
+
+    `paired`: a[i] and b[i] come from round i (the rounds of experiments/ always pair): the
+    one verdict function, compare.versus, over those rounds at this look's level (`looks`:
+    the false-alarm rate split over the sequence's looks): the effect is the per-round
+    ratios' geometric mean and the band a one-sided Student-t bound on their mean log-ratio,
+    t = q·s/√n (s: the spread of the per-round log-ratios, q: the t quantile at
+    1 - 0.01/looks with n - 1 degrees of freedom), so drift shared by both arms of a round
+    is not counted as noise. None below compare.PAIRED_MIN_ROUNDS rounds.
+
+    Unpaired: the comparison's `threshold` is the regression-side band, 1 - e^-t. The
+    standard error behind t is the larger of the CV formula's (exact for normal noise) and
+    the one the bootstrap interval implies: for flat or skewed noise, as here, the median
+    varies more than 1.2533·σ/√n (up to 1.73·σ/√n for uniform noise).
+    """
+    if paired:
+        if len(a) != len(b):
+            raise ValueError(f"paired values need one A and one B per round, not {len(a)}/{len(b)}")
+        rounds = [("session", i) for i in range(len(a))]
+        ra = compare.Row("A", "", "", None, None, list(a), [], rounds=rounds)
+        rb = compare.Row("B", "", "", None, None, list(b), [], rounds=rounds)
+        c = compare.versus(ra, rb, cv, higher_is_better, looks=looks, min_effect=min_effect)
+        return c if c is not None and c.paired else None
+    own = cv if cv is not None else _pooled_cv(a, b)
+    q = look_z(looks, None if cv is not None else max(1, len(a) + len(b) - 2))
+    t = log_threshold(own, len(a), len(b), q)
+    c = stats.compare(a, b, higher_is_better=higher_is_better, threshold=1 - math.exp(-t))
+    if c is None:
+        return None
+    if c.ci_low > 0 and c.ci_high > c.ci_low:
+        se_boot = (math.log(c.ci_high) - math.log(c.ci_low)) / (2 * BOOT_Z)
+        t = max(t, q * se_boot)
+    verdict = log_verdict(c, t, higher_is_better, min_effect)
+    return dataclasses.replace(c, threshold=1 - math.exp(-t), verdict=verdict)
+
+
+def _pooled_cv(a: list[float], b: list[float]) -> float | None:
+    """The pair's own A/A noise: the median of the two sides' CVs (as compare.group_cv)."""
+    cvs = [c for c in (stats.cv(a), stats.cv(b)) if c is not None]
+    return sum(cvs) / len(cvs) if cvs else None
