@@ -368,6 +368,24 @@ def existing_ids(
     return {key for (key,) in rows}
 
 
+def stored_record_ids(con: duckdb.DuckDBPyConnection, new: Iterable[PreparedRecord]) -> set[str]:
+    """The record ids of `new` already in `results`. Looked up within the batch's runs
+    only: a record id is `run_id:cell_id:attempt` and a run id has no ':', so an id can
+    only be stored under its own run; the run filter reaches the files' row-group
+    statistics (since v7 the id itself is recomputed by the view and cannot)."""
+    batch = list(new)
+    ids = sorted({p.record_id for p in batch})
+    runs = sorted({p.run[0] for p in batch})
+    if not ids:
+        return set()
+    rows = con.execute(
+        "SELECT DISTINCT record_id FROM results WHERE run_id IN (SELECT unnest(?::VARCHAR[])) "
+        "AND record_id IN (SELECT unnest(?::VARCHAR[]))",
+        [runs, ids],
+    ).fetchall()
+    return {key for (key,) in rows}
+
+
 def _merge_runs(new: Sequence[PreparedRecord]) -> list[tuple[Any, ...]]:
     """One row per run_id: earliest start, latest finish, first non-null perftrack version."""
     runs: dict[str, list[Any]] = {}

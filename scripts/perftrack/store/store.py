@@ -63,9 +63,9 @@ from perftrack.store.rows import (
     VOLATILE_VARIABLES,
     IntervalSummary,
     PreparedRecord,
-    existing_ids,
     prepare,
     server_key,
+    stored_record_ids,
     stored_variables,
     summarize_intervals,
     varset_hash,
@@ -245,7 +245,7 @@ class Store(
         self.con.begin()
         written: list[Path] = []  # the night files (nightfiles.py), deleted on failure
         try:
-            stored = existing_ids(self.con, "results", "record_id", unique)
+            stored = stored_record_ids(self.con, unique.values())
             new = [p for rid, p in unique.items() if rid not in stored]
             written = write_records(self.con, self.path, new)
             self.con.commit()
