@@ -337,7 +337,7 @@ def prepare(rec: dict[str, Any], where: str) -> PreparedRecord:
 # === writing ===========================================================================
 
 
-def _insert(
+def insert_rows(
     con: duckdb.DuckDBPyConnection,
     table: str,
     columns: Sequence[tuple[str, str]],
@@ -458,7 +458,7 @@ def write_records(
             stage = f"{STAGE_PREFIX}{table}"
             # the view's own column types (JSON columns included): every file alike
             con.execute(f"CREATE OR REPLACE TEMP TABLE {stage} AS FROM {table} LIMIT 0")
-            _insert(con, stage, columns, rows)
+            insert_rows(con, stage, columns, rows)
             sources[table] = stage
         written = nightfiles.write_batch(
             con, db, sources, ids=[p.record_id for p in new], version=migrations.CURRENT_VERSION
