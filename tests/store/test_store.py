@@ -180,14 +180,14 @@ def test_failure_mid_transaction_writes_nothing(
     filled_db: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     before = counts(filled_db)
-    real_insert = rows._insert
+    real_insert = rows.insert_rows
 
     def failing_insert(con: Any, table: str, *args: Any, **kwargs: Any) -> None:
         if table == "_new_results":  # the batch's results, staged before they are written
             con.execute("SELECT error('disk full (simulated)')")
         real_insert(con, table, *args, **kwargs)
 
-    monkeypatch.setattr(rows, "_insert", failing_insert)
+    monkeypatch.setattr(rows, "insert_rows", failing_insert)
     new = [make_record(run_id="synthetic-run-2", cell=i, hw_key="ba9876543210") for i in range(2)]
     with (
         store.open_db(filled_db, write=True) as st,
