@@ -6,23 +6,12 @@
  * site's own pages (built by perftrack) or an annotation's https:// link, nothing else.
  */
 "use strict";
-(function () {
-  const DATA = window.PERFTRACK_DATA || {};
-  const meta = DATA.meta || {};
+// Registers with app.js (loaded after this file), which calls it with its helpers.
+(window.PERFTRACK_PAGES = window.PERFTRACK_PAGES || {}).regressions = function (lib) {
+  const { DATA, el, $, setStatus, ready } = lib;
   const data = DATA.regressions || { open: [], closed: {} };
   const STATE_TEXT = { new: "new", acknowledged: "acknowledged" };
-  const $ = (id) => document.getElementById(id);
 
-  function el(tag, attrs, ...children) {
-    const e = document.createElement(tag);
-    for (const [k, v] of Object.entries(attrs || {})) {
-      if (k === "class") e.className = v;
-      else if (k === "text") e.textContent = v;
-      else e.setAttribute(k, v);
-    }
-    for (const c of children) if (c != null) e.append(c instanceof Node ? c : String(c));
-    return e;
-  }
   // Only the site's own pages (NAME.html#…) or an https:// address become links.
   function safeHref(href) {
     if (typeof href !== "string") return null;
@@ -36,13 +25,6 @@
   }
   const date = (v) => (v ? String(v).slice(0, 10) : "—");
   const ratio = (v) => (v == null ? "—" : Number(v).toFixed(3));
-
-  function setStatus(text, kind) {
-    const s = $("status");
-    s.textContent = text || "";
-    s.className = "status" + (kind ? " " + kind : "");
-    s.hidden = !text;
-  }
 
   function render() {
     const table = $("regressions-table");
@@ -97,17 +79,6 @@
     if (/^alert-[0-9a-f]{16}$/.test(target) && $(target)) $(target).classList.add("selected");
   }
 
-  function footer() {
-    const g = $("generated");
-    if (g && meta.generated_at) g.textContent = `built ${String(meta.generated_at).slice(0, 19).replace("T", " ")} UTC (perftrack ${meta.perftrack_version || "?"})`;
-  }
-
-  footer();
-  try {
-    render();
-  } catch (err) {
-    setStatus("This page failed to render: " + err, "error");
-    console.error(err);
-  }
-  document.body.dataset.ready = "1";
-})();
+  render();
+  ready();
+};

@@ -69,7 +69,7 @@ PAGES: tuple[Page, ...] = (
     Page("runs", "Runs", ("meta", "runs")),
     Page("studies", "Studies", ("meta", "studies")),
     Page("advisor", "Upgrade advisor", ("meta", "advisor"), vega=True),
-    Page("regressions", "Regressions", ("meta", "regressions"), script="assets/regressions.js"),
+    Page("regressions", "Regressions", ("meta", "regressions"), before=("assets/regressions.js",)),
     Page("sql", "SQL", ("meta",), script="assets/sql.js", csp=SQL_CSP),
 )
 STUDY_PAGE = Page("study", "Study", ("meta", "studies"), nav=False, vega=True)
