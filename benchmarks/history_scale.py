@@ -154,7 +154,9 @@ def page_standin(nights: int, classes: int, workdir: Path, loads: int) -> dict[s
     data.history, data.change_points = rows, cps
     data.history_cells, data.history_files = history.split(rows, cps)
     site = workdir / "standin-site"
-    build._write(site, source.site_dir(), data, [], advice)
+    build._write(
+        site, source.site_dir(), data, [], advice, {"open": [], "closed": {}, "checked_at": None}
+    )
     out = history_page(site, loads)
     from site_scale import first_chart_ms
 
