@@ -81,6 +81,7 @@
     for (const r of data.slice(0, limit)) {
       const tr = el("tr");
       if (opts && opts.rowClass) tr.className = opts.rowClass(r) || "";
+      if (opts && opts.rowId) { const id = opts.rowId(r); if (id) tr.id = id; }
       for (const c of cols) {
         const v = c.value ? c.value(r) : r[c.key];
         const td = el("td");

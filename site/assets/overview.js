@@ -8,7 +8,7 @@
  */
 "use strict";
 (window.PERFTRACK_PAGES = window.PERFTRACK_PAGES || {}).index = function (lib) {
-  const { rows, meta, $, el, setStatus, fillTable, makeFilters, draw, chartCard, ready, fmt, C, NO_RESULTS, links } = lib;
+  const { rows, meta, $, el, setStatus, fillTable, makeFilters, draw, chartCard, ready, fmt, C, NO_RESULTS, links, readHash, linkProblem } = lib;
   const all = rows("verdicts");
   const seriesOf = (r) => `${r.runner_class} · ${r.profile} · ${r.dataset}`;
   const runCol = { key: "run_id", label: "run", value: (r) => r.run_id, href: links.run };
@@ -62,11 +62,19 @@
   }
   const allColumns = $("verdict-all-columns");
   let current = [];
-  const fill = () =>
+  const fill = () => {
     fillTable($("verdict-table"), allColumns && allColumns.checked ? full : compact, current, {
       limit: 500,
       rowClass: (r) => (r.verdict === "regression" ? (r.acknowledged ? "row-regression acked" : "row-regression") : ""),
+      rowId: (r) => (/^[0-9a-f]{16}$/.test(r.id || "") ? "verdict-" + r.id : null),
     });
+    // a deep link to one verdict (index.html#verdict=ID, e.g. from the Regressions page)
+    const want = readHash().verdict;
+    if (!want) return;
+    const tr = /^[0-9a-f]{16}$/.test(want) ? $("verdict-" + want) : null;
+    linkProblem(tr ? "" : `This link names the verdict "${want}", which is not among the verdicts shown: showing them all.`, "verdict");
+    if (tr) { tr.classList.add("selected"); tr.scrollIntoView({ block: "center" }); }
+  };
   if (allColumns) allColumns.addEventListener("change", fill);
   makeFilters(all, { runner_class: "all", profile: "all", dataset: "all", workload: "all", collation: "all", threads: "all" }, (data) => {
     const counts = $("counts");

@@ -231,6 +231,24 @@ def test_a_verdict_row_leads_to_its_run_diff_and_history(sites: dict[str, Path],
     assert tab.problems() == []
 
 
+def test_a_deep_link_selects_one_verdict_row(sites: dict[str, Path], tab: Tab) -> None:
+    tab.open(url(sites["history"], "index"))
+    rows = tab.page.evaluate("window.perftrack.lib.rows('verdicts')")
+    last = rows[-1]  # the bottom row: the link must find it, not the first
+    tab.open(url(sites["history"], "index", f"#verdict={last['id']}"))
+    selected = tab.page.locator("#verdict-table tbody tr.selected")
+    assert selected.count() == 1
+    assert selected.get_attribute("id") == f"verdict-{last['id']}"
+    assert last["server"] in selected.inner_text() and last["verdict"] in selected.inner_text()
+    assert tab.page.locator("#link-problem:visible").count() == 0
+    # a verdict that does not exist: said so, every row still shown, none selected
+    tab.open(url(sites["history"], "index", "#verdict=0123456789abcdef"))
+    assert "0123456789abcdef" in tab.page.inner_text("#link-problem")
+    assert tab.page.locator("#verdict-table tbody tr.selected").count() == 0
+    assert tab.page.locator("#verdict-table tbody tr").count() == min(len(rows), 500)
+    assert tab.problems() == []
+
+
 def test_a_forest_plot_dot_opens_its_run_diff(sites: dict[str, Path], tab: Tab) -> None:
     tab.open(url(sites["history"], "index"))
     rows = [r for r in chart_rows(tab, "overview") if not r.get("header")]

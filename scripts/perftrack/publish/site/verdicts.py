@@ -91,6 +91,7 @@ def latest(
                 "p_value": v["p_value"],
                 "threshold": v["threshold"],
                 "verdict": v["verdict"],
+                "id": v["verdict_id"],  # deep links select it: index.html#verdict=ID
                 "metric": metric,
                 "run_id": runs[1][1] if runs[1] else None,
                 "previous_run_id": runs[0][1] if runs[0] else None,
