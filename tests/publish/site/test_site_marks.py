@@ -155,6 +155,40 @@ def test_the_heatmap_metric_selector_draws_that_metrics_verdicts(
     assert tab.problems() == []
 
 
+def test_the_heatmap_offers_every_metric_the_results_have(tmp_path: Path, tab: Tab) -> None:
+    """The cost columns too, where present: SYNTHETIC records of two versions with CPU,
+    storage reads and IPC (and no other cost column) offer exactly those and p95."""
+    from fixtures.records.synthetic import make_record
+
+    recs = []
+    for rep in range(3):
+        versions = (("synthetic-mysql-8.0.36", "8.0.36", 1000.0),
+                    ("synthetic-mysql-8.4.0", "8.4.0", 900.0))  # fmt: skip
+        for i, (sid, ver, tps) in enumerate(versions):
+            rec = make_record(run_id="synthetic-costs", cell=rep * 2 + i, server_id=sid,
+                              version=ver, tps=tps + rep)  # fmt: skip
+            rec["cell"]["repeat"] = rep + 1
+            rec["result"].update(cpu_us_per_txn=50.0 + i, read_bytes_per_txn=4096.0 + rep,
+                                 ipc=1.2 - i / 10)  # fmt: skip
+            recs.append(rec)
+    db = tmp_path / "results.duckdb"
+    with store.open_db(db, write=True) as st:
+        st.ingest(recs)
+    site = build.build(db, tmp_path / "site").out
+    tab.open(url(site, "heatmap"))
+    assert tab.page.locator("#metric option").all_inner_texts() == [
+        "throughput (transactions/s)",
+        "p95 latency (ms)",
+        "server CPU per transaction (µs)",
+        "storage bytes read per transaction (B)",
+        "instructions per cycle (IPC)",
+    ]
+    tab.page.select_option("#metric", "read_bytes_per_txn")
+    tab.page.wait_for_function("() => location.hash.includes('metric=read_bytes_per_txn')")
+    assert {r["metric"] for r in chart_rows(tab, "heatmap")} == {"read_bytes_per_txn"}
+    assert tab.problems() == []
+
+
 # ---------------------------------------------------------------- overview
 
 

@@ -13,25 +13,27 @@ from typing import Any
 
 import numpy as np
 
+from perftrack.analysis import compare
 from perftrack.publish.site import verdicts
 from perftrack.publish.site.series import GROUP
 
 # (summary field, compare.METRICS name or None, label, unit, higher is better); the cost
 # fields are the results' own columns (record.COST_FIELDS), p95_ms is latency_pct_ms's
 _C = "per transaction"
+_S = "context switches"
 _DEFS: tuple[tuple[str, str | None, str, str, bool], ...] = (
     ("tps", "tps", "throughput", "transactions/s", True),
     ("p95_ms", "p95", "p95 latency", "ms", False),
     ("cpu_us_per_txn", "cpu_us_per_txn", f"server CPU {_C}", "µs", False),
-    ("cpu_user_us_per_txn", None, f"server CPU (user) {_C}", "µs", False),
-    ("cpu_sys_us_per_txn", None, f"server CPU (sys) {_C}", "µs", False),
-    ("ctx_vol_per_txn", None, f"voluntary context switches {_C}", "switches", False),
-    ("ctx_invol_per_txn", None, f"involuntary context switches {_C}", "switches", False),
-    ("read_bytes_per_txn", None, f"storage bytes read {_C}", "B", False),
-    ("write_bytes_per_txn", None, f"storage bytes written {_C}", "B", False),
-    ("instructions_per_txn", None, f"instructions {_C}", "instructions", False),
-    ("cycles_per_txn", None, f"cycles {_C}", "cycles", False),
-    ("ipc", None, "instructions per cycle", "IPC", True),
+    ("cpu_user_us_per_txn", "cpu_user_us_per_txn", f"server CPU (user) {_C}", "µs", False),
+    ("cpu_sys_us_per_txn", "cpu_sys_us_per_txn", f"server CPU (sys) {_C}", "µs", False),
+    ("ctx_vol_per_txn", "ctx_vol_per_txn", f"voluntary {_S} {_C}", "switches", False),
+    ("ctx_invol_per_txn", "ctx_invol_per_txn", f"involuntary {_S} {_C}", "switches", False),
+    ("read_bytes_per_txn", "read_bytes_per_txn", f"storage bytes read {_C}", "B", False),
+    ("write_bytes_per_txn", "write_bytes_per_txn", f"storage bytes written {_C}", "B", False),
+    ("instructions_per_txn", "instructions_per_txn", f"instructions {_C}", "instructions", False),
+    ("cycles_per_txn", "cycles_per_txn", f"cycles {_C}", "cycles", False),
+    ("ipc", "ipc", "instructions per cycle", "IPC", True),
 )
 # (key, label, unit) of every metric, in the selectors' order (the history page's list)
 LABELS: tuple[tuple[str, str, str], ...] = tuple((k, lbl, u) for k, _m, lbl, u, _h in _DEFS)
@@ -69,9 +71,14 @@ def add_cost(
 
 
 def heatmap_verdicts(ex: Any) -> list[dict[str, Any]]:
-    """The verdicts of the heatmap's other metrics (`ex`: export.Exporter)."""
+    """The verdicts of the heatmap's other metrics (`ex`: export.Exporter), for the
+    metrics the results have values of (cost columns are missing before schema v4 or with
+    sampling off)."""
     out = []
+    present = ex.st.columns_with_values([compare.METRICS[m][0] for m in verdicts.HEATMAP_METRICS])
     for m in verdicts.HEATMAP_METRICS:
+        if compare.METRICS[m][0] not in present:
+            continue
         rows, _origin = verdicts.latest(ex.st, ex.notes, ex.current_hw, ex.describe, m)
         for r in rows:
             r["vorder"] = ex.order.get(r["server"], -1)

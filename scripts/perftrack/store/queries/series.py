@@ -8,6 +8,7 @@ in the column order of the `verdicts` and `change_points` tables.
 from __future__ import annotations
 
 from collections import defaultdict
+from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
@@ -53,6 +54,14 @@ def metric_column(column: str) -> str:
 
 
 class SeriesQueries(QueryBase):
+    def columns_with_values(self, columns: Sequence[str]) -> set[str]:
+        """The result columns of `columns` that hold at least one value (one scan)."""
+        cols = [metric_column(c) for c in columns]
+        if not cols:
+            return set()
+        row = self._one("SELECT " + ", ".join(f"count({c})" for c in cols) + " FROM results")
+        return {c for c, n in zip(cols, row or (), strict=False) if n}
+
     def series_values(
         self,
         column: str,
