@@ -24,7 +24,6 @@ from __future__ import annotations
 import argparse
 import gzip
 import json
-import statistics
 import sys
 import tempfile
 import time
@@ -58,31 +57,13 @@ def timed(fn: Callable[[], object]) -> float:
 
 def history_page(site: Path, loads: int) -> dict[str, float]:
     """What the history page loads until its first chart, gzipped, and how long it takes."""
-    from playwright.sync_api import sync_playwright
-    from site_scale import CHROMIUM, CHROMIUM_ARGS, GZIP_LEVEL, READY_TIMEOUT_MS, VIEWPORT
+    from site_scale import GZIP_LEVEL, first_chart_ms
 
     def gz(path: Path) -> int:
         return len(gzip.compress(path.read_bytes(), GZIP_LEVEL))
 
-    times, loaded = [], set()
-    with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-        try:
-            for _ in range(loads):
-                ctx = browser.new_context(viewport=VIEWPORT)  # fresh: nothing cached
-                tab = ctx.new_page()
-                urls: list[str] = []
-                tab.on("request", lambda r: urls.append(r.url))  # noqa: B023
-                tab.goto((site / "history.html").as_uri())
-                tab.wait_for_function(
-                    "window.perftrack && window.perftrack.firstChartMs != null",
-                    timeout=READY_TIMEOUT_MS,
-                )
-                times.append(float(tab.evaluate("window.perftrack.firstChartMs")))
-                loaded |= {u for u in urls if u.startswith(site.as_uri())}
-                ctx.close()
-        finally:
-            browser.close()
+    loaded: set[str] = set()
+    ms = first_chart_ms(site, "history", loads, loaded)
     files = [site / u[len(site.as_uri()) + 1 :] for u in sorted(loaded)]
     data = [f for f in files if f.parent.name in ("data", "history")]
     cells = list((site / "data" / "history").glob("h*.js"))
@@ -91,7 +72,7 @@ def history_page(site: Path, loads: int) -> dict[str, float]:
         "history_total_gz_kb": sum(map(gz, files)) / 1e3,
         "history_largest_cell_gz_kb": max(map(gz, cells), default=0) / 1e3,
         "history_cells": len(cells),
-        "history_first_chart_ms": statistics.median(times),
+        "history_first_chart_ms": ms,
     }
 
 

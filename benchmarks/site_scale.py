@@ -67,7 +67,9 @@ def page_bytes(site: Path, page: str) -> tuple[int, int]:
     return raw, gz
 
 
-def first_chart_ms(site: Path, page: str, loads: int) -> float:
+def first_chart_ms(site: Path, page: str, loads: int, requested: set[str] | None = None) -> float:
+    """Median ms to the page's first chart over `loads` fresh loads; `requested` (if given)
+    collects the URLs of the site's own files the page loaded."""
     from playwright.sync_api import sync_playwright
 
     times = []
@@ -77,6 +79,9 @@ def first_chart_ms(site: Path, page: str, loads: int) -> float:
             for _ in range(loads):
                 ctx = browser.new_context(viewport=VIEWPORT)  # fresh: nothing cached
                 tab = ctx.new_page()
+                if requested is not None:
+                    prefix = site.as_uri()
+                    tab.on("request", lambda r: r.url.startswith(prefix) and requested.add(r.url))  # noqa: B023
                 tab.goto((site / f"{page}.html").as_uri())
                 tab.wait_for_function(
                     "window.perftrack && window.perftrack.firstChartMs != null",
