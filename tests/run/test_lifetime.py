@@ -91,6 +91,36 @@ def test_interrupted_run_stops_every_kept_server(tmp_path, config_dir, workroot)
         assert not os.path.exists(f"/proc/{pid}"), f"server {pid} still runs"
 
 
+@pytest.mark.parametrize("lifetime", ["group", "run"])
+def test_an_interruption_right_after_a_server_start_leaves_no_server(
+    tmp_path, config_dir, workroot, monkeypatch, lifetime
+):
+    """A SIGTERM landing after a group's server started but before the runner's try that
+    releases it (the CI flake of stop 28: a `pt-*` directory left behind): the run's
+    stop_all stops it; the `workroot` fixture checks nothing remains."""
+    from perftrack.run import lifetime as lt
+
+    acquire = lt.Servers.acquire
+    calls = []
+
+    def interrupted_acquire(self, grp, template):
+        got = acquire(self, grp, template)
+        calls.append(got[0].process.pid)
+        if len(calls) == 2:
+            raise KeyboardInterrupt  # as the signal handler would, between the two
+        return got
+
+    monkeypatch.setattr(lt.Servers, "acquire", interrupted_acquire)
+    m = tiny(repeats=2, duration_s=1, server_lifetime=lifetime)
+    r, rd, _ = make_runner(tmp_path, config_dir, workroot, m)
+    with pytest.raises(Interrupted, match="--resume"):
+        r.run()
+    assert rd.status()["status"] == "interrupted"
+    assert len(calls) == 2
+    for pid in calls:
+        assert not os.path.exists(f"/proc/{pid}"), f"server {pid} still runs"
+
+
 def test_cli_refuses_an_unknown_lifetime_and_a_lifetime_for_a_resume(tmp_path, configs):
     base = [sys.executable, "-c", "import sys; from perftrack.cli import main; sys.exit(main())"]
     for args, msg in (

@@ -48,6 +48,10 @@ class Servers:
     workroot: Path | None = None
     starts: Counter[str] = field(default_factory=Counter)
     _up: dict[tuple[Any, ...], Server] = field(default_factory=dict)
+    # Every server started and not yet stopped, kept or not: an interruption landing
+    # between a start and the caller's try (or in `release` before the stop) leaves no
+    # server behind, because `stop_all` stops these too.
+    _live: list[Server] = field(default_factory=list)
 
     def __post_init__(self) -> None:
         if self.lifetime not in SERVER_LIFETIMES:
@@ -68,11 +72,13 @@ class Servers:
             if srv.responsive():
                 self._up[key] = srv
                 return srv, False
-            srv.stop()  # died or hung between rounds: this group gets a fresh one
+            self._stop(srv)  # died or hung between rounds: this group gets a fresh one
         srv = Server(grp.install, grp.options, workroot=self.workroot, template=template)
+        self._live.append(srv)  # before it exists: stop() of a never-started server is a no-op
         try:
             srv.__enter__()
         except ServerError as exc:
+            self._forget(srv)  # __enter__ stopped it
             raise StartFailed(str(exc), srv.final_log_tail or None) from None
         self.starts[grp.install.server_id] += 1
         if self.kept:
@@ -85,14 +91,23 @@ class Servers:
         if self.kept and healthy and self._up.get(key_of(grp)) is srv:
             return
         self._up.pop(key_of(grp), None)
+        self._stop(srv)
+
+    def _stop(self, srv: Server) -> None:
         srv.stop()
+        self._forget(srv)
+
+    def _forget(self, srv: Server) -> None:
+        # by identity: Servers compare by fields, and a never-started one lacks some
+        self._live[:] = [s for s in self._live if s is not srv]
 
     def stop_all(self) -> None:
-        """Stop every kept server; Ctrl-C / SIGTERM wait until all are stopped."""
+        """Stop every server still up (kept, or started for a group whose caller was
+        interrupted before releasing it); Ctrl-C / SIGTERM wait until all are stopped."""
         old = signal.pthread_sigmask(signal.SIG_BLOCK, DEFERRED_SIGNALS)
         try:
-            while self._up:
-                _, srv = self._up.popitem()
-                srv.stop()
+            self._up.clear()
+            while self._live:
+                self._live.pop().stop()
         finally:
             signal.pthread_sigmask(signal.SIG_SETMASK, old)
