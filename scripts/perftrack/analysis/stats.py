@@ -79,9 +79,11 @@ def compare(
     threshold: float = MIN_EFFECT,
     min_effect: float = MIN_EFFECT_UNCHANGED,
 ) -> Comparison | None:
-    """Compare B against A; None when either side has fewer than MIN_SAMPLES values."""
+    """Compare B against A; None when either side has fewer than MIN_SAMPLES values or A
+    has a value ≤ 0 (a ratio to A needs A > 0: a resample of A's values could have a
+    median of 0 — a cost metric that is mostly 0, storage reads of a cached dataset)."""
     xa, xb = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
-    if len(xa) < MIN_SAMPLES or len(xb) < MIN_SAMPLES or np.median(xa) <= 0:
+    if len(xa) < MIN_SAMPLES or len(xb) < MIN_SAMPLES or (xa <= 0).any():
         return None
     ratio = float(_ratio_of_medians(xa, xb))
     if np.ptp(np.concatenate([xa, xb])) == 0:
