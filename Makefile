@@ -51,7 +51,7 @@ lint: setup $(ACTIONLINT)
 
 # pytest exits 5 when it collected no tests: that must fail, not pass silently.
 pytest: setup $(ACT)
-	$(PY) -m pytest -q; rc=$$?; \
+	$(PY) -m pytest -q --durations=30; rc=$$?; \
 	  if [ $$rc -eq 5 ]; then echo "error: pytest collected no tests" >&2; exit 1; fi; \
 	  exit $$rc
 
