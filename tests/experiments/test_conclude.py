@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import math
 from pathlib import Path
 
@@ -10,6 +11,7 @@ import pytest
 from clirun import assert_one_line_error, perftrack
 from perftrack.analysis import stats
 from perftrack.experiments import conclude, looks
+from perftrack.run import runner
 from perftrack.servers import catalog
 from standins import WORKLOAD, write_configs
 
@@ -59,6 +61,11 @@ def test_a_budget_too_small_for_the_first_look_is_refused(tmp_path: Path):
             "--min-effect must be between",
         ),
         (["sa-1", "sa-2", "--until-conclusive", "--budget", "5", "--metric", "x"], "metric"),
+        (
+            ["sa-1", "sa-2", "--until-conclusive", "--budget", "5", "--server-lifetime", "rn"],
+            "--server-lifetime must be group or run, not 'rn'",
+        ),
+        (["sa-1", "sa-2", "--server-lifetime", "run"], "--server-lifetime goes with"),
     ],
 )
 def test_bad_until_conclusive_input_is_one_line(tmp_path: Path, args: list[str], needle: str):
@@ -93,6 +100,49 @@ def test_until_conclusive_calls_a_real_slowdown_a_regression(tmp_path: Path, wor
     a, b = conclude.session_pairs(db, o.run_ids, req)
     assert len(a) == len(b) == len(o.rounds)
     assert last.comparison.paired and last.n_a == last.n_b == len(o.rounds)
+
+
+def test_kept_servers_serve_every_round_of_a_sequence(tmp_path: Path, workroot: Path):
+    """server_lifetime run: each arm's server starts once for the whole sequence (every
+    round is still its own run, read back and verified), and is stopped at its end."""
+    cfg = write_configs(tmp_path / "configs", first_bad=3)
+    cat = catalog.load(cfg / "versions.yaml")
+    req = conclude.Request(
+        "sa-1", "sa-3", budget_s=240, workload=WORKLOAD, threads=2, duration_s=2, warmup_s=0,
+        server_lifetime="run",
+    )  # fmt: skip
+    lines: list[str] = []
+    o = conclude.run(
+        req, cat, cfg, tmp_path / "r.duckdb", tmp_path / "runs", lines.append, workroot=workroot
+    )
+    assert o.verdict == "regression", "\n".join(lines)
+    assert len(o.rounds) >= conclude.FIRST_LOOK_N
+    starts: dict[str, int] = {}
+    for rid in o.run_ids:
+        rd = runner.RunDir(tmp_path / "runs" / rid)
+        assert rd.status()["server_lifetime"] == "run"
+        for sid, n in rd.status()["server_starts"].items():
+            starts[sid] = starts.get(sid, 0) + n
+        for recs in rd.attempts().values():
+            assert recs[-1]["effective"]["server_lifetime"] == "run"
+    assert starts == {"sa-1": 1, "sa-3": 1}, json.dumps(starts)
+    # the `workroot` fixture checks that no server runs and no directory is left
+
+
+def test_a_stored_aa_spread_keeps_a_tight_cluster_of_rounds_from_a_false_alarm():
+    """Four A/A rounds whose ratios happen to agree (+4.4…+4.6%, as real write-only rounds
+    did): their own spread is tiny and even Student's t calls them an improvement; with
+    the class's stored paired A/A spread (6.7%) the band is ±9.6% and they are not."""
+    a = [1000.0, 1100.0, 950.0, 1020.0]
+    b = [x * r for x, r in zip(a, (1.044, 1.046, 1.045, 1.046), strict=True)]
+    own = looks.decide(a, b, cv=None, looks=5, paired=True)
+    assert own is not None and own.verdict == "improvement"
+    stored = looks.decide(a, b, cv=None, looks=5, paired=True, aa_spread=0.067)
+    assert stored is not None and stored.verdict not in ("improvement", "regression")
+    assert stored.threshold > 0.09
+    # a real -20% still is a regression at the first look with the stored spread
+    worse = looks.decide(a, [x * 0.8 for x in a], cv=None, looks=5, paired=True, aa_spread=0.067)
+    assert worse is not None and worse.verdict == "regression"
 
 
 def test_a_cv_estimated_from_few_values_widens_the_band():

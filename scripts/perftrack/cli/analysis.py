@@ -18,6 +18,7 @@ from perftrack.core import paths
 from perftrack.core.errors import ConfigError
 from perftrack.core.record import OPTIONAL_CELL_FIELDS as AXIS_COLUMNS
 from perftrack.drivers import sysbench
+from perftrack.planning import cells, matrix
 from perftrack.servers import catalog
 
 
@@ -168,7 +169,7 @@ def compare_cmd(
     workload: CellWorkload = "oltp_point_select",
     threads: CellThreads = 1,
     charset: CellCharset = "latin1",
-    duration: CellDuration = 5,
+    duration: CellDuration = cells.ROUND_DURATION_S,
     warmup: CellWarmup = 1,
     tables: CellTables = 2,
     table_size: CellTableSize = 10_000,
@@ -188,6 +189,15 @@ def compare_cmd(
         tuple[str, str] | None,
         typer.Option("--values", help="--axis: the two values, A then B (B against A)"),
     ] = None,
+    server_lifetime: Annotated[
+        str | None,
+        typer.Option(
+            "--server-lifetime",
+            help="--until-conclusive: run: each arm's server started once and kept up for "
+            "every round; group: a fresh server per arm and round (default: "
+            f"{matrix.DEFAULT_SERVER_LIFETIME})",
+        ),
+    ] = None,
 ) -> None:
     """Per workload/threads/charset: each version's median and ratio to the previous.
 
@@ -204,6 +214,8 @@ def compare_cmd(
         raise ConfigError(f"unknown metric '{metric}'; known: {', '.join(compare.METRICS)}")
     if axis is not None or values is not None:
         _check_axis_cli(servers or [], axis, values)
+    if server_lifetime is not None and not (until_conclusive or budget is not None):
+        raise ConfigError("--server-lifetime goes with --until-conclusive (rounds it runs)")
     if until_conclusive or budget is not None:
         from perftrack.experiments import conclude
 
@@ -304,6 +316,7 @@ def _round_request(a: str, b: str, seconds: float, opts: dict[str, Any]) -> Any:
         min_effect=opts["min_effect"] / 100,
         axis=opts.get("axis"),
         values=tuple(opts.get("values") or ()),
+        server_lifetime=opts.get("server_lifetime") or matrix.DEFAULT_SERVER_LIFETIME,
     )
 
 
@@ -321,7 +334,7 @@ def bisect_cmd(
     workload: CellWorkload = "oltp_point_select",
     threads: CellThreads = 1,
     charset: CellCharset = "latin1",
-    duration: CellDuration = 5,
+    duration: CellDuration = cells.ROUND_DURATION_S,
     warmup: CellWarmup = 1,
     tables: CellTables = 2,
     table_size: CellTableSize = 10_000,

@@ -26,6 +26,7 @@ from perftrack.cli.app import DbOpt, RunsOpt, emit
 from perftrack.core import files, paths
 from perftrack.core.errors import ConfigError
 from perftrack.drivers import sysbench
+from perftrack.planning import cells
 from perftrack.servers import catalog
 
 
@@ -46,7 +47,7 @@ def explain_cmd(
     workload: CellWorkload = "oltp_point_select",
     threads: CellThreads = 1,
     charset: CellCharset = "latin1",
-    duration: CellDuration = 5,
+    duration: CellDuration = cells.ROUND_DURATION_S,
     warmup: CellWarmup = 1,
     tables: CellTables = 2,
     table_size: CellTableSize = 10_000,

@@ -39,7 +39,7 @@ from perftrack.experiments.looks import (
     look_z,
 )
 from perftrack.planning import cells, matrix
-from perftrack.run import runner
+from perftrack.run import lifetime, runner
 from perftrack.servers import profiles
 from perftrack.servers.catalog import Catalog
 from perftrack.store import store
@@ -57,7 +57,7 @@ class Request:
     workload: str = "oltp_point_select"
     threads: int = 1
     charset: str = "latin1"
-    duration_s: int = 5
+    duration_s: int = cells.ROUND_DURATION_S
     warmup_s: int = 1
     tables: int = 2
     table_size: int = 10_000
@@ -70,6 +70,10 @@ class Request:
     # of this axis (analysis/axis.py names); None: the arms are the servers a and b.
     axis: str | None = None
     values: tuple[str, ...] = ()
+    # `run`: the arms' servers are started once and kept up for every round of the
+    # sequence (each round is still one run, read back and verified); `group`: a fresh
+    # server per arm and round (run/lifetime.py).
+    server_lifetime: str = matrix.DEFAULT_SERVER_LIFETIME
 
     @property
     def arms(self) -> tuple[str, str]:
@@ -113,6 +117,9 @@ class Sequence:
     looks_planned: int
     rounds: list[Round] = field(default_factory=list)
     stop: str = ""  # why the sequence ended
+    # the stored paired A/A spread of the class and workload the bands come from (None:
+    # none stored; the session's own spread with Student's t)
+    aa_spread: float | None = None
 
     @property
     def verdict(self) -> str:
@@ -131,6 +138,11 @@ class Sequence:
 
 def validate(req: Request, cat: Catalog) -> None:
     """Refuse bad input before anything runs (one-line ConfigError each)."""
+    if req.server_lifetime not in matrix.SERVER_LIFETIMES:
+        raise ConfigError(
+            f"--server-lifetime must be {' or '.join(matrix.SERVER_LIFETIMES)}, "
+            f"not {req.server_lifetime!r}"
+        )
     if req.axis is None and req.a == req.b:
         raise ConfigError(f"compare two different servers, not {req.a!r} with itself")
     cat.get(req.a)
@@ -246,6 +258,15 @@ def session_pairs(db: Path, run_ids: list[str], req: Request) -> tuple[list[floa
     return [p[0] for p in pairs], [p[1] for p in pairs]
 
 
+def stored_spread(db: Path, run_id: str, req: Request) -> float | None:
+    """The paired A/A spread `detect` stored for the runner class and hardware of the
+    session's first run, the request's workload and metric (None: none stored)."""
+    with store.open_db(db, write=False) as st:
+        hw = st.run_hardware(run_id)
+        spreads = st.noise_spread()
+    return spreads.get((hw[0], hw[1], req.workload, req.metric)) if hw else None
+
+
 def run(
     req: Request,
     cat: Catalog,
@@ -259,7 +280,6 @@ def run(
 ) -> Sequence:
     """Add interleaved rounds until the verdict settles, the looks or the budget end."""
     validate(req, cat)
-    higher = compare.METRICS[req.metric][1]
     outcome = Sequence(req, req.planned_looks())
     points = look_points(10**9)
     z = look_z(outcome.looks_planned)
@@ -272,58 +292,80 @@ def run(
         f"comes from these rounds: ≤ {FALSE_ALARM:.0%} false alarms); "
         f"unchanged = within ±{req.min_effect:.0%} and the noise band"
     )
-    start = clock()
-    slowest = req.first_round_estimate_s()
-    looks_done, failed_rounds = 0, 0
-    while True:
-        spent = clock() - start
-        if spent + slowest > req.budget_s:
-            outcome.stop = (
-                f"budget: the next round (~{slowest:.0f} s) would end after the "
-                f"{req.budget_s / 60:.1f} min budget"
+    servers = lifetime.Servers(req.server_lifetime, workroot)
+    try:  # each round one run, on `servers`
+        higher = compare.METRICS[req.metric][1]
+        start = clock()
+        slowest = req.first_round_estimate_s()
+        looks_done, failed_rounds = 0, 0
+        while True:
+            spent = clock() - start
+            if spent + slowest > req.budget_s:
+                outcome.stop = (
+                    f"budget: the next round (~{slowest:.0f} s) would end after the "
+                    f"{req.budget_s / 60:.1f} min budget"
+                )
+                break
+            number = len(outcome.rounds) + 1
+            t0 = clock()
+            rd = runner.create(_round_matrix(req, number), cat, out_dir, req.runner_class)
+            summary = runner.Runner(
+                rd,
+                cat,
+                config_dir,
+                lambda _m: None,
+                workroot=workroot,
+                repeat_noisy=False,  # one value per server per round: no re-measure
+                servers=servers,
+            ).run()
+            store.ingest_paths(db, [rd.path])
+            round_s = clock() - t0
+            # the round estimate for the budget: the slowest round so far, from the first
+            # round that started no server when the servers are kept (the first starts them)
+            first = 2 if servers.kept else 1
+            slowest = round_s if number <= first else max(slowest, round_s)
+            for line in summary.final_failed:
+                emit(f"  round {number}: failed cell: {line}")
+            a, b = session_pairs(db, [*outcome.run_ids, rd.run_id], req)
+            if number == 1:
+                outcome.aa_spread = stored_spread(db, rd.run_id, req)
+                if outcome.aa_spread is not None:
+                    emit(
+                        f"noise bands from the stored paired A/A spread of this runner class, "
+                        f"hardware and workload: {outcome.aa_spread:.1%} a round"
+                    )
+            failed_rounds = failed_rounds + 1 if summary.failed else 0
+            if failed_rounds >= MAX_FAILED_ROUNDS:
+                raise ServerError(
+                    f"rounds {number - 1}-{number} failed (see above); fix the server or cell, "
+                    f"the rounds so far are in {out_dir} and {db}"
+                )
+            n = min(len(a), len(b))
+            look = None
+            if looks_done < len(points) and n >= points[looks_done]:
+                looks_done += 1
+                look = looks_done
+            c = decide(
+                a,
+                b,
+                cv=None,
+                looks=outcome.looks_planned,
+                higher_is_better=higher,
+                min_effect=req.min_effect,
+                paired=True,
+                aa_spread=outcome.aa_spread,
             )
-            break
-        number = len(outcome.rounds) + 1
-        t0 = clock()
-        rd = runner.create(_round_matrix(req, number), cat, out_dir, req.runner_class)
-        summary = runner.Runner(
-            rd, cat, config_dir, lambda _m: None, workroot=workroot, repeat_noisy=False
-        ).run()  # one value per server per round: a noisy cell is not re-measured
-        store.ingest_paths(db, [rd.path])
-        round_s = clock() - t0
-        slowest = max(slowest if number > 1 else 0.0, round_s)
-        for line in summary.final_failed:
-            emit(f"  round {number}: failed cell: {line}")
-        a, b = session_pairs(db, [*outcome.run_ids, rd.run_id], req)
-        failed_rounds = failed_rounds + 1 if summary.failed else 0
-        if failed_rounds >= MAX_FAILED_ROUNDS:
-            raise ServerError(
-                f"rounds {number - 1}-{number} failed (see above); fix the server or cell, "
-                f"the rounds so far are in {out_dir} and {db}"
-            )
-        n = min(len(a), len(b))
-        look = None
-        if looks_done < len(points) and n >= points[looks_done]:
-            looks_done += 1
-            look = looks_done
-        c = decide(
-            a,
-            b,
-            cv=None,
-            looks=outcome.looks_planned,
-            higher_is_better=higher,
-            min_effect=req.min_effect,
-            paired=True,
-        )
-        r = Round(number, len(a), len(b), c, look, round_s, clock() - start, rd.run_id)
-        outcome.rounds.append(r)
-        emit(format_round(r, outcome.looks_planned))
-        if look is not None and r.verdict != "inconclusive":
-            outcome.stop = f"settled at look {look}"
-            break
-        if look is not None and look >= outcome.looks_planned:
-            outcome.stop = f"all {outcome.looks_planned} planned looks used"
-            break
+            r = Round(number, len(a), len(b), c, look, round_s, clock() - start, rd.run_id)
+            outcome.rounds.append(r)
+            emit(format_round(r, outcome.looks_planned))
+            if look is not None and r.verdict != "inconclusive":
+                outcome.stop = f"settled at look {look}"
+                break
+            if look is not None and look >= outcome.looks_planned:
+                outcome.stop = f"all {outcome.looks_planned} planned looks used"
+                break
+    finally:
+        servers.stop_all()  # kept servers: after the last round, or on any interruption
     emit(format_outcome(outcome))
     return outcome
 
@@ -367,6 +409,7 @@ def to_json(o: Sequence) -> dict[str, Any]:
         "verdict": o.verdict,
         "stop": o.stop,
         "looks_planned": o.looks_planned,
+        "aa_spread": o.aa_spread,
         "machine_s": o.machine_s,
         "rounds": [
             {

@@ -81,6 +81,7 @@ def decide(
     higher_is_better: bool = True,
     min_effect: float = DEFAULT_MIN_EFFECT,
     paired: bool = False,
+    aa_spread: float | None = None,
 ) -> stats.Comparison | None:
     """B against A at one look of a sequence of `looks` (None: too few values).
 
@@ -90,7 +91,11 @@ def decide(
     ratios' geometric mean and the band a one-sided Student-t bound on their mean log-ratio,
     t = q·s/√n (s: the spread of the per-round log-ratios, q: the t quantile at
     1 - 0.01/looks with n - 1 degrees of freedom), so drift shared by both arms of a round
-    is not counted as noise. None below compare.PAIRED_MIN_ROUNDS rounds.
+    is not counted as noise. With `aa_spread`, the stored paired A/A spread of the runner
+    class and workload, the band comes from it with the normal quantile instead (as
+    everywhere else, compare.versus): a few rounds whose ratios happen to agree closely
+    can then not make the band narrower than the class's known noise. None below
+    compare.PAIRED_MIN_ROUNDS rounds.
 
     Unpaired: the comparison's `threshold` is the regression-side band, 1 - e^-t. The
     standard error behind t is the larger of the CV formula's (exact for normal noise) and
@@ -103,7 +108,9 @@ def decide(
         rounds = [("session", i) for i in range(len(a))]
         ra = compare.Row("A", "", "", None, None, list(a), [], rounds=rounds)
         rb = compare.Row("B", "", "", None, None, list(b), [], rounds=rounds)
-        c = compare.versus(ra, rb, cv, higher_is_better, looks=looks, min_effect=min_effect)
+        c = compare.versus(
+            ra, rb, cv, higher_is_better, aa_spread, looks=looks, min_effect=min_effect
+        )
         return c if c is not None and c.paired else None
     own = cv if cv is not None else _pooled_cv(a, b)
     q = look_z(looks, None if cv is not None else max(1, len(a) + len(b) - 2))

@@ -47,6 +47,12 @@ OPTIONAL_IDENTITY = record.OPTIONAL_CELL_FIELDS
 # Before any cell has finished, a run's ETA (and a night plan without history) assumes this
 # much fixed cost per cell on top of warm-up + duration (server start and prepare, shared
 # by a group; measured ~3 s here).
+# Seconds measured per cell of the rounds of compare --until-conclusive, bisect and
+# explain (--duration). 10, not 5: on the quiet 2-core VM 10 s cells halved the per-round
+# A/A spread (3.2% vs 5.9% at 5 s, 20 interleaved rounds, benchmarks/noise_fidelity.py),
+# more than the sqrt(2) their doubled time costs, so a verdict settles in less machine
+# time (docs/benchmarks.md, "Noise fidelity").
+ROUND_DURATION_S = 10
 CELL_OVERHEAD_ESTIMATE_S = 3.0
 MAX_TABLE_SIZE = 1_000_000_000  # the run record's bound on table_size
 

@@ -30,6 +30,7 @@ MAX_CELLS = 100_000
 # group of every round; `run`, each server x options x dataset started once and kept up
 # for every round of the run (docs/benchmarks.md "Noise fidelity").
 SERVER_LIFETIMES = ("group", "run")
+DEFAULT_SERVER_LIFETIME = "group"
 # Matrix keys of the configuration axes -> the axis name in configs/axes.yaml.
 AXIS_KEYS = {
     "engines": "engine",
@@ -65,7 +66,7 @@ class Matrix:
     dataset_sizes: tuple[str, ...] = ()  # small / large: table_size sized to the buffer pool
     # Run discipline: an oltp_read_only pass before (pre) and after (post) a group's writes.
     prepost: bool = False
-    server_lifetime: str = "group"  # one of SERVER_LIFETIMES
+    server_lifetime: str = DEFAULT_SERVER_LIFETIME  # one of SERVER_LIFETIMES
     # When `servers` came from selection rules: each server's rule and reason (not written
     # back: the rules live in the file, the plan records the resolved list).
     selection: tuple[selection_mod.Choice, ...] = ()

@@ -17,6 +17,7 @@ from __future__ import annotations
 import contextlib
 import errno
 import signal
+from collections import Counter
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -106,10 +107,15 @@ class Runner:
     repeat_noisy: bool | None = None
     # `group` or `run` (run/lifetime.py); None: the plan's matrix `server_lifetime`.
     server_lifetime: str | None = None
+    # Servers shared with the caller across runs (experiments/conclude.py: every round of
+    # a sequence, one run each, on the same kept servers); the caller stops them. None:
+    # the run's own, by `server_lifetime`, stopped when the run ends.
+    servers: lifetime.Servers | None = None
     _installs: dict[str, Install | PerftrackError] = field(default_factory=dict)
     _meta: dict[str, Any] = field(default_factory=dict)
     _templates: datasets.Templates | None = None
     _servers: lifetime.Servers = field(default_factory=lifetime.Servers)
+    _starts_before: Counter[str] = field(default_factory=Counter)
 
     # records -------------------------------------------------------------------------
     def _server_meta(self, sid: str, srv: Server | None = None) -> dict[str, Any]:
@@ -246,7 +252,8 @@ class Runner:
                 f"then `perftrack run --resume {rid}`"
             ) from None
         finally:
-            self._servers.stop_all()
+            if self.servers is None:
+                self._servers.stop_all()
             dirlock.release(lock)
             if self._templates is not None:
                 self._templates.remove_temporary()
@@ -255,7 +262,8 @@ class Runner:
         p = self.rd.plan()
         self._meta["runner_class"] = p["runner_class"]
         kept = self.server_lifetime or p["matrix"].get("server_lifetime", "group")
-        self._servers = lifetime.Servers(kept, self.workroot)
+        self._servers = self.servers or lifetime.Servers(kept, self.workroot)
+        self._starts_before = Counter(self._servers.starts)
         cells = self.rd.cells()
         done = self.rd.attempts()
         if resume:
@@ -274,7 +282,6 @@ class Runner:
             with _signals_raise():
                 for grp in plan.groups(todo):
                     self._run_group(grp, 1, prog)
-                self._servers.stop_all()  # retries start fresh servers
                 self._retry_failed(cells, prog)
         except (KeyboardInterrupt, Interrupted) as exc:
             self.rd.set_status("interrupted", interrupted_at=now())
@@ -297,6 +304,7 @@ class Runner:
             ]
             if not again:
                 return
+            self._servers.stop_all()  # retries start fresh servers
             prog.total += len(again)
             self.emit(f"retrying {len(again)} failed cell(s), attempt {attempt}")
             for grp in plan.groups(again):
@@ -317,8 +325,8 @@ class Runner:
                 s.final_failed.append(f"{cid}: {last['reason']}")
         missing = len({c.cell_id for c in cells} - set(self.rd.attempts()))
         starts = self.rd.status().get("server_starts") or {}  # a resumed run adds to them
-        for sid, n in self._servers.starts.items():
-            starts[sid] = starts.get(sid, 0) + n
+        for sid, n in (self._servers.starts - self._starts_before).items():
+            starts[sid] = starts.get(sid, 0) + n  # this run's starts (shared servers count on)
         self.rd.set_status(
             "complete" if not missing else "interrupted",
             finished_at=now(),

@@ -67,3 +67,8 @@ class RunQueries(QueryBase):
                 ORDER BY r.started_at""",
             run_ids,
         )
+
+    def run_hardware(self, run_id: str) -> tuple[str, str] | None:
+        """(runner_class, hw_key) of a run; None for a run not in the DB."""
+        row = self._one("SELECT runner_class, hw_key FROM runs WHERE run_id = ?", [run_id])
+        return (str(row[0]), str(row[1])) if row else None
