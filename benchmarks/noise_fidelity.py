@@ -310,6 +310,12 @@ def main() -> None:
         default=";".join(DEFAULT_VARIANTS),
         help="';'-separated variants, e.g. 'group;run,warmup=0;run,pin'",
     )
+    ap.add_argument(
+        "--save",
+        type=Path,
+        help="write every variant's per-round tps (A and A') and machine seconds to this "
+        "JSON file: the real paired A/A rounds benchmarks/paired_power.py replays",
+    )
     ap.add_argument("--child", help=argparse.SUPPRESS)
     a = ap.parse_args()
     if a.child:
@@ -354,6 +360,25 @@ def main() -> None:
         f"{a.rounds} rounds, A = {A}, A' = the same server under a second id\n"
     )
     print(table(rows, a.rounds))
+    if a.save:
+        a.save.write_text(
+            json.dumps(
+                {
+                    "settings": {
+                        k: getattr(a, k)
+                        for k in ("rounds", "duration", "warmup", "workload", "threads")
+                    }
+                    | {"tables": a.tables, "table_size": a.table_size, "A": A, "A2": A2},
+                    "host": os.uname().nodename,
+                    "variants": [
+                        {"name": n, "seconds": s, "rounds": {str(r): v for r, v in vals.items()}}
+                        for n, vals, s in rows
+                    ],
+                },
+                indent=1,
+            )
+        )
+        print(f"saved {a.save}")
 
 
 if __name__ == "__main__":

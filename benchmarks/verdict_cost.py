@@ -37,6 +37,7 @@ import numpy as np
 
 from perftrack.analysis import stats
 from perftrack.experiments import conclude
+from perftrack.planning import matrix
 from perftrack.servers import catalog, providers
 
 REPO = Path(__file__).resolve().parents[1]
@@ -169,6 +170,7 @@ def real(a: argparse.Namespace) -> None:
             req = conclude.Request(
                 "ke-base", b, budget * 60, workload=a.workload, threads=a.threads,
                 duration_s=a.duration, warmup_s=a.warmup, min_effect=a.min_effect,
+                server_lifetime=a.server_lifetime,
             )  # fmt: skip
             t0 = time.monotonic()
             o = conclude.run(req, cat, cfg, db, a.out / "runs", print)
@@ -202,6 +204,7 @@ def main() -> None:
     r.add_argument("--out", type=Path, default=Path("/tmp/verdict-cost"))
     r.add_argument("--only", choices=list(ARMS)[1:], help="only base -> this arm")
     r.add_argument("--min-effect", type=float, default=conclude.DEFAULT_MIN_EFFECT)
+    r.add_argument("--server-lifetime", default=matrix.DEFAULT_SERVER_LIFETIME)
     a = ap.parse_args()
     simulate(a) if a.cmd == "simulate" else real(a)
 
