@@ -9,10 +9,12 @@ from pathlib import Path
 import pytest
 
 from clirun import assert_one_line_error, perftrack
-from perftrack.analysis import stats
+from fixtures.records.charset_pairs import charset_records
+from perftrack.analysis import detect, stats
 from perftrack.experiments import conclude, looks
 from perftrack.run import runner
 from perftrack.servers import catalog
+from perftrack.store import store
 from standins import WORKLOAD, write_configs
 
 
@@ -143,6 +145,23 @@ def test_a_stored_aa_spread_keeps_a_tight_cluster_of_rounds_from_a_false_alarm()
     # a real -20% still is a regression at the first look with the stored spread
     worse = looks.decide(a, [x * 0.8 for x in a], cv=None, looks=5, paired=True, aa_spread=0.067)
     assert worse is not None and worse.verdict == "regression"
+
+
+def test_the_stored_paired_aa_spread_of_the_sessions_class_is_found(tmp_path: Path):
+    """SYNTHETIC records: after `detect`, the noise row of the records' runner class,
+    hardware and workload holds a paired A/A spread; the sequence reads it for its run."""
+    recs = charset_records()
+    db = tmp_path / "r.duckdb"
+    with store.open_db(db, write=True) as st:
+        st.ingest(recs)
+        detect.run(st, [], None)
+        st.con.execute("UPDATE noise SET paired_spread = 0.05")
+    run_id, wl = recs[0]["run_id"], recs[0]["cell"]["workload"]
+    req = conclude.Request("a", "b", 600, workload=wl, runner_class=recs[0]["runner_class"])
+    assert conclude.stored_spread(db, run_id, req) == 0.05
+    other = conclude.Request("a", "b", 600, workload="oltp_read_only")
+    assert conclude.stored_spread(db, run_id, other) is None  # another workload: none
+    assert conclude.stored_spread(db, "no-such-run", req) is None
 
 
 def test_a_cv_estimated_from_few_values_widens_the_band():
