@@ -103,7 +103,8 @@ def replay(
     points = conclude.look_points(max_rounds)[:looks]
     for i, n in enumerate(points, 1):
         c = conclude.decide(
-            a[:n], b[:n], cv=None, looks=looks, paired=True, min_effect=min_effect,
+            a[:n], b[:n], cv=None, looks=conclude.SIDES * looks, paired=True,
+            min_effect=min_effect,
             aa_spread=aa_spread,
         )  # fmt: skip
         v = c.verdict if c else "inconclusive"

@@ -45,6 +45,11 @@ from perftrack.servers.catalog import Catalog
 from perftrack.store import store
 
 MAX_FAILED_ROUNDS = 2  # consecutive rounds without a value for a side: stop, say why
+# A look can false-alarm either way (regression or improvement): the sequence's 1% is
+# split over its K looks and both directions, each look's bound at 1 - 0.01/(2K). One
+# direction alone (1 - 0.01/K) let A/A sequences end as one or the other 1.4% of the
+# time (docs/benchmarks.md, "Paired verdicts: power and false alarms").
+SIDES = 2
 
 
 @dataclass(frozen=True)
@@ -282,14 +287,14 @@ def run(
     validate(req, cat)
     outcome = Sequence(req, req.planned_looks())
     points = look_points(10**9)
-    z = look_z(outcome.looks_planned)
+    z = look_z(SIDES * outcome.looks_planned)
     arm_a, arm_b = req.arms
     emit(
         f"until conclusive: {arm_b} against {arm_a}, {req.workload}, {req.threads} thread(s), "
         f"{req.duration_s} s per cell, budget {req.budget_s / 60:.1f} min; verdicts at "
         f"n = {', '.join(map(str, points[: outcome.looks_planned]))} per side "
         f"({outcome.looks_planned} looks, z = {z:.2f} each, or Student's t while the CV "
-        f"comes from these rounds: ≤ {FALSE_ALARM:.0%} false alarms); "
+        f"comes from these rounds: ≤ {FALSE_ALARM:.0%} false alarms either way); "
         f"unchanged = within ±{req.min_effect:.0%} and the noise band"
     )
     servers = lifetime.Servers(req.server_lifetime, workroot)
@@ -349,7 +354,7 @@ def run(
                 a,
                 b,
                 cv=None,
-                looks=outcome.looks_planned,
+                looks=SIDES * outcome.looks_planned,  # the tests the 1% is split over
                 higher_is_better=higher,
                 min_effect=req.min_effect,
                 paired=True,
