@@ -8,7 +8,6 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
-from scipy import stats as scipy_stats
 
 from perftrack.analysis import stats
 from perftrack.servers import rules
@@ -168,15 +167,13 @@ def versus(
     them (each at 1 - 0.01/looks). The unpaired band comes from the A/A CV `cv`
     (stats.noise_threshold). `unchanged` needs the interval within ±`min_effect`."""
     pa, pb = shared_rounds(a, b) if a.rounds and b.rounds else ([], [])
-    level = 1 - stats.FALSE_ALARM / max(1, looks)
     if len(pa) >= PAIRED_MIN_ROUNDS:
         n = len(pa)
         if aa_spread is not None:
-            z = float(scipy_stats.norm.ppf(level))
-            threshold = stats.paired_threshold(aa_spread, n, z)
+            threshold = stats.paired_threshold(aa_spread, n, stats.look_z(looks))
         else:
-            z = float(scipy_stats.t.ppf(level, n - 1))
-            threshold = stats.paired_threshold(stats.paired_spread(pa, pb), n, z)
+            spread = stats.paired_spread(pa, pb)
+            threshold = stats.paired_threshold(spread, n, stats.look_z(looks, n - 1))
         return stats.compare_paired(
             pa, pb, higher_is_better=higher, threshold=threshold, min_effect=min_effect
         )

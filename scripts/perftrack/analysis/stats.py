@@ -193,6 +193,20 @@ def aa_spread(log_ratios: list[float]) -> float | None:
     return math.sqrt(sum(d * d for d in log_ratios) / len(log_ratios))
 
 
+def look_z(looks: int, df: int | None = None) -> float:
+    """Per-look one-sided quantile so that K looks together false-alarm at most FALSE_ALARM
+    (each at 1 - FALSE_ALARM / K; K = 1: one comparison, 2.326).
+
+    Normal when the noise is known (stored A/A noise); Student's t with `df` degrees of
+    freedom when it is estimated from the few values at hand, whose spread is often too
+    small.
+    """
+    q = 1 - FALSE_ALARM / max(1, looks)
+    if df is None:
+        return float(stats.norm.ppf(q))
+    return float(stats.t.ppf(q, df))
+
+
 def paired_threshold(spread: float | None, n: int, z: float = Z_FALSE_ALARM) -> float:
     """Smallest change an A/A paired comparison of this per-round spread exceeds ~1% of the
     time with `n` rounds (z = 2.326): 1 - e^(-z·spread/√n), never below MIN_EFFECT."""

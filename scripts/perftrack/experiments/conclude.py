@@ -32,7 +32,6 @@ from perftrack.core import paths
 from perftrack.core.errors import ConfigError, ServerError
 from perftrack.experiments.looks import (
     DEFAULT_MIN_EFFECT,
-    FALSE_ALARM,
     FIRST_LOOK_N,
     decide,
     look_points,
@@ -294,7 +293,7 @@ def run(
         f"{req.duration_s} s per cell, budget {req.budget_s / 60:.1f} min; verdicts at "
         f"n = {', '.join(map(str, points[: outcome.looks_planned]))} per side "
         f"({outcome.looks_planned} looks, z = {z:.2f} each, or Student's t while the CV "
-        f"comes from these rounds: ≤ {FALSE_ALARM:.0%} false alarms either way); "
+        f"comes from these rounds: ≤ {stats.FALSE_ALARM:.0%} false alarms either way); "
         f"unchanged = within ±{req.min_effect:.0%} and the noise band"
     )
     servers = lifetime.Servers(req.server_lifetime, workroot)

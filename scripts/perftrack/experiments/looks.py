@@ -2,9 +2,10 @@
 
 Verdicts are only *decided* at looks spaced geometrically (n = 4, 6, 9, 14, 21, 32, … per
 side), and the false-alarm budget of the whole sequence, 1%, is split evenly over the
-looks the budget allows (Bonferroni). `decide` is one look's verdict: paired from the
-per-round ratios where the arms share rounds (always, in experiments/), unpaired
-otherwise; bands on the log scale. See docs/statistics.md, "Sequential rounds".
+looks the budget allows (Bonferroni; `conclude` splits it over both directions too,
+conclude.SIDES; the per-look quantile is stats.look_z). `decide` is one look's verdict:
+paired from the per-round ratios where the arms share rounds (always, in experiments/),
+unpaired otherwise; bands on the log scale. See docs/statistics.md, "Sequential rounds".
 """
 
 from __future__ import annotations
@@ -13,11 +14,9 @@ import dataclasses
 import math
 from statistics import NormalDist
 
-from scipy import stats as scipy_stats
-
 from perftrack.analysis import compare, stats
+from perftrack.analysis.stats import look_z
 
-FALSE_ALARM = 0.01  # target false-alarm rate of one whole sequence (issue #8)
 FIRST_LOOK_N = 4  # repeats per side: below this Mann-Whitney's smallest p is >= 0.1
 LOOK_GROWTH = 1.5  # the next look when each side has grown by half
 DEFAULT_MIN_EFFECT = stats.MIN_EFFECT_UNCHANGED  # --min-effect: the change "unchanged" rules out
@@ -31,18 +30,6 @@ def look_points(max_n: int) -> list[int]:
         points.append(n)
         n = math.ceil(n * LOOK_GROWTH)
     return points
-
-
-def look_z(looks: int, df: int | None = None) -> float:
-    """Per-look one-sided quantile so that K looks together false-alarm at most FALSE_ALARM.
-
-    Normal when the CV is known (stored A/A noise); Student's t with `df` degrees of
-    freedom when it is estimated from the few values at hand, whose CV is often too small.
-    """
-    q = 1 - FALSE_ALARM / max(1, looks)
-    if df is None:
-        return NormalDist().inv_cdf(q)
-    return float(scipy_stats.t.ppf(q, df))
 
 
 def log_threshold(cv: float | None, n_a: int, n_b: int, z: float) -> float:
