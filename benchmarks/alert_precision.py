@@ -21,7 +21,7 @@ Then it runs the change-point detection `perftrack detect` runs (analysis/change
 on the points the store's `nightly_points` would return) and scores every reported row
 against the labels:
 
-    .venv/bin/python benchmarks/alert_precision.py --seeds 5
+    .venv/bin/python benchmarks/alert_precision.py --seeds 10
 """
 
 from __future__ import annotations
@@ -57,6 +57,7 @@ SIZES = (0.5, 1.0, 2.0, 3.0)  # step sizes in units of the workload's per-cell C
 CLASS_DRIFT = ("c", -0.0002)  # a night
 SERIES_DRIFT_PER_NIGHT = -0.0005
 MATCH = changepoints.MATCH_NIGHTS
+Z95 = changepoints.Z_INTERVAL
 FIRST, LAST = 40, NIGHTS - 40  # injected dates: each side has 40 nights of history
 
 
@@ -224,6 +225,7 @@ def rows_of(changes: list[changepoints.Change]) -> list[dict[str, Any]]:
 
 def score(rows: list[dict[str, Any]], events: list[Event], drift: set) -> dict[str, Any]:
     matched: dict[int, list[dict[str, Any]]] = defaultdict(list)
+    errors: dict[str, list[float]] = defaultdict(list)
     false = []
     for r in rows:
         hit = [i for i, e in enumerate(events) if e.hits(r)]
@@ -235,6 +237,10 @@ def score(rows: list[dict[str, Any]], events: list[Event], drift: set) -> dict[s
     for i, e in enumerate(events):
         rs = matched.get(i, [])
         inside = any(r["low"] <= e.size <= r["high"] for r in rs)
+        if rs:  # the size's error in units of its standard error (calibrated: sd ≈ 1)
+            r = rs[0]
+            se = (math.log1p(r["high"]) - math.log1p(r["low"])) / (2 * Z95)
+            errors[e.kind].append((math.log1p(r["rel"]) - math.log1p(e.size)) / se)
         if e.kind == "environment":
             once = sum(1 for r in rs if r["environment"]) == 1
             per.append((e, bool(rs), inside, once, len(rs)))
@@ -245,7 +251,13 @@ def score(rows: list[dict[str, Any]], events: list[Event], drift: set) -> dict[s
         for r in false
         if ("class", r["cls"]) in drift or ("group", r["cls"], r["server"], r["workload"]) in drift
     ]
-    return {"rows": len(rows), "false": false, "drift_false": drift_false, "per": per}
+    return {
+        "rows": len(rows),
+        "false": false,
+        "drift_false": drift_false,
+        "per": per,
+        "errors": errors,
+    }
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -263,6 +275,7 @@ def main(argv: list[str] | None = None) -> int:
     )
     total_rows = total_false = total_drift = 0
     per_all = []
+    errors: dict[str, list[float]] = defaultdict(list)
     secs = []
     for seed in range(1, args.seeds + 1):
         points, events, drift = labelled_year(seed, cv, m, control)
@@ -274,6 +287,8 @@ def main(argv: list[str] | None = None) -> int:
         total_false += len(s["false"])
         total_drift += len(s["drift_false"])
         per_all += s["per"]
+        for kind, zs in s["errors"].items():
+            errors[kind] += zs
         for r in s["false"]:
             print(f"  seed {seed} false: {r}")
     real = total_rows - total_false
@@ -301,6 +316,21 @@ def main(argv: list[str] | None = None) -> int:
             f"| {kind} | {k:g} | {len(xs)} | {len(f)} | {sum(x[1] for x in xs)} |"
             f" {sum(x[2] for x in f) / max(1, len(f)):.2f} |"
         )
+    print(
+        "\nsize error / its standard error (a calibrated interval: mean ≈ 0, sd ≈ 1, 95 % of"
+        " |error| ≤ 1.96):"
+    )
+    for kind, zs in sorted(errors.items()):
+        z = np.asarray(zs)
+        print(
+            f"  {kind}: {len(z)} found, mean {z.mean():+.2f}, sd {z.std(ddof=1):.2f},"
+            f" within ±1.96: {np.mean(np.abs(z) <= Z95):.1%}"
+        )
+    big = [x for x in per_all if x[1] and (x[0].kind == "environment" or x[0].k >= 2)]
+    print(
+        f"steps ≥ 2 × CV and environment steps found with their size in the interval: "
+        f"{sum(1 for x in big if x[2])}/{len(big)}"
+    )
     env = [x for x in per_all if x[0].kind == "environment"]
     print(
         f"\nenvironment steps reported once per class as environment: "

@@ -226,6 +226,45 @@ def test_small_labelled_history_reports_the_injected_steps_only():
     assert workload[:4] == ("workload", "x", "synthetic-s3", "w2") and abs(workload[4] - 70) <= 3
 
 
+def test_a_groups_own_steps_next_to_an_environment_step_keep_their_size():
+    """SYNTHETIC, labelled: one class, a control and 6 servers × 8 series, 140 nights of 3%
+    noise; an environment step of +6% (every series and the control) at night 70. Server s1
+    steps -45% at night 58 (12 nights before it), server s2 +23.5% at night 75 (5 nights
+    after it). Before: s1's step was reported as -10% (its group measured the environment
+    step on its own signal, its -45% included, and removed that), s2's never (absorbed
+    into the environment step), and the environment step's size was pulled by both."""
+    rng = np.random.default_rng(7)
+    points: dict[tuple, list] = {}
+    start = datetime(2026, 1, 1)
+    servers = ["control", *(f"s{i}" for i in range(1, 7))]
+    for srv in servers:
+        for th in (1, 4, 16, 64):
+            for coll in ("latin1_swedish_ci", "utf8mb4_general_ci"):
+                key = ("hw", "k", "w", th, coll, "default", 8, 1000, 60, "tcp")
+                key += (None,) * (len(detect.SERIES_COLS) - len(key)) + (f"synthetic-{srv}",)
+                pts = []
+                for n in range(140):
+                    f = math.exp(rng.normal(0, 0.03)) * (1.06 if n >= 70 else 1.0)
+                    if srv == "s1" and n >= 58:
+                        f *= 0.55
+                    if srv == "s2" and n >= 75:
+                        f *= 1.235
+                    pts.append((f"synthetic-{n:03d}", start + timedelta(days=n), 100 * f))
+                points[key] = pts
+    rows = changepoints.detect(points, "synthetic-control", detect.SERIES_COLS)
+    got = {(c.scope, c.key[-1]): c for c in rows}
+    assert sorted(got) == [
+        ("class", "synthetic-control"),
+        ("workload", "synthetic-s1"),
+        ("workload", "synthetic-s2"),
+    ]
+    for srv, size, night in (("control", 0.06, 70), ("s1", -0.45, 58), ("s2", 0.235, 75)):
+        c = next(c for (_, s), c in got.items() if s == f"synthetic-{srv}")
+        assert (c.at - start).days == night, srv
+        low, high = c.step.interval
+        assert low <= size <= high, (srv, c.step.rel, c.step.interval)
+
+
 def test_detect_is_idempotent(tmp_path: Path):
     db = tmp_path / "i.duckdb"
     ingest(db, pair_records(1000, 990))

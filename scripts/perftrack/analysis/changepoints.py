@@ -16,15 +16,16 @@ so it is not a step; a missing night is simply not a point (nothing is interpola
 Four scopes, so that one cause is one row:
   class     the control server moved on a runner class (the median of its series): an
             environment change of that class, reported once, sized on the class's other
-            series (their median), and removed from every series of the class before the
-            narrower scopes look;
+            series (the median of their own steps: pooled_step), and removed from every
+            series of the class (one size per workload) before the narrower scopes look;
   server    one server's workload moved on every runner class (>= MIN_SERVER_CLASSES; the
             median over the classes, each class's own step agreeing): reported once;
   workload  one server and workload on one class moved at every thread count and charset
             together (the median of those series): reported once;
   series    one series alone.
-A narrower step within `ABSORB_NIGHTS` of a wider one, in the same direction, is that one
-seen again, not another row. Measured precision and recall: docs/benchmarks.md.
+A narrower step within `ABSORB_NIGHTS` of a wider one (`ENV_NIGHTS` of an environment
+change), in the same direction, is that one seen again, not another row. Measured
+precision and recall: docs/benchmarks.md.
 """
 
 from __future__ import annotations
@@ -59,17 +60,32 @@ MATCH_NIGHTS = 3  # how close to its true night a change must be found (issue 22
 # change seen again (one series' noisier estimate of the night: measured 4-7 nights off
 # for a 2× noise step of one series, benchmarks/alert_precision.py), not another row.
 ABSORB_NIGHTS = WINDOW // 2
+# An environment step is removed from every series before the narrower scopes look; what a
+# group still shows this close to it, the same way, is the rest of that step in a series
+# that responded more (a removed step leaves no residual to be located far from its night).
+# Further away it is a change of its own: with ABSORB_NIGHTS here, a +23.5 % workload step
+# 5 nights after a +6 % environment step was never reported (benchmarks/alert_precision.py).
+ENV_NIGHTS = MATCH_NIGHTS
 # A server's step must show on every class (each class's own step at that night with
 # |z| >= Z_CONSISTENT the same way, its interval overlapping the server's): a median over
 # classes also shifts a little when one class alone moves or drifts (measured: a -20% step
 # of one class moved the median of three by -2.7%, benchmarks/alert_precision.py).
 CONSISTENT_SHARE = 1.0
 Z_CONSISTENT = 2.0
+# A group's step is sized from its rows' own steps when it has this many rows with points
+# on both sides (pooled_step); below that, from its combined signal.
+MIN_POOLED_ROWS = 3
+# An environment step is removed with one size pooled over a workload's servers when it has
+# this many (one server's own step is then an outlier among them); otherwise server by server.
+MIN_POOLED_SERVERS = 3
 SIGMA_FLOOR = 0.002  # 0.2%: a perfectly flat synthetic series must not divide by zero
 MEDIAN_SE = stats.MEDIAN_SE_FACTOR  # se of a median ≈ 1.2533 σ / √n
 Z_INTERVAL = float(sps.norm.ppf(0.5 + stats.CONFIDENCE / 2))
 # Axes a `workload` group spans: everything else of the series key (and the server) is fixed.
 GROUP_SPANS = ("threads", "collation")
+# An environment step is removed from each workload's series with that workload's size (a
+# kernel update need not move point selects and writes alike), pooled over its servers.
+ENV_SPLIT = ("workload",)
 
 
 @dataclass(frozen=True)
@@ -80,7 +96,11 @@ class Step:
     n_after: int
     level_before: float  # median of the segment before (log scale)
     level_after: float
-    sigma: float
+    se: float  # standard error of level_after - level_before
+
+    @classmethod
+    def of(cls, index: int, n: tuple[int, int], levels: tuple[float, float], se: float) -> Step:
+        return cls(index, (levels[1] - levels[0]) / se, *n, *levels, se)
 
     @property
     def rel(self) -> float:
@@ -91,10 +111,6 @@ class Step:
         d = self.level_after - self.level_before
         half = Z_INTERVAL * self.se
         return math.expm1(d - half), math.expm1(d + half)
-
-    @property
-    def se(self) -> float:
-        return MEDIAN_SE * self.sigma * math.sqrt(1 / self.n_before + 1 / self.n_after)
 
     @property
     def p_value(self) -> float:
@@ -142,7 +158,40 @@ def segment_step(y: np.ndarray, t: int, lo: int, hi: int, sigma: float) -> Step 
         return None
     la, lb = float(np.median(a)), float(np.median(b))
     se = MEDIAN_SE * sigma * math.sqrt(1 / len(a) + 1 / len(b))
-    return Step(t, (lb - la) / se, len(a), len(b), la, lb, sigma)
+    return Step.of(t, (len(a), len(b)), (la, lb), se)
+
+
+def pooled_step(y: np.ndarray, rows: Sequence[int], night: int, lo: int, hi: int) -> Step | None:
+    """A group's step at a night, sized as the median of its rows' own steps, each measured
+    on the row's points between nights lo and hi (each side capped at SIZE_WINDOW).
+
+    A median over rows of each night's value (`combined`) is moved by every row that steps
+    on its own within the window: a server's -19 % on 8 of 240 rows pulled a class's
+    +6 % environment step to +5.0 % [4.6, 5.4] (benchmarks/alert_precision.py). The median
+    of the rows' steps treats such rows as the outliers they are. Its standard error is the
+    larger of two: from the rows' spread (1.2533 × 1.4826 MAD / √rows: rows that respond
+    differently widen it) and from the night-to-night noise of the combined signal
+    (what moves every row together on a night)."""
+    diffs, sides = [], []
+    for i in rows:
+        idx = lo + np.flatnonzero(~np.isnan(y[i, lo:hi]))
+        t = int(np.searchsorted(idx, night))
+        s = segment_step(y[i, idx], t, 0, len(idx), 1.0)
+        if s is not None:
+            diffs.append(s.level_after - s.level_before)
+            sides.append((s.n_before, s.n_after))
+    if len(diffs) < MIN_POOLED_ROWS:
+        return None
+    d = np.asarray(diffs)
+    med = float(np.median(d))
+    se_rows = MEDIAN_SE * 1.4826 * float(np.median(np.abs(d - med))) / math.sqrt(len(d))
+    nb, na = (int(np.median([x[k] for x in sides])) for k in (0, 1))
+    sig = combined(y[list(rows), lo:hi])
+    ok = ~np.isnan(sig)
+    t = int(np.searchsorted(np.flatnonzero(ok) + lo, night))
+    signal = segment_step(sig[ok], t, 0, int(ok.sum()), robust_sigma(sig[ok]))
+    se = max(se_rows, signal.se if signal else 0.0, SIGMA_FLOOR / math.sqrt(len(d)))
+    return Step.of(night, (nb, na), (0.0, med), se)
 
 
 def find_steps(y: np.ndarray, sigma: float | None = None) -> list[Step]:
@@ -260,14 +309,18 @@ def steps_on(signal: np.ndarray) -> list[tuple[int, Step]]:
     return [(int(idx[s.index]), s) for s in find_steps(signal[idx])]
 
 
-def remove_step(y: np.ndarray, night: int, rows: Sequence[int]) -> None:
-    """Subtract, from each row from `night` on, the group's step at that night (the
-    median over the rows of the group: one estimate for all of them, less noisy)."""
-    sub = y[list(rows)]
-    sig = combined(sub)
-    idx = np.flatnonzero(~np.isnan(sig))
-    t = int(np.searchsorted(idx, night))
-    s = segment_step(sig[idx], t, 0, len(idx), 1.0)
+def remove_step(y: np.ndarray, night: int, rows: Sequence[int], lo: int, hi: int) -> None:
+    """Subtract, from each row from `night` on, the rows' step at that night measured
+    between nights lo and hi: one estimate for all of them (pooled_step, which a few rows
+    with steps of their own do not move), or with fewer rows that of their combined signal.
+    Before pooling, a group of 8 series measured its own environment step on its combined
+    signal, and a -45 % step of its own 12 nights earlier became a -54 % "environment"
+    step, removed from it: the -45 % was reported as -10 %."""
+    s = pooled_step(y, rows, night, lo, hi)
+    if s is None:
+        sig = combined(y[list(rows), lo:hi])
+        idx = np.flatnonzero(~np.isnan(sig))
+        s = segment_step(sig[idx], int(np.searchsorted(idx + lo, night)), 0, len(idx), 1.0)
     if s is not None:
         y[list(rows), night:] -= s.level_after - s.level_before
 
@@ -312,8 +365,10 @@ def _own(y: np.ndarray, night: int) -> Step | None:
     return segment_step(y[idx], t, 0, len(idx), robust_sigma(y[idx]))
 
 
-def _near(night: Any, sign: float, found: list[tuple[Any, Step]]) -> bool:
-    return any(abs(_days(night, n)) <= ABSORB_NIGHTS and np.sign(s.z) == sign for n, s in found)
+def _near(
+    night: Any, sign: float, found: list[tuple[Any, Step]], nights: int = ABSORB_NIGHTS
+) -> bool:
+    return any(abs(_days(night, n)) <= nights and np.sign(s.z) == sign for n, s in found)
 
 
 def _days(a: Any, b: Any) -> float:
@@ -330,10 +385,11 @@ def detect(points: Points, control: str | None, cols: Sequence[str]) -> list[Cha
     """Every change of every runner class. `cols` names the series columns (hw_key and
     runner_class first) of each key before its server_id."""
     spans = [i for i, c in enumerate(cols) if c in GROUP_SPANS]
+    env_cols = [i for i, c in enumerate(cols) if c in ENV_SPLIT]
     out: list[Change] = []
     signals: dict[tuple[Any, ...], Signal] = {}
     for cs in class_series(points).values():
-        out += _class_changes(cs, control, spans, signals)
+        out += _class_changes(cs, control, (spans, env_cols), signals)
     server = _server_changes(signals)
     done: dict[tuple[Any, ...], list[tuple[Any, Step]]] = defaultdict(list)
     for c in server:
@@ -393,13 +449,28 @@ def _server_changes(signals: dict[tuple[Any, ...], Signal]) -> list[Change]:
 def _class_changes(
     cs: ClassSeries,
     control: str | None,
-    spans: list[int],
+    cols: tuple[list[int], list[int]],
     signals: dict[tuple[Any, ...], Signal],
 ) -> list[Change]:
+    spans, env_cols = cols
     y, y0 = cs.y.copy(), cs.y
     groups: dict[tuple[Any, ...], list[int]] = defaultdict(list)
+    by_env: dict[tuple[Any, ...], list[tuple[Any, ...]]] = defaultdict(list)
     for i, k in enumerate(cs.keys):
-        groups[tuple(v for j, v in enumerate(k) if j not in spans)].append(i)
+        g = tuple(v for j, v in enumerate(k) if j not in spans)
+        groups[g].append(i)
+        if g not in by_env[(k[-1] == control, *(k[j] for j in env_cols))]:
+            by_env[(k[-1] == control, *(k[j] for j in env_cols))].append(g)
+    # the rows each environment step is removed from with one size (MIN_POOLED_SERVERS)
+    removal = [
+        rows
+        for gs in by_env.values()
+        for rows in (
+            [[i for g in gs for i in groups[g]]]
+            if len(gs) >= MIN_POOLED_SERVERS
+            else [groups[g] for g in gs]
+        )
+    ]
     ctl = [i for i, k in enumerate(cs.keys) if k[-1] == control]
     rest = [i for i in range(len(cs.keys)) if i not in set(ctl)]
     out: list[Change] = []
@@ -409,13 +480,15 @@ def _class_changes(
 
     env: list[tuple[int, Step]] = []
     if ctl:
-        for night, s in steps_on(combined(y[ctl])):
-            sized = _at(combined(y[rest]), night) if rest else None
+        found_env = steps_on(combined(y[ctl]))
+        bounds = [0, *(n for n, _ in found_env), y.shape[1]]
+        for k, (night, s) in enumerate(found_env):
+            sized = pooled_step(y, rest, night, bounds[k], bounds[k + 2]) if rest else None
             env.append((night, sized or s))
             out.append(_row(cs, "class", strongest(ctl, night), night, sized or s, y0, len(rest)))
-        for night, _ in env:
-            for rows in groups.values():
-                remove_step(y, night, rows)
+        for k, (night, _) in enumerate(env):
+            for rows in removal:
+                remove_step(y, night, rows, bounds[k], bounds[k + 2])
     for g, rows in groups.items():
         if rows[0] in set(ctl):
             continue
@@ -431,14 +504,16 @@ def _class_changes(
             {_day(at): i for i, (_, at) in enumerate(cs.runs)},
         )
         found = steps_on(sig) if len(rows) > 1 else []
-        found = [(n, s) for n, s in found if not _near(n, np.sign(s.z), env)]
+        found = [(n, s) for n, s in found if not _near(n, np.sign(s.z), env, ENV_NIGHTS)]
         for night, s in found:
             out.append(_row(cs, "workload", strongest(rows, night), night, s, y0, len(rows), g))
         for i in rows:
             idx = np.flatnonzero(~np.isnan(y[i]))
             for s in find_steps(y[i, idx]):
                 night = int(idx[s.index])
-                if not _near(night, np.sign(s.z), found + env):
+                if not _near(night, np.sign(s.z), found) and not _near(
+                    night, np.sign(s.z), env, ENV_NIGHTS
+                ):
                     out.append(_row(cs, "series", i, night, s, y0, 1, g))
     return out
 
