@@ -14,6 +14,8 @@ from clirun import assert_one_line_error, perftrack
 from perftrack.core.errors import ConfigError
 from perftrack.experiments import candidates, conclude, explain
 from perftrack.experiments import explanation as ex
+from perftrack.planning import cells
+from perftrack.run import runner
 from perftrack.servers import catalog, rules
 from perftrack.store import explanations, store
 from standins import basedir
@@ -260,6 +262,7 @@ def _configs(dst: Path, a_opts: list[str], b_opts: list[str]) -> Path:
         (["ea", "eb", "--metric", "p95"], "--metric must be one of tps, qps"),
         (["ea", "eb", "--budget", "0"], "--budget must be a positive"),
         (["ea", "eb", "--budget", "0.5"], "cannot fit one look of the first stage"),
+        (["ea", "eb", "--server-lifetime", "round"], "--server-lifetime must be group or run"),
     ],
 )
 def test_bad_explain_input_is_one_line(tmp_path: Path, args: list[str], needle: str):
@@ -299,11 +302,25 @@ def _explain(
 ):
     cfg = _configs(tmp_path / "configs", a, b)
     cat = catalog.load(cfg / "versions.yaml")
-    req = conclude.Request("ea", "eb", budget_s, **{**CELL, **cell})
+    req = conclude.Request(
+        "ea", "eb", budget_s, **{**CELL, **cell}, server_lifetime=cells.EXPLAIN_SERVER_LIFETIME
+    )
     lines: list[str] = []
     res = explain.explain(req, cat, cfg, tmp_path / "runs", lines.append, workroot=workroot)
     print("\n".join(lines + ex.table_lines(res)))  # the test's record (pytest -s)
     return res
+
+
+def _starts(runs: Path, res: ex.Explanation) -> dict[str, int]:
+    """Server starts per arm over the search's rounds (each round is its own run)."""
+    starts: dict[str, int] = {}
+    for rid in res.run_ids:
+        rd = runner.RunDir(runs / rid)
+        for sid, n in rd.status()["server_starts"].items():
+            starts[sid] = starts.get(sid, 0) + n
+        for recs in rd.attempts().values():
+            assert recs[-1]["effective"]["server_lifetime"] == "run"
+    return starts
 
 
 def test_real_the_injected_cause_is_named_among_harmless_differences(
@@ -321,6 +338,11 @@ def test_real_the_injected_cause_is_named_among_harmless_differences(
     assert [["innodb_flush_log_at_trx_commit"]] in [_isolated(res)], res.conclusion
     assert res.gap is not None and res.gap.ratio < 0.5  # ~9x here; the verdict needs less noise
     assert "innodb_flush_log_at_trx_commit=2" in ex.profile_fragment(res)
+    # kept servers (the default): plain B runs in every round, started once per stage
+    starts = _starts(tmp_path / "runs" / "explain", res)
+    stages = len({g.stage for g in res.groups}) + 1  # and the last one, of the shares
+    assert 1 <= starts["eb"] <= stages < res.rounds, (starts, res.rounds)
+    # the `workroot` fixture checks that no server runs and no directory is left
     db = tmp_path / "r.duckdb"
     explanations.save(db, ex.to_json(res))
     with store.open_db(db, write=False) as st:

@@ -55,6 +55,14 @@ def explain_cmd(
     runner_class: RunnerClassOpt = None,
     min_effect: MinEffectOpt = 10.0,
     out_dir: RunsOpt = paths.DEFAULT_RUNS,
+    server_lifetime: Annotated[
+        str,
+        typer.Option(
+            "--server-lifetime",
+            help="run: each arm's server started once and kept up for its stage's rounds; "
+            "group: a fresh server per arm and round",
+        ),
+    ] = cells.EXPLAIN_SERVER_LIFETIME,
 ) -> None:
     """Start B with groups of A's settings, halving, to find which changes cost how much.
 

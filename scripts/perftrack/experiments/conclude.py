@@ -140,13 +140,17 @@ class Sequence:
         return [r.run_id for r in self.rounds]
 
 
-def validate(req: Request, cat: Catalog) -> None:
-    """Refuse bad input before anything runs (one-line ConfigError each)."""
+def check_server_lifetime(req: Request) -> None:
     if req.server_lifetime not in matrix.SERVER_LIFETIMES:
         raise ConfigError(
             f"--server-lifetime must be {' or '.join(matrix.SERVER_LIFETIMES)}, "
             f"not {req.server_lifetime!r}"
         )
+
+
+def validate(req: Request, cat: Catalog) -> None:
+    """Refuse bad input before anything runs (one-line ConfigError each)."""
+    check_server_lifetime(req)
     if req.axis is None and req.a == req.b:
         raise ConfigError(f"compare two different servers, not {req.a!r} with itself")
     cat.get(req.a)

@@ -34,7 +34,7 @@ from perftrack.experiments import conclude
 from perftrack.experiments import explanation as ex
 from perftrack.experiments.candidates import Candidate, select
 from perftrack.planning import cells, matrix
-from perftrack.run import runner
+from perftrack.run import lifetime, runner
 from perftrack.run.server import Server
 from perftrack.servers import options, profiles, providers, rules
 from perftrack.servers.catalog import Catalog, Entry
@@ -63,6 +63,7 @@ def validate(req: conclude.Request, cat: Catalog) -> None:
     """Refuse bad input before anything starts (one-line ConfigError each)."""
     if req.a == req.b:
         raise ConfigError(f"explain a change between two servers, not {req.a!r} with itself")
+    conclude.check_server_lifetime(req)
     cat.get(req.a)
     cat.get(req.b)
     if req.metric not in THROUGHPUT:
@@ -340,6 +341,10 @@ class Lab:
     config_dir: Path
     out_dir: Path
     workroot: Path | None = None
+    # the rounds' servers (`req.server_lifetime`): with `run`, each arm's server is started
+    # at its first round and kept for the rest of its stage; a stage's new arms stop them
+    servers: lifetime.Servers | None = None
+    _arms: frozenset[str] = frozenset()
 
     def _options(self, entry: Entry) -> dict[str, str | None]:
         rule = rules.rules_for(entry.product, entry.version)
@@ -363,7 +368,8 @@ class Lab:
             return _short(str(exc))
 
     def round(self, arms: list[Arm], run_ids: list[str]) -> dict[str, float | None]:
-        """One round: a fresh server per arm, in this order; the metric per arm label."""
+        """One round: each arm in this order, on its kept server or a fresh one; the
+        metric per arm label."""
         b = self.cat.get(self.req.b)
         ids: dict[str, str] = {}
         extra: list[Entry] = []
@@ -374,10 +380,21 @@ class Lab:
                 extra.append(derived(b, label, members or ()))
                 ids[extra[-1].id] = label
         cat = Catalog(self.cat.path, (*self.cat.entries, *extra))
+        if self.servers is None:
+            self.servers = lifetime.Servers(self.req.server_lifetime, self.workroot)
+        if frozenset(ids) != self._arms:  # a new stage: its arms' servers only
+            self.servers.stop_all()
+            self._arms = frozenset(ids)
         rd = runner.create(_matrix(self.req, list(ids)), cat, self.out_dir, self.req.runner_class)
         run_ids.append(rd.run_id)
         runner.Runner(
-            rd, cat, self.config_dir, lambda _m: None, workroot=self.workroot, repeat_noisy=False
+            rd,
+            cat,
+            self.config_dir,
+            lambda _m: None,
+            workroot=self.workroot,
+            repeat_noisy=False,
+            servers=self.servers,
         ).run()  # a failed cell (a port race, say) is retried once at the round's end
         out: dict[str, float | None] = dict.fromkeys(ids.values())
         for recs in rd.attempts().values():
@@ -437,4 +454,8 @@ def explain(
     )
     result = ex.Explanation(req.a, req.b, cell_of(req), cands, left)
     search = Search(req, result, lambda arms: lab.round(arms, result.run_ids), lab.starts, emit)
-    return search.run()
+    try:
+        return search.run()
+    finally:
+        if lab.servers is not None:
+            lab.servers.stop_all()  # kept servers: after the search, or on any interruption

@@ -53,6 +53,11 @@ OPTIONAL_IDENTITY = record.OPTIONAL_CELL_FIELDS
 # more than the sqrt(2) their doubled time costs, so a verdict settles in less machine
 # time (docs/benchmarks.md, "Noise fidelity").
 ROUND_DURATION_S = 10
+# explain's rounds keep each arm's server up for its stage (`--server-lifetime run`): a
+# round there runs 3-6 arms, so fresh servers cost more of its budget than in a two-arm
+# compare, and kept servers were measured no noisier (1.02x plain sysbench's spread
+# against 0.94x for fresh ones, benchmarks/noise_fidelity.py, docs/benchmarks.md).
+EXPLAIN_SERVER_LIFETIME = "run"
 CELL_OVERHEAD_ESTIMATE_S = 3.0
 MAX_TABLE_SIZE = 1_000_000_000  # the run record's bound on table_size
 
