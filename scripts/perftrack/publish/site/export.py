@@ -109,6 +109,11 @@ class SiteData:
     cost: list[dict[str, Any]] = field(default_factory=list)  # site/cost.py
 
 
+# What `Exporter.describe` reads of a row besides its collation: the key of its answer.
+DESCRIBED = ("runner_class", "hw_key", "profile", "tables", "table_size", "duration_s")
+DESCRIBED += ("connection", *AXES, "workload", "threads")
+
+
 class Exporter:
     """Reads one open store (its named site queries); each method returns one data set."""
 
@@ -120,6 +125,7 @@ class Exporter:
         self.current_hw = st.current_hardware()
         self.verdicts_origin = "none"
         self.charset_of = st.collation_charsets()
+        self._described: dict[tuple[Any, ...], dict[str, Any]] = {}
 
     def _servers(self) -> list[dict[str, Any]]:
         rows = self.st.server_summaries()
@@ -127,8 +133,16 @@ class Exporter:
         return rows
 
     def describe(self, d: dict[str, Any]) -> dict[str, Any]:
-        """The common fields of a series row, from a group dict (compare's or ours)."""
+        """The common fields of a series row, from a group dict (compare's or ours).
+        Computed once per series (the history has a row per series and run): callers copy
+        the dict (`{**describe(r), …}`), never change it."""
         coll = d.get("coll", d.get("collation"))
+        key = (coll, *(d.get(k) for k in DESCRIBED))
+        if key not in self._described:
+            self._described[key] = self._describe(d, coll)
+        return self._described[key]
+
+    def _describe(self, d: dict[str, Any], coll: Any) -> dict[str, Any]:
         return {
             "runner_class": d["runner_class"],
             "hw_key": d["hw_key"],
