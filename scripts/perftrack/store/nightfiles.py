@@ -196,6 +196,22 @@ def _view_sql(table: str, source: str, versions: set[int]) -> str:
     return f"SELECT * FROM read_parquet({source}{by_name})"
 
 
+def select_files(con: duckdb.DuckDBPyConnection, db: Path, table: str, paths: Sequence[str]) -> str:
+    """SQL of `table`'s rows stored in some of its listed files (paths relative to the
+    files' directory, as `data_files` lists them): what the view reads, for that subset."""
+    versions = dict(
+        con.execute(
+            f"SELECT path, schema_version FROM {FILES_TABLE} WHERE table_name = ?", [table]
+        ).fetchall()
+    )
+    unknown = [p for p in paths if p not in versions]
+    if unknown or not paths:
+        raise ValueError(f"not listed files of {table}: {unknown or 'none given'}")
+    base = str(files_dir(db).resolve())
+    source = "[" + ", ".join(_sql_string(f"{base}/{p}") for p in paths) + "]"
+    return _view_sql(table, source, {versions[p] for p in paths})
+
+
 def _glob(db: Path, table: str) -> str:
     """The stored views' file pattern: constant, so the view is not rewritten every night."""
     return _sql_string(f"{view_prefix(db)}/*/*.{table}.parquet")
