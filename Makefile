@@ -25,9 +25,6 @@ $(STAMP): pyproject.toml scripts/setup-system.sh
 	python3 -m venv $(VENV)
 	$(VENV)/bin/pip install -q --upgrade pip
 	$(VENV)/bin/pip install -q -e '.[dev]'
-	# apache-otava (change points) pins old numpy and cloud clients; it only needs
-	# numpy and scipy, which the line above installed.
-	$(VENV)/bin/pip install -q --no-deps 'apache-otava==0.8.0'
 	touch $(STAMP)
 
 demo: setup

@@ -151,7 +151,12 @@ def page_standin(nights: int, classes: int, workdir: Path, loads: int) -> dict[s
 
 
 def measure(
-    sizes: list[int], workdir: Path, classes: int, batch: int = 30, loads: int = 0
+    sizes: list[int],
+    workdir: Path,
+    classes: int,
+    batch: int = 30,
+    loads: int = 0,
+    fast: bool = False,
 ) -> list[dict[str, float]]:
     setup = synth.load_setup(STEPS_AT, classes)
     db = workdir / "synthetic-history.duckdb"
@@ -159,7 +164,7 @@ def measure(
     have = 0
     for n in sorted(sizes):
         t0 = time.perf_counter()
-        synth.grow(db, setup, have, n - 1, batch=batch)
+        (synth.grow_fast if fast else synth.grow)(db, setup, have, n - 1, batch=batch)
         grow_s = time.perf_counter() - t0
         recs = workdir / f"night-{n}"
         count = synth.write_records(setup, n - 1, recs)
@@ -221,6 +226,12 @@ def main() -> None:
         metavar="NIGHTS",
         help="only the history page, on a stand-in of NIGHTS nights (see page_standin)",
     )
+    ap.add_argument(
+        "--fast",
+        action="store_true",
+        help="grow with synthetic_history.grow_fast (the same model, numpy draws: minutes "
+        "instead of an hour for 1,000 nights); night N itself is always real records",
+    )
     a = ap.parse_args()
     loads = a.loads if a.page else 0
     if a.page_standin:
@@ -230,10 +241,10 @@ def main() -> None:
     if a.keep:
         a.keep.mkdir(parents=True, exist_ok=True)
         synth.refuse_data_dir(a.keep)
-        rows = measure(a.nights, a.keep, a.classes, a.batch, loads)
+        rows = measure(a.nights, a.keep, a.classes, a.batch, loads, a.fast)
     else:
         with tempfile.TemporaryDirectory(prefix="perftrack-history-") as tmp:
-            rows = measure(a.nights, Path(tmp), a.classes, a.batch, loads)
+            rows = measure(a.nights, Path(tmp), a.classes, a.batch, loads, a.fast)
     cols: tuple[str, ...] = ("nights", "records", "db_mb", "ingest_s", "detect_s", "build_s")
     cols += ("overview_kb",)
     if loads:

@@ -14,6 +14,15 @@ repository is reported too (the 50 MB limit).
 
     .venv/bin/python benchmarks/repo_cost.py --base 0 --nights 20
     .venv/bin/python benchmarks/repo_cost.py --base 345 --nights 20
+    .venv/bin/python benchmarks/repo_cost.py --base 60 --nights 10 --results-format v9
+
+Variants of the night files' layout (issue 19, "Budgets"), for comparison in one run:
+`--results-format v9` writes results files as schemas v6 to v9 did (full record ids,
+doubles; v10 is store/nightformat.py);
+`--parquet-v2` adds DuckDB's PARQUET_VERSION V2 encodings; `--zstd-level N`;
+`--order time` writes results sorted by time, as files before schema v10 were (now: by
+series). `--fast` grows the base with synthetic_history.grow_fast (the same model, numpy
+draws).
 """
 
 from __future__ import annotations
@@ -33,7 +42,23 @@ sys.path.insert(0, str(REPO / "benchmarks"))
 import synthetic_history as synth  # noqa: E402
 
 from perftrack import cli  # noqa: E402
-from perftrack.store import nightfiles, store  # noqa: E402
+from perftrack.store import nightfiles, nightformat, store  # noqa: E402
+
+TIME_ORDER = "started_at, record_id"  # how results files were ordered before schema v10
+
+
+def configure(results_format: str, parquet_v2: bool, zstd_level: int | None, order: str) -> None:
+    """Switch the store's night-file writer to a variant (this process only)."""
+    if results_format == "v9":
+        nightformat.FORMAT_VERSION = 10**6  # never: results files written as v6 to v9 did
+    if parquet_v2:
+        nightfiles.COPY_OPTIONS += ", PARQUET_VERSION V2"
+    if zstd_level is not None:
+        nightfiles.COPY_OPTIONS = nightfiles.COPY_OPTIONS.replace(
+            "COMPRESSION_LEVEL 19", f"COMPRESSION_LEVEL {zstd_level}"
+        )
+    if order == "time":
+        nightfiles.FILE_TABLES["results"] = TIME_ORDER
 
 
 def git(repo: Path, *args: str) -> str:
@@ -72,7 +97,9 @@ def commit_data(repo: Path, message: str) -> None:
     git(repo, "commit", "--quiet", "-m", message)
 
 
-def measure(base: int, nights: int, work: Path, base_batch: int) -> dict[str, float | str]:
+def measure(
+    base: int, nights: int, work: Path, base_batch: int, fast: bool = False
+) -> dict[str, float | str]:
     setup = synth.load_setup(365)
     repo = work / "repo"
     (repo / "data").mkdir(parents=True)
@@ -82,17 +109,20 @@ def measure(base: int, nights: int, work: Path, base_batch: int) -> dict[str, fl
     git(repo, "commit", "--quiet", "-m", "init")
     db = repo / "data" / "results.duckdb"
     if base:
-        synth.grow(db, setup, 0, base, batch=base_batch)
+        (synth.grow_fast if fast else synth.grow)(db, setup, 0, base, batch=base_batch)
         with store.open_db(db, write=True) as st:  # leave it as a nightly close would
             st.compact_on_close = True
         commit_data(repo, f"base: {base} nights")
     rngs = synth.night_rngs(setup)
     start = pack_bytes(repo)
     sizes = []
+    results_bytes = []
     t0 = time.perf_counter()
     for night in range(base, base + nights):
         with store.open_db(db, write=True) as st:
             st.ingest_prepared(synth.prepared_night(setup, night, rngs(night)))
+        newest = max(files_of(db, "results"))
+        results_bytes.append((newest.stat().st_size, _rows(db, newest)))
         if cli.main(["detect", "--db", str(db)]) != 0:  # as `perftrack publish` does
             raise SystemExit("detect failed")
         commit_data(repo, f"night {night}")
@@ -113,8 +143,28 @@ def measure(base: int, nights: int, work: Path, base_batch: int) -> dict[str, fl
         "pack_mb_start": start / 1e6,
         "pack_mb_end": end / 1e6,
         "pack_kb_per_night": (end - start) / nights / 1e3,
+        "results_file_kb_per_night": sum(b for b, _ in results_bytes) / nights / 1e3,
+        "results_bytes_per_result": sum(b for b, _ in results_bytes)
+        / max(1, sum(n for _, n in results_bytes)),
+        "ten_years_gb": (end + (end - start) / nights * (3650 - base - nights)) / 1e9,
         "loop_s": loop_s,
     }
+
+
+def files_of(db: Path, table: str) -> list[Path]:
+    return [p for p in nightfiles.listed_paths(db) if p.name.endswith(f".{table}.parquet")]
+
+
+def _rows(db: Path, path: Path) -> int:
+    import duckdb
+
+    con = duckdb.connect(str(db), read_only=True)
+    try:
+        rel = path.relative_to(nightfiles.files_dir(db)).as_posix()
+        (n,) = con.execute("SELECT rows FROM data_files WHERE path = ?", [rel]).fetchone()
+    finally:
+        con.close()
+    return int(n)
 
 
 def main() -> None:
@@ -122,9 +172,22 @@ def main() -> None:
     ap.add_argument("--base", type=int, default=0, help="nights grown before measuring")
     ap.add_argument("--nights", type=int, default=20, help="nights committed one by one")
     ap.add_argument("--base-batch", type=int, default=1, help="nights per ingest in the base")
+    ap.add_argument("--fast", action="store_true", help="grow the base with grow_fast")
+    ap.add_argument("--results-format", choices=("v10", "v9"), default="v10")
+    ap.add_argument("--parquet-v2", action="store_true")
+    ap.add_argument("--zstd-level", type=int)
+    ap.add_argument("--order", choices=("series", "time"), default="series")
     a = ap.parse_args()
+    configure(a.results_format, a.parquet_v2, a.zstd_level, a.order)
     with tempfile.TemporaryDirectory(prefix="perftrack-repo-cost-") as tmp:
-        print(json.dumps(measure(a.base, a.nights, Path(tmp), a.base_batch)))
+        out = measure(a.base, a.nights, Path(tmp), a.base_batch, a.fast)
+        out |= {
+            "results_format": a.results_format,
+            "parquet_v2": a.parquet_v2,
+            "zstd_level": a.zstd_level or 19,
+            "order": a.order,
+        }
+        print(json.dumps(out))
 
 
 if __name__ == "__main__":

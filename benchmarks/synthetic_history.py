@@ -42,7 +42,7 @@ import yaml  # noqa: E402
 
 from perftrack.core import record  # noqa: E402
 from perftrack.planning import matrix  # noqa: E402
-from perftrack.store import store  # noqa: E402
+from perftrack.store import nightfiles, rows, store  # noqa: E402
 
 START = datetime(2025, 1, 1, 1, 0, tzinfo=UTC)
 CV = {"oltp_point_select": 0.113, "oltp_read_only": 0.106, "oltp_read_write": 0.199}
@@ -322,6 +322,149 @@ def grow(db: Path, setup: Setup, first: int, last: int, batch: int = 30) -> int:
     for night in range(first, last):
         pending += prepared_night(setup, night, rngs(night))
         if len(pending) and ((night + 1 - first) % batch == 0 or night == last - 1):
+            with store.open_db(db, write=True) as st:
+                added += st.ingest_prepared(pending).added
+            pending = []
+    return added
+
+
+def grow_fast(db: Path, setup: Setup, first: int, last: int, batch: int = 30) -> int:
+    """`grow` for long histories (1,000 nights of 3,960 records: minutes, not an hour):
+    the same model as `night_records` (noise, steps, drift, missing and half nights),
+    but each runner class × cell is turned into rows by the store's `prepare` once, and
+    every night only changes the measured columns of those rows, drawn with numpy (the
+    per-second series too: its p5/p50/p95, CV and 12-point downsample as `prepare`
+    computes them). The values differ from `grow`'s draw for draw; the model does not."""
+    import numpy as np
+
+    refuse_data_dir(db)
+    # zstd level 19 takes ~1 s a night here: a long history is written at level 3 (the
+    # files ~8% larger; reading them is as fast). Not for measuring sizes: repo_cost.py
+    # measures the nights it commits, written as ingest writes them.
+    saved = nightfiles.COPY_OPTIONS
+    nightfiles.COPY_OPTIONS = saved.replace("COMPRESSION_LEVEL 19", "COMPRESSION_LEVEL 3")
+    try:
+        return _grow_fast(db, setup, first, last, batch, np)
+    finally:
+        nightfiles.COPY_OPTIONS = saved
+
+
+def _grow_fast(db: Path, setup: Setup, first: int, last: int, batch: int, np: Any) -> int:
+    m = setup.m
+    servers = [_server_id(s) for s in m.servers]
+    step_server = _server_id(_newest_mysql(m.servers))
+    cells = [
+        (rep, axis, si, wl, th)
+        for rep in range(1, m.repeats + 1)
+        for axis in m.charsets
+        for si in range(len(servers))
+        for wl in m.workloads
+        for th in m.threads
+    ]
+    col = {name: i for i, (name, _) in enumerate(store.RESULT_COLUMNS)}
+    templates: dict[str, list[store.PreparedRecord]] = {}
+    for cls in setup.classes:
+        rng = random.Random(0)
+        hw = _id("hw", cls)[:12]
+        templates[cls] = [
+            store.prepare(rec, rec["record_id"])
+            for rec in (
+                _record(
+                    setup,
+                    f"synthetic-template-{cls}",
+                    cls,
+                    hw,
+                    servers[si],
+                    wl,
+                    th,
+                    *CHARSET[axis][:2],
+                    axis,
+                    rep,
+                    BASE_TPS[wl],
+                    START,
+                    rng,
+                )
+                for rep, axis, si, wl, th in cells
+            )
+        ]
+    threads = np.array([c[4] for c in cells], dtype=float)
+    cv = np.array([CV[c[3]] for c in cells])
+    base = np.array(
+        [BASE_TPS[c[3]] * CHARSET[c[1]][2] * _factor(c[2], len(servers)) for c in cells]
+    )
+    base *= threads ** np.where(np.array([c[3] for c in cells]) == "oltp_read_write", 0.35, 0.5)
+    stepped = np.array([servers[c[2]] == step_server and c[3] == "oltp_read_write" for c in cells])
+    qpt = np.array(
+        [{"oltp_point_select": 1, "oltp_read_only": 16, "oltp_read_write": 20}[c[3]] for c in cells]
+    )
+    n_int = m.duration_s // INTERVAL_S
+    k = min(store.SERIES_POINTS, n_int)
+    added = 0
+    pending: list[store.PreparedRecord] = []
+    for night in range(first, last):
+        rng = night_rngs(setup)(night)
+        npr = np.random.default_rng(setup.seed * 1_000_003 + night)
+        for ci, cls in enumerate(setup.classes):
+            if rng.random() < P_MISSING_NIGHT:
+                continue
+            n = len(cells) // 2 if rng.random() < P_HALF_NIGHT else len(cells)
+            level = 1.0
+            if cls == "b" and night >= ENV_AT * setup.nights:
+                level *= 1 + ENV_STEP
+            if cls == "c":
+                level *= (1 + DRIFT_PER_NIGHT) ** night
+            f = base[:n] * level
+            if night >= STEP_AT * setup.nights:
+                f = f * np.where(stepped[:n], 1 - STEP_REGRESSION, 1.0)
+            sigma = np.sqrt(np.log(1 + cv[:n] ** 2))
+            tps = f * np.exp(npr.normal(-sigma * sigma / 2, sigma))
+            ser = tps[:, None] * (1 + npr.normal(0, 1, (n, n_int)) * (cv[:n, None] / 2))
+            ser = np.maximum(0.01, np.round(ser, 2))
+            pct = np.round(np.percentile(ser, rows.TPS_PERCENTILES, axis=1), 2)
+            cvs = np.round(ser.std(axis=1, ddof=1) / ser.mean(axis=1), 4)
+            down = ser[:, : (n_int // k) * k].reshape(n, k, -1).mean(axis=2)
+            lat = 1000.0 * threads[:n] / tps
+            run_id = f"synthetic-{night:05d}-{cls}"
+            t0 = START + timedelta(days=night, minutes=7 * ci)
+            walls = np.cumsum(m.warmup_s + m.duration_s + npr.uniform(1.0, 4.0, n))
+            for i in range(n):
+                tpl = templates[cls][i]
+                row = list(tpl.result)
+                started = (t0 + timedelta(seconds=float(walls[i - 1]) if i else 0)).replace(
+                    tzinfo=None
+                )
+                rid = f"{run_id}:{row[col['cell_id']]}:1"
+                row[col["record_id"]], row[col["run_id"]] = rid, run_id
+                row[col["started_at"]] = started
+                row[col["finished_at"]] = started + timedelta(seconds=m.warmup_s + m.duration_s + 1)
+                t = float(tps[i])
+                row[col["tps"]], row[col["qps"]] = round(t, 2), round(t * qpt[i], 2)
+                row[col["latency_avg_ms"]] = round(float(lat[i]), 3)
+                row[col["latency_pct_ms"]] = round(float(lat[i]) * 1.6, 3)
+                row[col["latency_max_ms"]] = round(float(lat[i]) * 9, 3)
+                row[col["events"]] = int(t * m.duration_s)
+                row[col["tps_p5"]], row[col["tps_p50"]], row[col["tps_p95"]] = (
+                    float(pct[0, i]),
+                    float(pct[1, i]),
+                    float(pct[2, i]),
+                )
+                row[col["tps_cv"]] = float(cvs[i])
+                row[col["tps_series"]] = [
+                    float(f"{x:.{rows.SERIES_SIGNIFICANT}g}") for x in down[i]
+                ]
+                run = (run_id, *tpl.run[1:3], started, row[col["finished_at"]], tpl.run[5])
+                pending.append(
+                    store.PreparedRecord(
+                        rid,
+                        tpl.hardware,
+                        tpl.server,
+                        run,
+                        tuple(row),
+                        tpl.varset_hash,
+                        tpl.variables,
+                    )
+                )
+        if pending and ((night + 1 - first) % batch == 0 or night == last - 1):
             with store.open_db(db, write=True) as st:
                 added += st.ingest_prepared(pending).added
             pending = []

@@ -3,7 +3,7 @@
 #
 #   scripts/ci-setup.sh          the Python package only, in .venv/ (plan and publish jobs on
 #                                GitHub-hosted runners: no servers, no sysbench needed), every
-#                                dependency hash-locked (requirements/ci.lock, otava.lock:
+#                                dependency hash-locked (requirements/ci.lock:
 #                                pip --require-hashes): these jobs hold write tokens
 #   scripts/ci-setup.sh --full   `make setup`: the Debian packages too (benchmark runners)
 #
@@ -33,7 +33,6 @@ else
   # The Python half of `make setup`, hash-locked: no apt, no root, no unpinned download.
   python3 -m venv .venv
   .venv/bin/pip install -q --require-hashes --only-binary :all: -r requirements/ci.lock
-  .venv/bin/pip install -q --require-hashes --no-deps -r requirements/otava.lock
   # perftrack itself from this checkout, built with the locked setuptools (no isolation:
   # build isolation would download an unhashed setuptools).
   .venv/bin/pip install -q --no-deps --no-build-isolation -e .

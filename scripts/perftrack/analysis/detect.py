@@ -70,8 +70,9 @@ def compute_noise(st: Store, metric: str = "tps") -> list[tuple[Any, ...]]:
     rows = st.noise_samples(compare.METRICS[metric][0], NOISE_RECENT_RUNS)
     pooled: dict[tuple[str, str, str], list[tuple[float, int]]] = defaultdict(list)
     aa: dict[tuple[str, str, str], list[float]] = defaultdict(list)
-    for rc, hw, wl, values in rows:
-        if len(values) >= MIN_REPEATS_FOR_NOISE and (c := stats.cv(values)) is not None:
+    rows = [r for r in rows if len(r[3]) >= MIN_REPEATS_FOR_NOISE]
+    for (rc, hw, wl, values), c in zip(rows, stats.cvs([r[3] for r in rows]), strict=True):
+        if c is not None:
             pooled[(rc, hw, wl)].append((c, len(values)))
             aa[(rc, hw, wl)] += stats.aa_log_ratios([float(v) for v in values])
     now = _now()
@@ -106,22 +107,22 @@ def variables_diff_of(st: Store) -> Callable[[dict[str, Any], str, str], dict[st
     """diff(series key, base server, new server): the variables diff of the two servers'
     most common variable sets in that series (what a verdict carries), for `advise`."""
     varsets = st.series_varsets()
-    seen: dict[tuple[str | None, str | None], dict[str, list[Any]]] = {}  # per varset pair
 
     def diff(series: dict[str, Any], base: str, new: str) -> dict[str, list[Any]]:
         k = tuple(series[c] for c in SERIES_COLS)
-        pair = (varsets.get((*k, base)), varsets.get((*k, new)))
-        if pair not in seen:
-            seen[pair] = variables_diff(st, *pair)
-        return {name: list(v) for name, v in seen[pair].items()}  # callers may edit theirs
+        # each pair of sets is read once per open store (st.variables_diff)
+        return variables_diff(st, varsets.get((*k, base)), varsets.get((*k, new)))
 
     return diff
 
 
-def verdict_tables(st: Store, metric: str = "tps") -> list[compare.Table]:
+def verdict_tables(
+    st: Store, metric: str = "tps", noise_rows: list[tuple[Any, ...]] | None = None
+) -> list[compare.Table]:
     """The comparison tables verdicts (and their alerts) are read from: the noise threshold
-    and the stored paired A/A spread of each runner class × workload."""
-    rows = compute_noise(st, metric)
+    and the stored paired A/A spread of each runner class × workload. `noise_rows`:
+    compute_noise's rows, if the caller has them already."""
+    rows = compute_noise(st, metric) if noise_rows is None else noise_rows
     noise = {(r[0], r[1], r[2], r[3]): r[6] for r in rows}
     spreads = {(r[0], r[1], r[2], r[3]): r[9] for r in rows if r[9] is not None}
     return compare.tables(
@@ -248,7 +249,7 @@ def run(
     them in one transaction. `strict`: an annotation that matches nothing is an error
     (before anything is written). `now` (tests): the alerts' clock."""
     noise = compute_noise(st, metric)
-    tables = verdict_tables(st, metric)
+    tables = verdict_tables(st, metric, noise)
     verdicts = compute_verdicts(st, notes, metric, tables)
     cps, n_series = compute_change_points(st, notes, control_server, metric)
     if strict:

@@ -111,6 +111,17 @@ def latest(st: store.Store, base: str, new: str) -> list[dict[str, Any]]:
     ]
 
 
+def state(st: store.Store) -> str:
+    """A digest of every stored explanation: it changes when one is added (what the site
+    build compares before it reuses a run's detail file, which shows the newest ones)."""
+    if not _has_table(st.con, "explanations"):
+        return ""
+    rows = st.con.execute(
+        "SELECT explanation_id, computed_at FROM explanations ORDER BY ALL"
+    ).fetchall()
+    return hashlib.sha256(json.dumps(rows, default=str).encode()).hexdigest()
+
+
 def stored_verdicts(st: store.Store, base: str, new: str, workload: str, threads: int) -> list[str]:
     """`perftrack detect`'s verdicts of new against base on this workload and threads."""
     con = st.con

@@ -429,6 +429,17 @@ MIGRATIONS: tuple[Migration, ...] = (
             "ALTER TABLE noise ADD COLUMN pairs INTEGER",
         ),
     ),
+    Migration(
+        10,
+        "results files written since store record_id only where it is not "
+        "run_id:cell_id:attempt and each DOUBLE column as the narrowest exact DECIMAL "
+        "(store/nightformat.py); the files already written are read as they are",
+        (
+            f"COMMENT ON TABLE {nightfiles.FILES_TABLE} IS 'since schema v10 results files "
+            "store record_id only where it is not run_id:cell_id:attempt, and DOUBLE "
+            "columns as exact DECIMALs (store/nightformat.py)'",
+        ),
+    ),
 )
 
 CURRENT_VERSION: int = MIGRATIONS[-1].version

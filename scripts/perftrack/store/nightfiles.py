@@ -28,16 +28,18 @@ import duckdb
 
 from perftrack.core.errors import DatabaseError
 from perftrack.core.files import fsync_path, sha256_file
+from perftrack.store import nightformat
 
 FILES_TABLE = "data_files"
 # The tables kept as files, and the order each file's rows are written in (the key; the
-# results by time): deterministic files that compress well.
+# results by series, then run and round: neighbouring values are alike, 6% smaller than
+# by time, docs/benchmarks.md "Budgets"): deterministic files that compress well.
 FILE_TABLES: dict[str, str] = {
     "hardware": "hw_key",
     "servers": "server_key",
     "runs": "run_id",
     "server_variables": "varset_hash, name",
-    "results": "started_at, record_id",
+    "results": 'workload, threads, "collation", server_key, run_id, "repeat", record_id',
 }
 # zstd level 19: a file is written once and read for years. One synthetic night of the
 # nightly matrix (3,960 results) is 294 KB at level 19 and 332 KB at DuckDB's default
@@ -123,9 +125,14 @@ def write_batch(
                 raise DatabaseError(f"{final} exists already: refusing to replace a night file")
             tmp = final.with_name(f".{final.name}.{WRITING}-{os.getpid()}")
             kv = f"KV_METADATA {{{KV_SCHEMA}: '{version}', {KV_TABLE}: '{table}'}}"
+            select = "*"
+            if table == "results" and version >= nightformat.FORMAT_VERSION:
+                select = nightformat.encoded_select(con, relation)
             try:
+                # the key of the rows as staged (a select-list alias may hide a column)
+                order = ", ".join(f"staged.{k.strip()}" for k in FILE_TABLES[table].split(","))
                 con.execute(
-                    f"COPY (SELECT * FROM {relation} ORDER BY {FILE_TABLES[table]}) "
+                    f"COPY (SELECT {select} FROM {relation} AS staged ORDER BY {order}) "
                     f"TO {_sql_string(str(tmp))} ({COPY_OPTIONS}, {kv})"
                 )
                 fsync_path(tmp)
@@ -173,13 +180,36 @@ def _listed(con: duckdb.DuckDBPyConnection) -> dict[str, list[tuple[str, int]]]:
     return out
 
 
+def _by_name(table: str, versions: set[int]) -> bool:
+    """Combine the files by column name? Files written by different schema versions (a
+    column a later version added is null in older files), and results files since v10
+    (each file stores a column in the type that holds its values exactly: nightformat)."""
+    return len(versions) > 1 or (table == "results" and max(versions) >= nightformat.FORMAT_VERSION)
+
+
 def _view_sql(table: str, source: str, versions: set[int]) -> str:
-    # Files written by different schema versions are combined by column name (a column a
-    # later version added is null in older files); one version needs no such matching.
-    by_name = ", union_by_name = true" if len(versions) > 1 else ""
+    by_name = ", union_by_name = true" if _by_name(table, versions) else ""
     if table == "runs":
         return RUNS_VIEW.format(source=f"read_parquet({source}, filename = true{by_name})")
+    if table == "results" and max(versions) >= nightformat.FORMAT_VERSION:
+        return f"SELECT {nightformat.decoded_select()} FROM read_parquet({source}{by_name})"
     return f"SELECT * FROM read_parquet({source}{by_name})"
+
+
+def select_files(con: duckdb.DuckDBPyConnection, db: Path, table: str, paths: Sequence[str]) -> str:
+    """SQL of `table`'s rows stored in some of its listed files (paths relative to the
+    files' directory, as `data_files` lists them): what the view reads, for that subset."""
+    versions = dict(
+        con.execute(
+            f"SELECT path, schema_version FROM {FILES_TABLE} WHERE table_name = ?", [table]
+        ).fetchall()
+    )
+    unknown = [p for p in paths if p not in versions]
+    if unknown or not paths:
+        raise ValueError(f"not listed files of {table}: {unknown or 'none given'}")
+    base = str(files_dir(db).resolve())
+    source = "[" + ", ".join(_sql_string(f"{base}/{p}") for p in paths) + "]"
+    return _view_sql(table, source, {versions[p] for p in paths})
 
 
 def _glob(db: Path, table: str) -> str:
@@ -224,7 +254,11 @@ def stored_views_current(con: duckdb.DuckDBPyConnection, db: Path) -> bool:
         ).fetchone()
         if row is None or not files or _glob(db, table) not in row[0]:
             return False
-        if ("union_by_name" in row[0]) != (len({v for _, v in files}) > 1):
+        versions = {v for _, v in files}
+        if ("union_by_name" in row[0]) != _by_name(table, versions):
+            return False
+        decoded = table == "results" and max(versions) >= nightformat.FORMAT_VERSION
+        if ("coalesce(record_id" in row[0].lower()) != decoded:
             return False
     return True
 
@@ -328,9 +362,10 @@ def check(con: duckdb.DuckDBPyConnection, db: Path) -> list[str]:
     results = [root / p for p in sorted(listed) if p.endswith(".results.parquet")]
     files = ", ".join(_sql_string(str(p)) for p in results)
     row = con.execute(
-        "SELECT record_id, list(DISTINCT filename ORDER BY filename) "
-        f"FROM read_parquet([{files}], filename = true) "
-        "GROUP BY record_id HAVING count(*) > 1 LIMIT 1"
+        f"SELECT coalesce(record_id, {nightformat.RECORD_ID}) AS rid, "
+        "list(DISTINCT filename ORDER BY filename) "
+        f"FROM read_parquet([{files}], filename = true, union_by_name = true) "
+        "GROUP BY rid HAVING count(*) > 1 LIMIT 1"
     ).fetchone()
     if row:
         where = ", ".join(_display(Path(f)) for f in row[1])

@@ -372,7 +372,7 @@ def stored_record_ids(con: duckdb.DuckDBPyConnection, new: Iterable[PreparedReco
     """The record ids of `new` already in `results`. Looked up within the batch's runs
     only: a record id is `run_id:cell_id:attempt` and a run id has no ':', so an id can
     only be stored under its own run; the run filter reaches the files' row-group
-    statistics (since v7 the id itself is recomputed by the view and cannot)."""
+    statistics (since v10 the id itself is recomputed by the view and cannot)."""
     batch = list(new)
     ids = sorted({p.record_id for p in batch})
     runs = sorted({p.run[0] for p in batch})

@@ -24,7 +24,7 @@ from typing import Any
 
 from perftrack.analysis import annotations as ann
 from perftrack.core.errors import ConfigError
-from perftrack.publish.site import advisor, columns, export, regressions, source
+from perftrack.publish.site import advisor, columns, export, parquet, regressions, source
 from perftrack.publish.site import studies as study_files
 from perftrack.store import store
 
@@ -135,23 +135,24 @@ def build(
     _check_out(out, root)
     notes = ann.load(annotations_path) if annotations_path else []
     studies = study_files.load_all(studies_dir)
-    from perftrack.publish.site import parquet  # the SQL page's tables (sql.html)
-
     tmp = out.parent / f".{out.name}.building-{os.getpid()}"
     shutil.rmtree(tmp, ignore_errors=True)
+    # The site this build replaces: files that did not change are taken from it (run
+    # detail files, monthly results parts), so a night's build does not redo the history.
+    previous = out if (out / MARKER).is_file() else None
     try:
         with store.open_db(db, write=False) as st:  # one snapshot for the charts and the SQL
-            data = export.export(st, notes)
+            data = export.export(st, notes, _kept_runs(previous))
             records = st.cell_records(study_files.servers(studies))
             data.studies = [study_files.page_data(s, records) for s in studies]
             advice = advisor.page_data(st)
             alerts = regressions.page_data(st)
-            parquet.export(st, tmp)
+            parquet.export(st, tmp, previous)
         say(
             f"exported {len(data.verdicts)} verdicts, {len(data.summary)} summary rows, "
             f"{len(data.history)} history points, {len(data.runs)} runs"
         )
-        result = _write(tmp, root, data, studies, advice, alerts)
+        result = _write(tmp, root, data, studies, advice, alerts, previous)
         old = out.parent / f".{out.name}.old-{os.getpid()}"
         if out.exists():
             out.rename(old)
@@ -171,6 +172,7 @@ def _write(
     studies: list[study_files.StudyPage],
     advice: dict[str, Any],
     alerts: dict[str, Any],
+    previous: Path | None = None,
 ) -> BuildResult:
     res = BuildResult(out=tmp, empty=bool(data.meta.get("empty")))
     shutil.copytree(root / "assets", tmp / "assets")
@@ -213,6 +215,9 @@ def _write(
         columns.write_data_file(data_dir / "history" / f"{key}.js", f"history:{key}", cell)
     for key, detail in data.run_details.items():
         columns.write_data_file(data_dir / "runs" / f"{key}.js", f"run:{key}", detail)
+    for key in data.reused_runs:  # _kept_runs checked that the previous build has it
+        assert previous is not None
+        parquet.reuse(previous / "data" / "runs" / f"{key}.js", data_dir / "runs" / f"{key}.js")
     for page in source.PAGES:
         (tmp / f"{page.name}.html").write_text(_render(root, page), encoding="utf-8")
         res.pages.append(f"{page.name}.html")
@@ -221,10 +226,32 @@ def _write(
         (tmp / name).write_text(_render(root, source.STUDY_PAGE, s.name), encoding="utf-8")
         res.pages.append(name)
     (tmp / MARKER).write_text(
-        json.dumps({"generated_at": data.meta["generated_at"]}) + "\n", encoding="utf-8"
+        json.dumps({"generated_at": data.meta["generated_at"], "runs": data.run_fingerprints})
+        + "\n",
+        encoding="utf-8",
     )
     res.bytes_total = sum(p.stat().st_size for p in tmp.rglob("*") if p.is_file())
     return res
+
+
+def _kept_runs(previous: Path | None) -> dict[str, list[str]]:
+    """run_id -> [file, fingerprint] of the run detail files the previous build wrote
+    and still has (its marker lists them); {} without a previous build."""
+    if previous is None:
+        return {}
+    try:
+        runs = json.loads((previous / MARKER).read_text(encoding="utf-8")).get("runs") or {}
+    except (OSError, ValueError, AttributeError):
+        return {}
+    if not isinstance(runs, dict):
+        return {}
+    return {
+        str(rid): [str(v[0]), str(v[1])]
+        for rid, v in runs.items()
+        if isinstance(v, list)
+        and len(v) == 2
+        and (previous / "data" / "runs" / f"{v[0]}.js").is_file()
+    }
 
 
 def page_bytes(site: Path, page: str) -> int:

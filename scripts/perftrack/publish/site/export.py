@@ -17,6 +17,7 @@ Which results each data set uses:
 from __future__ import annotations
 
 import datetime as dt
+import hashlib
 import itertools
 import json
 from collections import defaultdict
@@ -45,6 +46,9 @@ MAX_VALUE_CHARS = 300
 BASELINE_CHARSET = "latin1"  # the charset impact page's reference (article 000's tables)
 # Preferred latin1 collation when a group measured more than one: the server default.
 BASELINE_COLLATION = "latin1_swedish_ci"
+# Bump when what a run's detail file holds changes: the site build then rewrites every
+# run's file instead of keeping those whose run did not change (`run_fingerprint`).
+RUN_DETAIL_FORMAT = 1
 
 
 def dataset_label(
@@ -105,8 +109,16 @@ class SiteData:
     history_files: dict[str, dict[str, Any]] = field(default_factory=dict)
     runs: list[dict[str, Any]] = field(default_factory=list)
     run_details: dict[str, dict[str, Any]] = field(default_factory=dict)
+    # run_id -> [file, fingerprint] of every run; files kept from the previous build
+    run_fingerprints: dict[str, list[str]] = field(default_factory=dict)
+    reused_runs: list[str] = field(default_factory=list)
     studies: list[dict[str, Any]] = field(default_factory=list)
     cost: list[dict[str, Any]] = field(default_factory=list)  # site/cost.py
+
+
+# What `Exporter.describe` reads of a row besides its collation: the key of its answer.
+DESCRIBED = ("runner_class", "hw_key", "profile", "tables", "table_size", "duration_s")
+DESCRIBED += ("connection", *AXES, "workload", "threads")
 
 
 class Exporter:
@@ -120,6 +132,8 @@ class Exporter:
         self.current_hw = st.current_hardware()
         self.verdicts_origin = "none"
         self.charset_of = st.collation_charsets()
+        self._described: dict[tuple[Any, ...], dict[str, Any]] = {}
+        self._explained: str | None = None  # explanations.state, once (run_fingerprint)
 
     def _servers(self) -> list[dict[str, Any]]:
         rows = self.st.server_summaries()
@@ -127,8 +141,16 @@ class Exporter:
         return rows
 
     def describe(self, d: dict[str, Any]) -> dict[str, Any]:
-        """The common fields of a series row, from a group dict (compare's or ours)."""
+        """The common fields of a series row, from a group dict (compare's or ours).
+        Computed once per series (the history has a row per series and run): callers copy
+        the dict (`{**describe(r), …}`), never change it."""
         coll = d.get("coll", d.get("collation"))
+        key = (coll, *(d.get(k) for k in DESCRIBED))
+        if key not in self._described:
+            self._described[key] = self._describe(d, coll)
+        return self._described[key]
+
+    def _describe(self, d: dict[str, Any], coll: Any) -> dict[str, Any]:
         return {
             "runner_class": d["runner_class"],
             "hw_key": d["hw_key"],
@@ -347,14 +369,31 @@ class Exporter:
             out[r.pop("run_id")].append(r)
         return out
 
-    def run_details(self, runs: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
+    def run_fingerprint(self, run: dict[str, Any]) -> str:
+        """What a run's detail file depends on: the run's row (its counts and times change
+        when more of its records arrive), the servers' order, the stored explanations (any
+        new one rewrites every run's file) and RUN_DETAIL_FORMAT."""
+        if self._explained is None:
+            self._explained = explanations.state(self.st)
+        text = json.dumps(
+            [RUN_DETAIL_FORMAT, run, sorted(self.order.items()), self._explained],
+            default=str,
+            sort_keys=True,
+        )
+        return hashlib.sha256(text.encode()).hexdigest()[:32]
+
+    def run_details(
+        self, runs: list[dict[str, Any]], *, subset: bool = False
+    ) -> dict[str, dict[str, Any]]:
         """Per run (keyed by its file name): servers, cells, effective settings,
-        failures and the variable diffs between its consecutive versions."""
-        servers = self._by_run(self.st.run_servers())
-        cells = self._by_run(self.st.run_cells())
-        effective = self._by_run(self.st.run_effective())
-        failures = self._by_run(self.st.run_failures())
-        varsets = self._by_run(self.st.run_varsets())
+        failures and the variable diffs between its consecutive versions. `subset`: the
+        runs are only some of the DB's (the queries read only theirs)."""
+        only = [r["run_id"] for r in runs] if subset else None
+        servers = self._by_run(self.st.run_servers(only))
+        cells = self._by_run(self.st.run_cells(only))
+        effective = self._by_run(self.st.run_effective(only))
+        failures = self._by_run(self.st.run_failures(only))
+        varsets = self._by_run(self.st.run_varsets(only))
         cache: dict[tuple[str, str], list[tuple[str, str | None, str | None, str]]] = {}
         explained: dict[tuple[str, str], list[dict[str, Any]]] = {}
         out = {}
@@ -496,8 +535,13 @@ def cost_rows(ex: Exporter) -> list[dict[str, Any]]:
     return cost.rows(ex)
 
 
-def export(st: Store, notes: list[Annotation]) -> SiteData:
-    """Every data set of the site from one open (read-only) store."""
+def export(
+    st: Store, notes: list[Annotation], kept: dict[str, list[str]] | None = None
+) -> SiteData:
+    """Every data set of the site from one open (read-only) store. `kept`: run_id ->
+    [file, fingerprint] of the run detail files the previous build wrote (and that are
+    still there); a run whose file and fingerprint are the same is not recomputed, its
+    file is listed in `reused_runs` for the build to take over."""
     ex = Exporter(st, notes)
     newest = ex.newest()
     data = SiteData(meta=ex.meta())
@@ -513,7 +557,11 @@ def export(st: Store, notes: list[Annotation]) -> SiteData:
     data.meta["metrics"] = metrics.defs()
     data.metric_verdicts = metrics.heatmap_verdicts(ex)
     data.runs = ex.runs()
-    data.run_details = ex.run_details(data.runs)
+    data.run_fingerprints = {r["run_id"]: [r["file"], ex.run_fingerprint(r)] for r in data.runs}
+    kept = kept or {}
+    todo = [r for r in data.runs if kept.get(r["run_id"]) != data.run_fingerprints[r["run_id"]]]
+    data.reused_runs = sorted(r["file"] for r in data.runs if r not in todo)
+    data.run_details = ex.run_details(todo, subset=len(todo) < len(data.runs))
     data.cost = cost_rows(ex)
     return data
 

@@ -72,9 +72,17 @@ class DerivedQueries(QueryBase):
 
     def variables_diff(self, a: str, b: str) -> list[tuple[str, str | None, str | None, str]]:
         """(name, value in a, value in b, added/removed/changed) for every variable that
-        differs between two stored variable sets, by name."""
+        differs between two stored variable sets, by name. A set is stored once under the
+        hash of its content and never changes, so each pair is read once per open store
+        (detect asks for the same few pairs for each of its hundreds of verdicts)."""
         if a == b:
             return []
+        cache: dict[tuple[str, str], Any] = self.__dict__.setdefault("_variables_diffs", {})
+        if (a, b) not in cache:
+            cache[(a, b)] = self._variables_diff(a, b)
+        return list(cache[(a, b)])
+
+    def _variables_diff(self, a: str, b: str) -> list[tuple[str, str | None, str | None, str]]:
         rows = self._tuples(
             """SELECT coalesce(x.name, y.name) AS name, x.value, y.value,
                       x.name IS NULL AS only_b, y.name IS NULL AS only_a

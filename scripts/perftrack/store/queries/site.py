@@ -83,7 +83,7 @@ class SiteQueries(QueryBase):
             SELECT {_G}, server, run_id, any_value(run_at) AS run_at, count(*) AS n,
                    median(tps) AS tps, min(tps) AS tps_min, max(tps) AS tps_max,
                    median(latency_pct_ms) AS p95_ms{medians}
-            FROM ok GROUP BY {_G}, server, run_id ORDER BY run_at, run_id""")
+            FROM ok GROUP BY {_G}, server, run_id ORDER BY run_at, run_id, {_G}, server""")
 
     def newest_cost(self, columns: Sequence[str]) -> list[dict[str, Any]]:
         """Per site series and server, the newest run's ok repeats (latest attempts):
@@ -131,17 +131,21 @@ class SiteQueries(QueryBase):
                GROUP BY ALL ORDER BY ru.first_started_at DESC, ru.run_id"""
         )
 
-    # Each of the next five covers every run at once (one query per run is ~50x slower);
+    # Each of the next five covers every run at once (one query per run is ~50x slower),
+    # or only `runs` (the site build recomputes only the runs whose detail changed);
     # every row has its run_id.
 
-    def run_servers(self) -> list[dict[str, Any]]:
+    def run_servers(self, runs: Sequence[str] | None = None) -> list[dict[str, Any]]:
+        where, args = _runs_filter(runs)
         return self._dicts(
-            """SELECT r.run_id, s.server_id AS server, s.product, s.version, s.version_string,
+            f"""SELECT r.run_id, s.server_id AS server, s.product, s.version, s.version_string,
                       s.provider, s.stand_in, s.source_sha256, count(*) AS results
-               FROM results r JOIN servers s USING (server_key) GROUP BY ALL"""
+               FROM results r JOIN servers s USING (server_key) WHERE {where} GROUP BY ALL""",
+            args,
         )
 
-    def run_cells(self) -> list[dict[str, Any]]:
+    def run_cells(self, runs: Sequence[str] | None = None) -> list[dict[str, Any]]:
+        where, args = _runs_filter(runs)
         return self._dicts(
             f"""SELECT r.run_id, s.server_id AS server, r.workload, r.threads, r.charset,
                       r."collation" AS collation, {", ".join("r." + c for c in SHAPE)},
@@ -149,31 +153,38 @@ class SiteQueries(QueryBase):
                       count(*) FILTER (WHERE r.status = 'ok') AS ok,
                       median(r.tps) AS tps, median(r.latency_pct_ms) AS p95_ms
                FROM results r JOIN servers s USING (server_key)
-               GROUP BY ALL ORDER BY ALL"""
+               WHERE {where} GROUP BY ALL ORDER BY ALL""",
+            args,
         )
 
-    def run_effective(self) -> list[dict[str, Any]]:
+    def run_effective(self, runs: Sequence[str] | None = None) -> list[dict[str, Any]]:
+        where, args = _runs_filter(runs)
         return self._dicts(
-            """SELECT r.run_id, s.server_id AS server, r."collation" AS collation, r.profile,
+            f"""SELECT r.run_id, s.server_id AS server, r."collation" AS collation, r.profile,
                       any_value(r.effective) AS effective
                FROM results r JOIN servers s USING (server_key)
-               WHERE r.effective IS NOT NULL GROUP BY ALL ORDER BY ALL"""
+               WHERE r.effective IS NOT NULL AND {where} GROUP BY ALL ORDER BY ALL""",
+            args,
         )
 
-    def run_failures(self) -> list[dict[str, Any]]:
+    def run_failures(self, runs: Sequence[str] | None = None) -> list[dict[str, Any]]:
+        where, args = _runs_filter(runs)
         return self._dicts(
-            """SELECT r.run_id, r.record_id, r.status, s.server_id AS server, r.workload,
+            f"""SELECT r.run_id, r.record_id, r.status, s.server_id AS server, r.workload,
                       r.threads, r."collation" AS collation, r.reason, r.error_log_tail
                FROM results r JOIN servers s USING (server_key)
-               WHERE r.status <> 'ok' ORDER BY r.record_id"""
+               WHERE r.status <> 'ok' AND {where} ORDER BY r.record_id""",
+            args,
         )
 
-    def run_varsets(self) -> list[dict[str, Any]]:
+    def run_varsets(self, runs: Sequence[str] | None = None) -> list[dict[str, Any]]:
+        where, args = _runs_filter(runs)
         return self._dicts(
-            """SELECT r.run_id, s.server_id AS server, r.profile, r."collation" AS collation,
+            f"""SELECT r.run_id, s.server_id AS server, r.profile, r."collation" AS collation,
                       any_value(r.varset_hash) AS varset
                FROM results r JOIN servers s USING (server_key)
-               WHERE r.varset_hash IS NOT NULL GROUP BY ALL"""
+               WHERE r.varset_hash IS NOT NULL AND {where} GROUP BY ALL""",
+            args,
         )
 
     def results_by_status(self) -> dict[str, int]:
@@ -183,3 +194,10 @@ class SiteQueries(QueryBase):
         """(first started_at, last finished_at) over every result; (None, None) if none."""
         row = self._one("SELECT min(started_at), max(finished_at) FROM results")
         return (row[0], row[1]) if row else (None, None)
+
+
+def _runs_filter(runs: Sequence[str] | None) -> tuple[str, list[Any]]:
+    """A WHERE condition on `r.run_id` (true when `runs` is None) and its parameter."""
+    if runs is None:
+        return "true", []
+    return "r.run_id IN (SELECT unnest(?::VARCHAR[]))", [list(runs)]

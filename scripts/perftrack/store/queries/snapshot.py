@@ -7,6 +7,7 @@ from pathlib import Path
 import duckdb
 
 from perftrack.core.errors import DatabaseError
+from perftrack.store import nightfiles
 from perftrack.store.dbfile import first_line
 from perftrack.store.queries.base import QueryBase
 
@@ -16,15 +17,32 @@ COPY_OPTIONS = "FORMAT parquet, COMPRESSION zstd"
 
 
 class SnapshotQueries(QueryBase):
-    def copy_to_parquet(self, table: str, order_by: str, path: Path) -> int:
+    path: Path
+
+    def table_files(self, table: str) -> list[tuple[str, str, int]]:
+        """(path, sha256, rows) of every night file of `table`, oldest first: the files
+        are never rewritten, so a path and its sha256 name the same rows forever."""
+        return self._tuples(
+            f"SELECT path, sha256, rows FROM {nightfiles.FILES_TABLE} "
+            "WHERE table_name = ? ORDER BY path",
+            [table],
+        )
+
+    def copy_to_parquet(
+        self, table: str, order_by: str, path: Path, files: list[str] | None = None
+    ) -> int:
         """Write `table` (all columns, rows in `order_by` order) to `path`; its row count.
+        `files`: only the rows of these night files of the table (`table_files` paths).
         `table` and `order_by` are names from the caller's own table list, not input."""
+        source = table
+        if files is not None:
+            source = f"({nightfiles.select_files(self.con, self.path, table, files)})"
         try:
             self.con.execute(
-                f"COPY (SELECT * FROM {table} ORDER BY {order_by}) TO ? ({COPY_OPTIONS})",
+                f"COPY (SELECT * FROM {source} ORDER BY {order_by}) TO ? ({COPY_OPTIONS})",
                 [str(path)],
             )
-            (rows,) = self._one(f"SELECT count(*) FROM {table}") or (0,)
+            (rows,) = self._one(f"SELECT count(*) FROM {source}") or (0,)
         except duckdb.Error as exc:  # a DB this perftrack cannot read
             raise DatabaseError(
                 f"cannot export table {table} to Parquet ({first_line(exc)})"

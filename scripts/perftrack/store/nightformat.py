@@ -1,0 +1,107 @@
+"""How a `results` night file stores its rows (schema v10): exactly, in fewer bytes.
+
+A night's results file is most of what a night costs the git repository
+(docs/benchmarks.md, "Budgets"). Since schema v10 it stores two things differently, both
+without losing a bit (the views give back exactly the values ingest wrote):
+
+- `record_id` is null where it is `run_id:cell_id:attempt` (every record: core/record.py
+  validates it); the view recomputes it. An id of another shape would be kept as it is.
+- each DOUBLE column (and the `tps_series` list) is stored as a DECIMAL(18, s) with the
+  smallest scale s ≤ MAX_SCALE at which every value of the file comes back as the same
+  double (sysbench reports two decimals, the summaries are rounded: rows.py); a column
+  with a value no scale holds exactly (or NaN, ±inf, -0.0) stays DOUBLE in that file. A
+  DECIMAL is a Parquet INT64: small integers compress several times better than the
+  mantissas of decimal fractions.
+
+The views (nightfiles) combine files by column name and cast these columns back to
+DOUBLE, so every reader sees the types of docs/schema.md whatever each file holds.
+Files written by schemas v6 to v9 (full ids and doubles) read through the same views
+unchanged.
+"""
+
+from __future__ import annotations
+
+import duckdb
+
+FORMAT_VERSION = 10  # the schema version that introduced this format
+RECORD_ID = "run_id || ':' || cell_id || ':' || CAST(attempt AS VARCHAR)"  # record.record_id
+# The DOUBLE columns of `results` (rows.RESULT_COLUMNS; a test keeps the two equal) and
+# its one DOUBLE[] column.
+DOUBLE_COLUMNS: tuple[str, ...] = (
+    "tps",
+    "qps",
+    "latency_avg_ms",
+    "latency_pct_ms",
+    "latency_pct",
+    "latency_max_ms",
+    "errors_per_s",
+    "reconnects_per_s",
+    "total_time_s",
+    "tps_p5",
+    "tps_p50",
+    "tps_p95",
+    "tps_cv",
+    "cpu_us_per_txn",
+    "cpu_user_us_per_txn",
+    "cpu_sys_us_per_txn",
+    "cpu_us_per_query",
+    "ctx_vol_per_txn",
+    "ctx_invol_per_txn",
+    "read_bytes_per_txn",
+    "write_bytes_per_txn",
+    "peak_rss_bytes",
+    "instructions_per_txn",
+    "cycles_per_txn",
+    "ipc",
+    "host_steal_pct",
+    "host_iowait_pct",
+    "host_foreign_cpu_pct",
+    "cpu_mhz",
+)
+LIST_COLUMNS: tuple[str, ...] = ("tps_series",)
+MAX_SCALE = 6  # DECIMAL(18, 6) still holds ±10^12
+WIDTH = 18  # the widest DECIMAL stored as a Parquet INT64
+
+
+def _decimal(scale: int) -> str:
+    return f"DECIMAL({WIDTH}, {scale})"
+
+
+def _exact(column: str, scale: int, is_list: bool) -> str:
+    """SQL: does every value of `column` come back from DECIMAL(18, scale) as itself?
+    Compared as text, the shortest repr of a double: -0.0 and 0.0 differ there; NaN and
+    ±inf do not cast at all."""
+    c = f'"{column}"'
+    kind = _decimal(scale) + ("[]" if is_list else "")
+    back = f"TRY_CAST(TRY_CAST({c} AS {kind}) AS DOUBLE{'[]' if is_list else ''})"
+    return (
+        f"bool_and({c} IS NULL OR coalesce(CAST({back} AS VARCHAR) = CAST({c} AS VARCHAR), false))"
+    )
+
+
+def encoded_select(con: duckdb.DuckDBPyConnection, relation: str) -> str:
+    """The SELECT list that writes `relation` (rows of `results`, in its column types) in
+    this format: each DOUBLE column at the smallest exact scale, record_id null where
+    it is derived."""
+    names = {d[0] for d in con.execute(f"SELECT * FROM {relation} LIMIT 0").description}
+    columns = [(c, c in LIST_COLUMNS) for c in (*DOUBLE_COLUMNS, *LIST_COLUMNS) if c in names]
+    checks = [_exact(c, s, is_list) for c, is_list in columns for s in range(MAX_SCALE + 1)]
+    row = con.execute(f"SELECT {', '.join(checks)} FROM {relation}").fetchone() or ()
+    replace = [f"CASE WHEN record_id = {RECORD_ID} THEN NULL ELSE record_id END AS record_id"]
+    for i, (c, is_list) in enumerate(columns):
+        exact = row[i * (MAX_SCALE + 1) : (i + 1) * (MAX_SCALE + 1)]
+        scale = next((s for s, ok in enumerate(exact) if ok), None)
+        if scale is not None:
+            kind = _decimal(scale) + ("[]" if is_list else "")
+            replace.append(f'CAST("{c}" AS {kind}) AS "{c}"')
+    return f"* REPLACE ({', '.join(replace)})"
+
+
+def decoded_select() -> str:
+    """The view's SELECT list over results files of any version: record_id recomputed
+    where a file left it null, every DOUBLE column cast back (a no-op on files written
+    before v10)."""
+    replace = [f"coalesce(record_id, {RECORD_ID}) AS record_id"]
+    replace += [f'CAST("{c}" AS DOUBLE) AS "{c}"' for c in DOUBLE_COLUMNS]
+    replace += [f'CAST("{c}" AS DOUBLE[]) AS "{c}"' for c in LIST_COLUMNS]
+    return f"* REPLACE ({', '.join(replace)})"
