@@ -89,7 +89,7 @@ def tables(
     if values[0] == values[1]:
         raise ConfigError(f"compare two different {axis} values, not {values[0]!r} with itself")
     col = compare.METRICS[metric][0]
-    rows = st.series_values(col, run_id=run_id, servers=[server])
+    rows = st.series_values(col, run_id=run_id, servers=[server], recent=compare.RECENT_VALUES)
     if not rows:
         where = f"run {run_id}" if run_id else "the DB"
         raise ConfigError(

@@ -81,6 +81,15 @@ def group_cv(rows: list[Row]) -> float | None:
     return float(np.median(cvs)) if cvs else None
 
 
+# Every comparison of stored history (detect's verdicts, `compare`, `advise`, the site's
+# pages) pools each server's newest RECENT_VALUES values per series: 40 nights of 5
+# repeats (a tag-vs-tag run has far fewer). One window, so a verdict reads the same
+# everywhere, and it costs the same after three years of nightly runs as after two months
+# (the site's advisor compared every night's values: 116 s of a 230 s build at 1,000
+# nights, docs/benchmarks.md).
+RECENT_VALUES = 200
+
+
 def tables(
     st: Store,
     *,
@@ -88,13 +97,13 @@ def tables(
     run_id: str | None = None,
     servers: list[str] | None = None,
     noise: dict[NoiseKey, float] | None = None,
-    recent: int | None = None,
+    recent: int | None = RECENT_VALUES,
     spreads: dict[NoiseKey, float] | None = None,
 ) -> list[Table]:
     """`noise`: the A/A CV, `spreads`: the paired A/A spread, per runner class, hardware,
     workload and metric (default: the stored ones, table `noise`). `recent`: only each
-    server's newest that many values per series (detect uses it so a verdict costs the
-    same after a year of nightly runs as after a month)."""
+    server's newest that many values per series (RECENT_VALUES: every verdict, stored or
+    shown, from the same window; None: the whole history)."""
     col, higher, _unit = METRICS[metric]
     noise = st.noise_cv() if noise is None else noise
     spreads = st.noise_spread() if spreads is None else spreads

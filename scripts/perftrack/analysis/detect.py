@@ -39,11 +39,10 @@ MIN_REPEATS_FOR_NOISE = 3  # a CV from fewer repeats says little
 NOISE_P90 = 90
 SERIES_COLS = compare.GROUP_COLS  # one definition of a series, shared with compare
 MAX_DIFF_VARIABLES = 200  # a verdict carries at most this many changed variables
-# Scale (docs/scaling.md): a verdict pools each server's newest values per series (200 =
-# 40 nights of 5 repeats; a tag-vs-tag run has far fewer), and the noise estimate pools the
-# newest runs of each runner class, so `detect` costs the same after a year as after two
-# months instead of bootstrapping ever longer samples.
-VERDICT_RECENT_VALUES = 200
+# Scale (docs/scaling.md): a verdict pools each server's newest values per series
+# (compare.RECENT_VALUES), and the noise estimate pools the newest runs of each runner
+# class, so `detect` costs the same after a year as after two months instead of
+# bootstrapping ever longer samples.
 NOISE_RECENT_RUNS = 60
 
 
@@ -125,9 +124,7 @@ def verdict_tables(
     rows = compute_noise(st, metric) if noise_rows is None else noise_rows
     noise = {(r[0], r[1], r[2], r[3]): r[6] for r in rows}
     spreads = {(r[0], r[1], r[2], r[3]): r[9] for r in rows if r[9] is not None}
-    return compare.tables(
-        st, metric=metric, noise=noise, spreads=spreads, recent=VERDICT_RECENT_VALUES
-    )
+    return compare.tables(st, metric=metric, noise=noise, spreads=spreads)
 
 
 def compute_verdicts(

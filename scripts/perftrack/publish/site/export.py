@@ -262,7 +262,9 @@ class Exporter:
         hardware): each side the newest run that measured it, compared by the axis
         comparison of `perftrack compare SERVER --axis charset` (analysis/axis.py
         `compared`, i.e. compare.versus: paired when both come from one run)."""
-        rows = self.st.series_values(compare.METRICS[verdicts.METRIC][0])
+        rows = self.st.series_values(
+            compare.METRICS[verdicts.METRIC][0], recent=compare.RECENT_VALUES
+        )
         fixed = axis.fixed_columns("charset")
         by_cell: dict[tuple[Any, ...], dict[str, list[dict[str, Any]]]] = defaultdict(dict)
         for d in rows:  # oldest first: a later run of a collation replaces the earlier one
