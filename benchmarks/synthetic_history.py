@@ -141,14 +141,7 @@ def night_records(
         if cls == "c":
             level *= (1 + DRIFT_PER_NIGHT) ** night
         t = START + timedelta(days=night, minutes=7 * ci)
-        cells = [
-            (rep, axis, si, wl, th)
-            for rep in range(1, m.repeats + 1)
-            for axis in m.charsets
-            for si in range(len(servers))
-            for wl in m.workloads
-            for th in m.threads
-        ]
+        cells = _cells(m, len(servers))
         if half:
             cells = cells[: len(cells) // 2]
         for rep, axis, si, wl, th in cells:
@@ -349,18 +342,24 @@ def grow_fast(db: Path, setup: Setup, first: int, last: int, batch: int = 30) ->
         nightfiles.COPY_OPTIONS = saved
 
 
+def _cells(m: Any, n_servers: int) -> list[tuple[Any, ...]]:
+    """A night's cells in the order they run: (repeat, charset, server index, workload,
+    threads)."""
+    return [
+        (rep, axis, si, wl, th)
+        for rep in range(1, m.repeats + 1)
+        for axis in m.charsets
+        for si in range(n_servers)
+        for wl in m.workloads
+        for th in m.threads
+    ]
+
+
 def _grow_fast(db: Path, setup: Setup, first: int, last: int, batch: int, np: Any) -> int:
     m = setup.m
     servers = [_server_id(s) for s in m.servers]
     step_server = _server_id(_newest_mysql(m.servers))
-    cells = [
-        (rep, axis, si, wl, th)
-        for rep in range(1, m.repeats + 1)
-        for axis in m.charsets
-        for si in range(len(servers))
-        for wl in m.workloads
-        for th in m.threads
-    ]
+    cells = _cells(m, len(servers))
     col = {name: i for i, (name, _) in enumerate(store.RESULT_COLUMNS)}
     templates: dict[str, list[store.PreparedRecord]] = {}
     for cls in setup.classes:
