@@ -37,6 +37,7 @@ from typing import Any
 
 from perftrack.analysis import compare
 from perftrack.analysis.annotations import Annotation, matching
+from perftrack.analysis.changepoints import Points
 from perftrack.store.store import SERIES_COLS, Store
 
 METRIC = "tps"  # the metric alerts are reported for (the nightly's and the site's)
@@ -367,14 +368,15 @@ def as_rows(alerts: list[dict[str, Any]], columns: list[str]) -> list[tuple[Any,
 def compute(
     st: Store,
     tables: list[compare.Table],
-    cps: Sequence[tuple[Any, ...]],
+    changes: tuple[Sequence[tuple[Any, ...]], Points],
     notes: list[Annotation],
     metric: str,
     expire_days: int,
     now: datetime,
 ) -> list[tuple[Any, ...]]:
-    """detect's alert rows: tonight's changes merged into the stored alerts."""
-    points = st.nightly_points(compare.METRICS[metric][0])
+    """detect's alert rows: tonight's changes (the change point rows and the nightly
+    points they were found in) merged into the stored alerts."""
+    cps, points = changes
     found = from_tables(tables, metric, st.server_last_result())
     found += from_change_points(cps, points, metric)
     alerts = update(st.stored_alerts(metric), found, notes, points, metric, expire_days, now)

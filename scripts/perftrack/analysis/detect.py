@@ -178,12 +178,18 @@ def compute_verdicts(
 
 
 def compute_change_points(
-    st: Store, notes: list[Annotation], control_server: str | None, metric: str = "tps"
+    st: Store,
+    notes: list[Annotation],
+    control_server: str | None,
+    metric: str = "tps",
+    series: changepoints.Points | None = None,
 ) -> tuple[list[tuple[Any, ...]], int]:
     """One row per change (analysis/changepoints.py): an environment change once per runner
     class, a server's change at every thread count and charset of a workload once, a
-    single series' change once. Returns (rows, series looked at)."""
-    series = st.nightly_points(compare.METRICS[metric][0])
+    single series' change once. Returns (rows, series looked at). `series`: the store's
+    nightly_points, if the caller has them already."""
+    if series is None:
+        series = st.nightly_points(compare.METRICS[metric][0])
     found = changepoints.detect(series, control_server, SERIES_COLS)
     now = _now()
     out = []
@@ -248,11 +254,12 @@ def run(
     noise = compute_noise(st, metric)
     tables = verdict_tables(st, metric, noise)
     verdicts = compute_verdicts(st, notes, metric, tables)
-    cps, n_series = compute_change_points(st, notes, control_server, metric)
+    points = st.nightly_points(compare.METRICS[metric][0])  # read once, used twice
+    cps, n_series = compute_change_points(st, notes, control_server, metric, points)
     if strict:
         check_annotations(notes, verdicts, cps)
     clock = now or _now()
-    rows = alerts.compute(st, tables, cps, notes, metric, expire_days, clock)
+    rows = alerts.compute(st, tables, (cps, points), notes, metric, expire_days, clock)
     st.replace_derived(
         metric, {"noise": noise, "verdicts": verdicts, "change_points": cps, "alerts": rows}
     )
