@@ -17,9 +17,6 @@ Which results each data set uses:
 from __future__ import annotations
 
 import datetime as dt
-import hashlib
-import itertools
-import json
 from collections import defaultdict
 from dataclasses import dataclass, field
 from typing import Any
@@ -32,39 +29,15 @@ from perftrack.analysis import axis, compare, stats
 from perftrack.analysis.annotations import Annotation
 from perftrack.publish.site import cost, metrics, verdicts
 from perftrack.publish.site import history as history_files
-from perftrack.publish.site.series import AXES, GROUP
+from perftrack.publish.site.rundetails import RunDetails
+from perftrack.publish.site.series import AXES, GROUP, axis_label, dataset_label, iso
 from perftrack.servers import rules
-from perftrack.store import explanations
 from perftrack.store.store import Store
 
 CONFIDENCE = stats.CONFIDENCE  # the bands' coverage, the same as the verdicts' intervals
-# A failed cell's error-log tail is cut to this many characters on the run page: enough
-# for the last dozen lines a person reads; the full tail stays in the DB and the record.
-MAX_LOG_CHARS = 4000
-# Variable values longer than this are cut in the diff table (some hold long path lists).
-MAX_VALUE_CHARS = 300
 BASELINE_CHARSET = "latin1"  # the charset impact page's reference (article 000's tables)
 # Preferred latin1 collation when a group measured more than one: the server default.
 BASELINE_COLLATION = "latin1_swedish_ci"
-# Bump when what a run's detail file holds changes: the site build then rewrites every
-# run's file instead of keeping those whose run did not change (`run_fingerprint`).
-RUN_DETAIL_FORMAT = 1
-
-
-def dataset_label(
-    tables: Any, table_size: Any, duration_s: Any, connection: Any, *axes: Any
-) -> str:
-    """The data set, run length and axes of a cell, e.g. "8×100,000 rows · 60 s · tcp"
-    or "1×1,000 rows · 60 s · tcp · MyISAM · strict" (axes only when set)."""
-    parts = [f"{tables}×{int(table_size):,} rows", f"{duration_s} s", str(connection)]
-    return " · ".join(parts + [str(a) for a in axes if a])
-
-
-def axis_label(axis: str, value: Any) -> str | None:
-    """An axis value as the dataset label shows it ("handshake skip": "skip" alone is vague)."""
-    if value is None:
-        return None
-    return f"handshake {value}" if axis == "handshake" else str(value)
 
 
 def median_interval(values: list[float]) -> tuple[float, float] | None:
@@ -133,7 +106,7 @@ class Exporter:
         self.verdicts_origin = "none"
         self.charset_of = st.collation_charsets()
         self._described: dict[tuple[Any, ...], dict[str, Any]] = {}
-        self._explained: str | None = None  # explanations.state, once (run_fingerprint)
+        self.run_pages = RunDetails(st, self.order)
 
     def _servers(self) -> list[dict[str, Any]]:
         rows = self.st.server_summaries()
@@ -185,7 +158,7 @@ class Exporter:
             {
                 **self.describe(r),
                 "server": r["server_id"],
-                "at": _iso(r["at_time"]),
+                "at": iso(r["at_time"]),
                 "run_id": r["run_id"],
                 "before": r["before_value"],
                 "after": r["after_value"],
@@ -323,7 +296,7 @@ class Exporter:
                 **self.describe(r),
                 "server": r["server"],
                 "vorder": self.order.get(r["server"], -1),
-                "at": _iso(r["run_at"]),
+                "at": iso(r["run_at"]),
                 "run_id": r["run_id"],
                 "n": r["n"],
                 "tps": r["tps"],
@@ -344,7 +317,7 @@ class Exporter:
                 out.append(
                     {
                         "runner_class": rc,
-                        "at": _iso(at),
+                        "at": iso(at),
                         "from_hw": last[rc],
                         "hw_key": hw,
                         "cpu_model": cpu,
@@ -352,127 +325,6 @@ class Exporter:
                 )
             last[rc] = hw
         return out
-
-    # --- runs ------------------------------------------------------------------------
-
-    def runs(self) -> list[dict[str, Any]]:
-        rows = self.st.runs_overview()
-        for i, r in enumerate(rows):
-            r["file"] = f"r{len(rows) - i:05d}"  # a safe file name, oldest run = r00001
-            r["started_at"] = _iso(r.pop("first_started_at"))
-            r["finished_at"] = _iso(r.pop("last_finished_at"))
-        return rows
-
-    @staticmethod
-    def _by_run(rows: list[dict[str, Any]]) -> dict[str, list[dict[str, Any]]]:
-        """Rows of every run split by run_id (one query per run is ~50x slower)."""
-        out: dict[str, list[dict[str, Any]]] = defaultdict(list)
-        for r in rows:
-            out[r.pop("run_id")].append(r)
-        return out
-
-    def run_fingerprint(self, run: dict[str, Any]) -> str:
-        """What a run's detail file depends on: the run's row (its counts and times change
-        when more of its records arrive), the servers' order, the stored explanations (any
-        new one rewrites every run's file) and RUN_DETAIL_FORMAT."""
-        if self._explained is None:
-            self._explained = explanations.state(self.st)
-        text = json.dumps(
-            [RUN_DETAIL_FORMAT, run, sorted(self.order.items()), self._explained],
-            default=str,
-            sort_keys=True,
-        )
-        return hashlib.sha256(text.encode()).hexdigest()[:32]
-
-    def run_details(
-        self, runs: list[dict[str, Any]], *, subset: bool = False
-    ) -> dict[str, dict[str, Any]]:
-        """Per run (keyed by its file name): servers, cells, effective settings,
-        failures and the variable diffs between its consecutive versions. `subset`: the
-        runs are only some of the DB's (the queries read only theirs)."""
-        only = [r["run_id"] for r in runs] if subset else None
-        servers = self._by_run(self.st.run_servers(only))
-        cells = self._by_run(self.st.run_cells(only))
-        effective = self._by_run(self.st.run_effective(only))
-        failures = self._by_run(self.st.run_failures(only))
-        varsets = self._by_run(self.st.run_varsets(only))
-        cache: dict[tuple[str, str], list[tuple[str, str | None, str | None, str]]] = {}
-        explained: dict[tuple[str, str], list[dict[str, Any]]] = {}
-        out = {}
-        for run in runs:
-            rid = run["run_id"]
-            srv = sorted(servers.get(rid, []), key=lambda x: self.order.get(x["server"], -1))
-            run_cells = cells.get(rid, [])
-            for c in run_cells:
-                c["dataset"] = dataset_label(
-                    c.pop("tables"),
-                    c.pop("table_size"),
-                    c.pop("duration_s"),
-                    c.pop("connection"),
-                    *(axis_label(a, c.pop(a)) for a in AXES),
-                )
-            fails = failures.get(rid, [])
-            for f in fails:
-                tail = f["error_log_tail"]
-                f["error_log_tail"] = tail[-MAX_LOG_CHARS:] if tail else None
-            out[run["file"]] = {
-                "run": run,
-                "servers": srv,
-                "cells": run_cells,
-                "effective": _settings(effective.get(rid, [])),
-                "failures": fails,
-                "variable_diffs": self._variable_diffs(varsets.get(rid, []), cache),
-                "explanations": self._explanations(srv, explained),
-            }
-        return out
-
-    def _explanations(
-        self, servers: list[dict[str, Any]], cache: dict[tuple[str, str], list[dict[str, Any]]]
-    ) -> list[dict[str, Any]]:
-        """`perftrack explain`'s newest result for each consecutive pair of the run's
-        versions (the pairs whose verdicts and variable diffs the run shows)."""
-        out = []
-        ids = [s["server"] for s in servers]
-        for a, b in itertools.pairwise(ids):
-            if (a, b) not in cache:
-                cache[(a, b)] = explanations.latest(self.st, a, b)
-            out += [{"previous": a, "server": b, **x} for x in cache[(a, b)]]
-        return out
-
-    def _variable_diffs(
-        self, sets: list[dict[str, Any]], cache: dict[Any, Any]
-    ) -> list[dict[str, Any]]:
-        """SHOW GLOBAL VARIABLES differences between consecutive versions of one run."""
-        by_config: dict[tuple[Any, Any], list[dict[str, Any]]] = defaultdict(list)
-        for s in sets:
-            by_config[(s["profile"], s["collation"])].append(s)
-        out = []
-        for (profile, coll), items in sorted(by_config.items(), key=lambda kv: str(kv[0])):
-            items.sort(key=lambda s: self.order.get(s["server"], -1))
-            for a, b in itertools.pairwise(items):
-                key = (a["varset"], b["varset"])
-                if key not in cache:
-                    cache[key] = self._diff(*key)
-                for name, va, vb, change in cache[key]:
-                    out.append(
-                        {
-                            "profile": profile,
-                            "collation": coll,
-                            "previous": a["server"],
-                            "server": b["server"],
-                            "name": name,
-                            "change": change,
-                            "previous_value": va,
-                            "value": vb,
-                        }
-                    )
-        return out
-
-    def _diff(self, a: str, b: str) -> list[tuple[str, str | None, str | None, str]]:
-        return [
-            (name, _cut(va), _cut(vb), change)
-            for name, va, vb, change in self.st.variables_diff(a, b)
-        ]
 
     # --- meta ------------------------------------------------------------------------
 
@@ -485,8 +337,8 @@ class Exporter:
             "perftrack_version": __version__,
             "results": counts,
             "empty": not counts.get("ok"),
-            "first_result_at": _iso(first),
-            "last_result_at": _iso(last),
+            "first_result_at": iso(first),
+            "last_result_at": iso(last),
             "servers": self.servers,
             "hardware": hardware,
             "current_hardware": [
@@ -496,41 +348,8 @@ class Exporter:
             "threshold": stats.MIN_EFFECT,
             # when `perftrack detect` last stored its results (None: never), so the history
             # page can tell "no change point found" from "not computed yet"
-            "detect_ran_at": _iso(self.st.verdicts_freshness(verdicts.METRIC)[0]),
+            "detect_ran_at": iso(self.st.verdicts_freshness(verdicts.METRIC)[0]),
         }
-
-
-def _iso(value: Any) -> str | None:
-    """ISO text; the DB's naive timestamps are UTC (docs/schema.md), so they get a Z."""
-    if value is None:
-        return None
-    if isinstance(value, dt.datetime) and value.tzinfo is None:
-        return value.isoformat() + "Z"
-    return value.isoformat() if hasattr(value, "isoformat") else str(value)
-
-
-def _settings(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """Effective settings (the record's `effective` JSON), one row per setting."""
-    out = []
-    for e in rows:
-        settings = json.loads(e["effective"]) if isinstance(e["effective"], str) else {}
-        for name, value in sorted(settings.items()):
-            out.append(
-                {
-                    "server": e["server"],
-                    "collation": e["collation"],
-                    "profile": e["profile"],
-                    "name": name,
-                    "value": None if value is None else str(value),
-                }
-            )
-    return out
-
-
-def _cut(value: str | None) -> str | None:
-    if value is None or len(value) <= MAX_VALUE_CHARS:
-        return value
-    return value[: MAX_VALUE_CHARS - 1] + "…"
 
 
 def cost_rows(ex: Exporter) -> list[dict[str, Any]]:
@@ -558,12 +377,13 @@ def export(
     data.meta["verdicts_from"] = ex.verdicts_origin
     data.meta["metrics"] = metrics.defs()
     data.metric_verdicts = metrics.heatmap_verdicts(ex)
-    data.runs = ex.runs()
-    data.run_fingerprints = {r["run_id"]: [r["file"], ex.run_fingerprint(r)] for r in data.runs}
+    pages = ex.run_pages
+    data.runs = pages.runs()
+    data.run_fingerprints = {r["run_id"]: [r["file"], pages.fingerprint(r)] for r in data.runs}
     kept = kept or {}
     todo = [r for r in data.runs if kept.get(r["run_id"]) != data.run_fingerprints[r["run_id"]]]
     data.reused_runs = sorted(r["file"] for r in data.runs if r not in todo)
-    data.run_details = ex.run_details(todo, subset=len(todo) < len(data.runs))
+    data.run_details = pages.details(todo, subset=len(todo) < len(data.runs))
     data.cost = cost_rows(ex)
     return data
 

@@ -15,8 +15,7 @@ import xml.etree.ElementTree as ET
 from typing import Any
 
 from perftrack.analysis import alerts
-from perftrack.publish.site.export import axis_label, dataset_label
-from perftrack.publish.site.series import AXES
+from perftrack.publish.site.series import AXES, axis_label, dataset_label
 from perftrack.store.store import Store
 
 FEED = "regressions.atom"

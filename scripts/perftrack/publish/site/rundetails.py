@@ -1,0 +1,177 @@
+"""The site's run pages: one detail file per run (servers, cells, effective settings,
+failures, variable diffs between its consecutive versions, stored explanations), and the
+fingerprint that lets a build keep a run's file from the previous build."""
+
+from __future__ import annotations
+
+import hashlib
+import itertools
+import json
+from collections import defaultdict
+from typing import Any
+
+from perftrack.publish.site.series import AXES, axis_label, dataset_label, iso
+from perftrack.store import explanations
+from perftrack.store.store import Store
+
+# A failed cell's error-log tail is cut to this many characters on the run page: enough
+# for the last dozen lines a person reads; the full tail stays in the DB and the record.
+MAX_LOG_CHARS = 4000
+# Variable values longer than this are cut in the diff table (some hold long path lists).
+MAX_VALUE_CHARS = 300
+# Bump when what a run's detail file holds changes: the site build then rewrites every
+# run's file instead of keeping those whose run did not change (`run_fingerprint`).
+RUN_DETAIL_FORMAT = 1
+
+
+class RunDetails:
+    """The run list and run detail files of one open store; `order`: server -> its place
+    in the site's version order."""
+
+    def __init__(self, st: Store, order: dict[str, int]) -> None:
+        self.st = st
+        self.order = order
+        self._explained: str | None = None  # explanations.state, once (fingerprint)
+
+    def runs(self) -> list[dict[str, Any]]:
+        rows = self.st.runs_overview()
+        for i, r in enumerate(rows):
+            r["file"] = f"r{len(rows) - i:05d}"  # a safe file name, oldest run = r00001
+            r["started_at"] = iso(r.pop("first_started_at"))
+            r["finished_at"] = iso(r.pop("last_finished_at"))
+        return rows
+
+    @staticmethod
+    def _by_run(rows: list[dict[str, Any]]) -> dict[str, list[dict[str, Any]]]:
+        """Rows of every run split by run_id (one query per run is ~50x slower)."""
+        out: dict[str, list[dict[str, Any]]] = defaultdict(list)
+        for r in rows:
+            out[r.pop("run_id")].append(r)
+        return out
+
+    def fingerprint(self, run: dict[str, Any]) -> str:
+        """What a run's detail file depends on: the run's row (its counts and times change
+        when more of its records arrive), the servers' order, the stored explanations (any
+        new one rewrites every run's file) and RUN_DETAIL_FORMAT."""
+        if self._explained is None:
+            self._explained = explanations.state(self.st)
+        text = json.dumps(
+            [RUN_DETAIL_FORMAT, run, sorted(self.order.items()), self._explained],
+            default=str,
+            sort_keys=True,
+        )
+        return hashlib.sha256(text.encode()).hexdigest()[:32]
+
+    def details(
+        self, runs: list[dict[str, Any]], *, subset: bool = False
+    ) -> dict[str, dict[str, Any]]:
+        """Per run (keyed by its file name): servers, cells, effective settings,
+        failures and the variable diffs between its consecutive versions. `subset`: the
+        runs are only some of the DB's (the queries read only theirs)."""
+        only = [r["run_id"] for r in runs] if subset else None
+        servers = self._by_run(self.st.run_servers(only))
+        cells = self._by_run(self.st.run_cells(only))
+        effective = self._by_run(self.st.run_effective(only))
+        failures = self._by_run(self.st.run_failures(only))
+        varsets = self._by_run(self.st.run_varsets(only))
+        cache: dict[tuple[str, str], list[tuple[str, str | None, str | None, str]]] = {}
+        explained: dict[tuple[str, str], list[dict[str, Any]]] = {}
+        out = {}
+        for run in runs:
+            rid = run["run_id"]
+            srv = sorted(servers.get(rid, []), key=lambda x: self.order.get(x["server"], -1))
+            run_cells = cells.get(rid, [])
+            for c in run_cells:
+                c["dataset"] = dataset_label(
+                    c.pop("tables"),
+                    c.pop("table_size"),
+                    c.pop("duration_s"),
+                    c.pop("connection"),
+                    *(axis_label(a, c.pop(a)) for a in AXES),
+                )
+            fails = failures.get(rid, [])
+            for f in fails:
+                tail = f["error_log_tail"]
+                f["error_log_tail"] = tail[-MAX_LOG_CHARS:] if tail else None
+            out[run["file"]] = {
+                "run": run,
+                "servers": srv,
+                "cells": run_cells,
+                "effective": _settings(effective.get(rid, [])),
+                "failures": fails,
+                "variable_diffs": self._variable_diffs(varsets.get(rid, []), cache),
+                "explanations": self._explanations(srv, explained),
+            }
+        return out
+
+    def _explanations(
+        self, servers: list[dict[str, Any]], cache: dict[tuple[str, str], list[dict[str, Any]]]
+    ) -> list[dict[str, Any]]:
+        """`perftrack explain`'s newest result for each consecutive pair of the run's
+        versions (the pairs whose verdicts and variable diffs the run shows)."""
+        out = []
+        ids = [s["server"] for s in servers]
+        for a, b in itertools.pairwise(ids):
+            if (a, b) not in cache:
+                cache[(a, b)] = explanations.latest(self.st, a, b)
+            out += [{"previous": a, "server": b, **x} for x in cache[(a, b)]]
+        return out
+
+    def _variable_diffs(
+        self, sets: list[dict[str, Any]], cache: dict[Any, Any]
+    ) -> list[dict[str, Any]]:
+        """SHOW GLOBAL VARIABLES differences between consecutive versions of one run."""
+        by_config: dict[tuple[Any, Any], list[dict[str, Any]]] = defaultdict(list)
+        for s in sets:
+            by_config[(s["profile"], s["collation"])].append(s)
+        out = []
+        for (profile, coll), items in sorted(by_config.items(), key=lambda kv: str(kv[0])):
+            items.sort(key=lambda s: self.order.get(s["server"], -1))
+            for a, b in itertools.pairwise(items):
+                key = (a["varset"], b["varset"])
+                if key not in cache:
+                    cache[key] = self._diff(*key)
+                for name, va, vb, change in cache[key]:
+                    out.append(
+                        {
+                            "profile": profile,
+                            "collation": coll,
+                            "previous": a["server"],
+                            "server": b["server"],
+                            "name": name,
+                            "change": change,
+                            "previous_value": va,
+                            "value": vb,
+                        }
+                    )
+        return out
+
+    def _diff(self, a: str, b: str) -> list[tuple[str, str | None, str | None, str]]:
+        return [
+            (name, _cut(va), _cut(vb), change)
+            for name, va, vb, change in self.st.variables_diff(a, b)
+        ]
+
+
+def _settings(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Effective settings (the record's `effective` JSON), one row per setting."""
+    out = []
+    for e in rows:
+        settings = json.loads(e["effective"]) if isinstance(e["effective"], str) else {}
+        for name, value in sorted(settings.items()):
+            out.append(
+                {
+                    "server": e["server"],
+                    "collation": e["collation"],
+                    "profile": e["profile"],
+                    "name": name,
+                    "value": None if value is None else str(value),
+                }
+            )
+    return out
+
+
+def _cut(value: str | None) -> str | None:
+    if value is None or len(value) <= MAX_VALUE_CHARS:
+        return value
+    return value[: MAX_VALUE_CHARS - 1] + "…"
