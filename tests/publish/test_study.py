@@ -15,7 +15,7 @@ from perftrack import cli
 from perftrack.core import record
 from perftrack.core.errors import ConfigError
 from perftrack.planning import study
-from perftrack.publish import study_report
+from perftrack.publish import study_report, study_runs
 from perftrack.servers import catalog
 from perftrack.store import migrations, nightfiles
 
@@ -103,7 +103,7 @@ def test_unknown_study_lists_the_known_ones(capsys) -> None:
 def test_report_without_a_run_says_how_to_make_one(tmp_path: Path) -> None:
     st = study.load(S000, CONFIGS)
     with pytest.raises(ConfigError, match="perftrack study run 000_charset_57_vs_80"):
-        study_report.find_run(st, "local", tmp_path, None)
+        study_runs.find_run(st, "local", tmp_path, None)
 
 
 def test_report_with_neither_a_run_nor_a_result_in_the_db_is_one_line(tmp_path, capsys) -> None:
@@ -147,7 +147,7 @@ def test_report_ratios_sit_next_to_the_articles(tmp_path: Path) -> None:
         ],
     )
     st = study.load(S000, CONFIGS)
-    assert study_report.find_run(st, "local", tmp_path / "runs", None) == run
+    assert study_runs.find_run(st, "local", tmp_path / "runs", None) == run
     lines: list[str] = []
     table = study_report.render(st, "local", run, lines.append)
     by = {(r.comparison, r.label): r for r in table}
@@ -385,4 +385,4 @@ def test_four_system_report_rows_and_claims_from_synthetic_records(tmp_path: Pat
     assert "ours: no data" in claims[1]  # no distinct-ranges records
     assert "< 1; ours: 0.800–0.800 over 1 rows (1 outside the noise): agrees" in claims[2]
     with pytest.raises(ConfigError, match="has 1 part"):
-        study_report.find_runs(st, "local", tmp_path / "runs", ["a", "b"])
+        study_runs.find_runs(st, "local", tmp_path / "runs", ["a", "b"])

@@ -12,6 +12,7 @@ from perftrack.core import paths
 from perftrack.core.errors import EXIT_FAILED_CELLS, ConfigError
 from perftrack.planning import study
 from perftrack.publish import study_report as report
+from perftrack.publish import study_runs
 from perftrack.run import runner, tools
 from perftrack.servers import catalog
 from perftrack.store import store
@@ -89,7 +90,7 @@ def study_report(
         raise ConfigError("--run and --from-db exclude each other: give one")
     if not from_db:
         try:
-            dirs = report.find_runs(st, scale, out_dir, list(run_ids or []))
+            dirs = study_runs.find_runs(st, scale, out_dir, list(run_ids or []))
         except ConfigError:
             if run_ids or not db.is_file():
                 raise
@@ -98,7 +99,7 @@ def study_report(
         report.render(st, scale, dirs, emit)
         return
     with store.open_db(db, write=False) as s:
-        records = report.db_records(st, scale, s.cell_records(st.servers(scale)))
+        records = study_runs.db_records(st, scale, s.cell_records(st.servers(scale)))
     if not records:
         raise ConfigError(
             f"no results of study {st.name} at scale {scale} in {db} or {out_dir}: "

@@ -19,6 +19,7 @@ from typing import Any
 from perftrack.core.errors import ConfigError
 from perftrack.planning import study as study_mod
 from perftrack.publish import study_report as report
+from perftrack.publish import study_runs
 
 NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
 
@@ -46,7 +47,7 @@ def page_data(s: StudyPage, records: list[dict[str, Any]]) -> dict[str, Any]:
     """Everything the study page shows, from the DB's records of the study's servers."""
     st = s.study
     scale = scale_shown(st, records)
-    mine = report.db_records(st, scale, records)
+    mine = study_runs.db_records(st, scale, records)
     side, skipped = report.collect(st, scale, mine)
     table = report.rows(st, side)
     return {
