@@ -42,7 +42,7 @@ import numpy as np
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "scripts"))
 
-from perftrack.analysis import changepoints, detect  # noqa: E402
+from perftrack.analysis import changepoints, detect, steps  # noqa: E402
 from perftrack.core import yamlfile  # noqa: E402
 from perftrack.planning import matrix  # noqa: E402
 from perftrack.store import store  # noqa: E402
@@ -57,7 +57,7 @@ SIZES = (0.5, 1.0, 2.0, 3.0)  # step sizes in units of the workload's per-cell C
 CLASS_DRIFT = ("c", -0.0002)  # a night
 SERIES_DRIFT_PER_NIGHT = -0.0005
 MATCH = changepoints.MATCH_NIGHTS
-Z95 = changepoints.Z_INTERVAL
+Z95 = steps.Z_INTERVAL
 FIRST, LAST = 40, NIGHTS - 40  # injected dates: each side has 40 nights of history
 
 

@@ -1,17 +1,7 @@
 """Change points of nightly series: steps worth reading (issue 22 item 5).
 
-A nightly series is one value per run (the median of its repeats), per series and server.
-Steps are found on the log scale by a moving-window test of medians (MOSUM of medians:
-Eichinger & Kirch 2018, with medians for robustness, as E-divisive/Otava splits on a
-window of 30): at every split the median of the next `WINDOW` points against the median of
-the previous `WINDOW`, in units of the series' own noise. One change per stretch of
-splits above `Z_CHANGE`; each is then re-measured between its neighbouring changes
-(at most `SIZE_WINDOW` points a side): the size is the ratio of the two segments' medians
-with a 95% interval, and it must pass `Z_CHANGE` and `stats.MIN_EFFECT` again.
-
-The noise σ of a series is robust to its own steps and drift: the MAD of successive
-differences / √2. A slow drift moves two adjacent windows apart by only slope × WINDOW,
-so it is not a step; a missing night is simply not a point (nothing is interpolated).
+The steps themselves (of one series, or of a group's combined series) are found and sized
+by analysis/steps.py. Here: which series are looked at together.
 
 Four scopes, so that one cause is one row:
   class     the control server moved on a runner class (the median of its series): an
@@ -34,24 +24,22 @@ import math
 from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass
-from itertools import pairwise
 from typing import Any
 
 import numpy as np
-from numpy.lib.stride_tricks import sliding_window_view
-from scipy import stats as sps
 
-from perftrack.analysis import stats
+from perftrack.analysis.steps import (
+    WINDOW,
+    Step,
+    combined,
+    find_steps,
+    pooled_step,
+    remove_step,
+    robust_sigma,
+    segment_step,
+    steps_on,
+)
 
-WINDOW = 30  # points each side of a split (Otava's window_len)
-MIN_SIDE = 6  # a change needs this many points on each side (a new step shows after 6 runs)
-MIN_POINTS = 2 * MIN_SIDE
-SIZE_WINDOW = 30  # points a side the size is measured over, between neighbouring changes
-# |step| / its standard error above which a split is a change. Calibrated on the labelled
-# synthetic year (benchmarks/alert_precision.py, docs/benchmarks.md): the whole nightly
-# matrix (~800 series) stays under 1 false alert per 30 nights.
-Z_CHANGE = 5.0
-MIN_GROUP_SHARE = 0.5  # a night counts in a group's median when half its series ran
 # A server's step over classes is the median of the classes' signals: with 3 or more, one
 # class moving alone cannot move it (with 2 the median is the mean, half of one class's).
 MIN_SERVER_CLASSES = 3
@@ -72,184 +60,14 @@ ENV_NIGHTS = MATCH_NIGHTS
 # of one class moved the median of three by -2.7%, benchmarks/alert_precision.py).
 CONSISTENT_SHARE = 1.0
 Z_CONSISTENT = 2.0
-# A group's step is sized from its rows' own steps when it has this many rows with points
-# on both sides (pooled_step); below that, from its combined signal.
-MIN_POOLED_ROWS = 3
 # An environment step is removed with one size pooled over a workload's servers when it has
 # this many (one server's own step is then an outlier among them); otherwise server by server.
 MIN_POOLED_SERVERS = 3
-SIGMA_FLOOR = 0.002  # 0.2%: a perfectly flat synthetic series must not divide by zero
-MEDIAN_SE = stats.MEDIAN_SE_FACTOR  # se of a median ≈ 1.2533 σ / √n
-Z_INTERVAL = float(sps.norm.ppf(0.5 + stats.CONFIDENCE / 2))
 # Axes a `workload` group spans: everything else of the series key (and the server) is fixed.
 GROUP_SPANS = ("threads", "collation")
 # An environment step is removed from each workload's series with that workload's size (a
 # kernel update need not move point selects and writes alike), pooled over its servers.
 ENV_SPLIT = ("workload",)
-
-
-@dataclass(frozen=True)
-class Step:
-    index: int  # first point after the change
-    z: float
-    n_before: int
-    n_after: int
-    level_before: float  # median of the segment before (log scale)
-    level_after: float
-    se: float  # standard error of level_after - level_before
-
-    @classmethod
-    def of(cls, index: int, n: tuple[int, int], levels: tuple[float, float], se: float) -> Step:
-        return cls(index, (levels[1] - levels[0]) / se, *n, *levels, se)
-
-    @property
-    def rel(self) -> float:
-        return math.expm1(self.level_after - self.level_before)
-
-    @property
-    def interval(self) -> tuple[float, float]:
-        d = self.level_after - self.level_before
-        half = Z_INTERVAL * self.se
-        return math.expm1(d - half), math.expm1(d + half)
-
-    @property
-    def p_value(self) -> float:
-        return float(2 * sps.norm.sf(abs(self.z)))
-
-
-def robust_sigma(y: np.ndarray) -> float:
-    """Noise of one point: 1.4826 · MAD of successive differences / √2 (steps and drift
-    touch few differences), at least SIGMA_FLOOR."""
-    if len(y) < 3:
-        return SIGMA_FLOOR
-    d = np.diff(y)
-    mad = float(np.median(np.abs(d - np.median(d))))
-    return max(SIGMA_FLOOR, 1.4826 * mad / math.sqrt(2))
-
-
-def _mosum(y: np.ndarray, sigma: float) -> np.ndarray:
-    """z of the step at every split t (the first point after it): the median of the next
-    WINDOW points against the previous WINDOW's (fewer near the ends); nan where a side has
-    fewer than MIN_SIDE points. One vectorised median per side over all splits."""
-    n, w = len(y), WINDOW
-    z = np.full(n + 1, np.nan)
-    t = np.arange(MIN_SIDE, n - MIN_SIDE + 1)
-    if len(t) == 0:
-        return z
-    pad = np.concatenate([np.full(w, np.nan), y, np.full(w, np.nan)])
-    views = sliding_window_view(pad, w)  # views[i] = pad[i:i+w] = y[i-w:i]
-    left, right = views[t], views[t + w]
-    n_left, n_right = np.minimum(t, w), np.minimum(n - t, w)
-    full = (n_left == w) & (n_right == w)
-    med_l, med_r = np.empty(len(t)), np.empty(len(t))
-    med_l[full], med_r[full] = np.median(left[full], axis=1), np.median(right[full], axis=1)
-    if (~full).any():
-        med_l[~full] = np.nanmedian(left[~full], axis=1)
-        med_r[~full] = np.nanmedian(right[~full], axis=1)
-    z[t] = (med_r - med_l) / (MEDIAN_SE * sigma * np.sqrt(1 / n_left + 1 / n_right))
-    return z
-
-
-def segment_step(y: np.ndarray, t: int, lo: int, hi: int, sigma: float) -> Step | None:
-    """The step at t measured on y[lo:t] against y[t:hi], each side capped at SIZE_WINDOW."""
-    a = y[max(lo, t - SIZE_WINDOW) : t]
-    b = y[t : min(hi, t + SIZE_WINDOW)]
-    if len(a) < MIN_SIDE or len(b) < MIN_SIDE:
-        return None
-    la, lb = float(np.median(a)), float(np.median(b))
-    se = MEDIAN_SE * sigma * math.sqrt(1 / len(a) + 1 / len(b))
-    return Step.of(t, (len(a), len(b)), (la, lb), se)
-
-
-def pooled_step(y: np.ndarray, rows: Sequence[int], night: int, lo: int, hi: int) -> Step | None:
-    """A group's step at a night, sized as the median of its rows' own steps, each measured
-    on the row's points between nights lo and hi (each side capped at SIZE_WINDOW).
-
-    A median over rows of each night's value (`combined`) is moved by every row that steps
-    on its own within the window: a server's -19 % on 8 of 240 rows pulled a class's
-    +6 % environment step to +5.0 % [4.6, 5.4] (benchmarks/alert_precision.py). The median
-    of the rows' steps treats such rows as the outliers they are. Its standard error is the
-    larger of two: from the rows' spread (1.2533 × 1.4826 MAD / √rows: rows that respond
-    differently widen it) and from the night-to-night noise of the combined signal
-    (what moves every row together on a night)."""
-    diffs, sides = [], []
-    for i in rows:
-        idx = lo + np.flatnonzero(~np.isnan(y[i, lo:hi]))
-        t = int(np.searchsorted(idx, night))
-        s = segment_step(y[i, idx], t, 0, len(idx), 1.0)
-        if s is not None:
-            diffs.append(s.level_after - s.level_before)
-            sides.append((s.n_before, s.n_after))
-    if len(diffs) < MIN_POOLED_ROWS:
-        return None
-    d = np.asarray(diffs)
-    med = float(np.median(d))
-    se_rows = MEDIAN_SE * 1.4826 * float(np.median(np.abs(d - med))) / math.sqrt(len(d))
-    nb, na = (int(np.median([x[k] for x in sides])) for k in (0, 1))
-    sig = combined(y[list(rows), lo:hi])
-    ok = ~np.isnan(sig)
-    t = int(np.searchsorted(np.flatnonzero(ok) + lo, night))
-    signal = segment_step(sig[ok], t, 0, int(ok.sum()), robust_sigma(sig[ok]))
-    se = max(se_rows, signal.se if signal else 0.0, SIGMA_FLOOR / math.sqrt(len(d)))
-    return Step.of(night, (nb, na), (0.0, med), se)
-
-
-def find_steps(y: np.ndarray, sigma: float | None = None) -> list[Step]:
-    """The steps of one log-scale series (no nan), oldest first."""
-    y = np.asarray(y, dtype=float)
-    n = len(y)
-    if n < MIN_POINTS:
-        return []
-    sigma = robust_sigma(y) if sigma is None else sigma
-    z = _mosum(y, sigma)
-    cands = _stretch_peaks(z)
-    cands = _refined(y, cands)
-    # re-measure each between its neighbours; drop what no longer passes, until stable
-    while True:
-        bounds = [0, *cands, n]
-        kept = []
-        for i, t in enumerate(cands):
-            s = segment_step(y, t, bounds[i], bounds[i + 2], sigma)
-            if s and abs(s.z) >= Z_CHANGE and abs(s.rel) >= stats.MIN_EFFECT:
-                kept.append(s)
-        if len(kept) == len(cands):
-            return kept
-        cands = [s.index for s in kept]
-
-
-def _stretch_peaks(z: np.ndarray) -> list[int]:
-    """The split of largest |z| in each stretch of consecutive splits with |z| >= Z_CHANGE
-    of one sign."""
-    hit = np.nan_to_num(np.abs(z)) >= Z_CHANGE
-    sign = np.where(hit, np.sign(np.nan_to_num(z)), 0)
-    edges = np.flatnonzero(np.diff(np.concatenate([[0], sign, [0]])) != 0)
-    out = []
-    for a, b in pairwise(edges):
-        if sign[a] != 0:
-            out.append(int(a + np.argmax(np.abs(z[a:b]))))
-    return out
-
-
-def _refined(y: np.ndarray, cands: list[int]) -> list[int]:
-    """Each candidate moved to the split that best separates the points between its
-    neighbours (at most SIZE_WINDOW a side; the two-sample statistic of means, which
-    locates a step more precisely than the windows' medians), within WINDOW // 2."""
-    out = []
-    n = len(y)
-    for i, t in enumerate(cands):
-        lo = max(cands[i - 1] if i else 0, t - SIZE_WINDOW)
-        hi = min(cands[i + 1] if i + 1 < len(cands) else n, t + SIZE_WINDOW)
-        seg = y[lo:hi]
-        c = np.concatenate([[0.0], np.cumsum(seg)])
-        m = len(seg)
-        k = np.arange(MIN_SIDE, m - MIN_SIDE + 1)
-        k = k[np.abs(k + lo - t) <= WINDOW // 2]
-        if len(k) == 0:
-            out.append(t)
-            continue
-        stat = np.abs(c[k] / k - (c[m] - c[k]) / (m - k)) * np.sqrt(k * (m - k) / m)
-        out.append(int(lo + k[np.argmax(stat)]))
-    return sorted(set(out))
 
 
 # --- a runner class's series on a common night axis ------------------------------------
@@ -289,40 +107,6 @@ def class_series(points: Points, cls_cols: int = 2) -> dict[tuple[Any, ...], Cla
                     y[i, col[run_id]] = math.log(float(v))
         out[ck] = ClassSeries(order, keys, y)
     return out
-
-
-def combined(y: np.ndarray) -> np.ndarray:
-    """Median over rows of each row's deviation from its own median, per night; nan on
-    nights where fewer than MIN_GROUP_SHARE of the rows have a point."""
-    dev = y - np.nanmedian(y, axis=1, keepdims=True)
-    present = np.sum(~np.isnan(dev), axis=0)
-    out = np.full(y.shape[1], np.nan)
-    ok = present >= max(1, math.ceil(MIN_GROUP_SHARE * y.shape[0]))
-    if ok.any():
-        out[ok] = np.nanmedian(dev[:, ok], axis=0)
-    return out
-
-
-def steps_on(signal: np.ndarray) -> list[tuple[int, Step]]:
-    """Steps of a night-axis signal with gaps: (night index, step) oldest first."""
-    idx = np.flatnonzero(~np.isnan(signal))
-    return [(int(idx[s.index]), s) for s in find_steps(signal[idx])]
-
-
-def remove_step(y: np.ndarray, night: int, rows: Sequence[int], lo: int, hi: int) -> None:
-    """Subtract, from each row from `night` on, the rows' step at that night measured
-    between nights lo and hi: one estimate for all of them (pooled_step, which a few rows
-    with steps of their own do not move), or with fewer rows that of their combined signal.
-    Before pooling, a group of 8 series measured its own environment step on its combined
-    signal, and a -45 % step of its own 12 nights earlier became a -54 % "environment"
-    step, removed from it: the -45 % was reported as -10 %."""
-    s = pooled_step(y, rows, night, lo, hi)
-    if s is None:
-        sig = combined(y[list(rows), lo:hi])
-        idx = np.flatnonzero(~np.isnan(sig))
-        s = segment_step(sig[idx], int(np.searchsorted(idx + lo, night)), 0, len(idx), 1.0)
-    if s is not None:
-        y[list(rows), night:] -= s.level_after - s.level_before
 
 
 # --- the three scopes --------------------------------------------------------------------
