@@ -93,19 +93,28 @@ def class_series(points: Points, cls_cols: int = 2) -> dict[tuple[Any, ...], Cla
         by_class[key[:cls_cols]].append(key)
     out = {}
     for ck, keys in by_class.items():
-        runs: dict[str, Any] = {}
-        for k in keys:
-            for run_id, at, _ in points[k]:
-                runs[run_id] = min(at, runs.get(run_id, at))
-        order = sorted(runs.items(), key=lambda r: (r[1], r[0]))
-        col = {r: i for i, (r, _) in enumerate(order)}
-        y = np.full((len(keys), len(order)), np.nan)
         keys.sort(key=repr)
-        for i, k in enumerate(keys):
-            for run_id, _, v in points[k]:
-                if v is not None and v > 0:
-                    y[i, col[run_id]] = math.log(float(v))
-        out[ck] = ClassSeries(order, keys, y)
+        # the class's runs, in order of their first point (then id), as arrays: a Python
+        # loop per point took 1.3 s of detect at 1,000 nights
+        pts = [points[k] for k in keys]
+        run_ids = np.array([p[0] for ps in pts for p in ps], dtype=str)
+        ats = [p[1] for ps in pts for p in ps]
+        vals = np.array([np.nan if p[2] is None else float(p[2]) for ps in pts for p in ps])
+        rows = np.repeat(np.arange(len(keys)), [len(ps) for ps in pts])
+        runs, inv = np.unique(run_ids, return_inverse=True)
+        t = np.asarray(ats)
+        if t.dtype == object:
+            t = t.astype("datetime64[us]")
+        first = np.lexsort((t, inv))  # each run's points, earliest first
+        run_first = first[np.unique(inv[first], return_index=True)[1]]
+        order = np.lexsort((runs, t[run_first]))
+        col = np.empty(len(runs), dtype=int)
+        col[order] = np.arange(len(runs))
+        y = np.full((len(keys), len(runs)), np.nan)
+        ok = vals > 0
+        y[rows[ok], col[inv[ok]]] = np.log(vals[ok])
+        order_runs = [(str(runs[i]), ats[run_first[i]]) for i in order]
+        out[ck] = ClassSeries(order_runs, keys, y)
     return out
 
 

@@ -133,16 +133,26 @@ class SeriesQueries(QueryBase):
         """(series…, server_id) -> [(run_id, first started_at, median value)], oldest first:
         one point per run (the median over its repeats)."""
         col = metric_column(column)
+        # one row per series and server, its points as three lists (a row per point made
+        # a Python tuple of ~20 values per point: 2.3 s of 770k points at 1,000 nights)
         rows = self._tuples(f"""
-            SELECT {series_select()}, s.server_id, r.run_id, min(r.started_at) AS first_at,
-                   median(r.{col}) AS value
-            FROM results r JOIN runs ru USING (run_id) JOIN servers s USING (server_key)
-            WHERE r.status = 'ok' AND r.{col} IS NOT NULL AND {LATEST_ATTEMPT}
-            GROUP BY ALL ORDER BY first_at
+            WITH p AS (
+                SELECT {series_select()}, s.server_id, r.run_id, min(r.started_at) AS first_at,
+                       median(r.{col}) AS value
+                FROM results r JOIN runs ru USING (run_id) JOIN servers s USING (server_key)
+                WHERE r.status = 'ok' AND r.{col} IS NOT NULL AND {LATEST_ATTEMPT}
+                GROUP BY ALL
+            )
+            SELECT * EXCLUDE (run_id, first_at, value),
+                   list(run_id ORDER BY first_at, run_id),
+                   list(first_at ORDER BY first_at, run_id),
+                   list(value ORDER BY first_at, run_id)
+            FROM p GROUP BY ALL
         """)
+        n = len(SERIES_COLS) + 1
         series: dict[tuple[Any, ...], list[tuple[Any, ...]]] = defaultdict(list)
         for row in rows:
-            series[tuple(row[: len(SERIES_COLS) + 1])].append(row[len(SERIES_COLS) + 1 :])
+            series[tuple(row[:n])] = list(zip(row[n], row[n + 1], row[n + 2], strict=True))
         return series
 
     def series_last_run(self) -> dict[tuple[Any, ...], tuple[datetime, str]]:
