@@ -35,6 +35,10 @@ _DEFS: tuple[tuple[str, str | None, str, str, bool], ...] = (
     ("cycles_per_txn", "cycles_per_txn", f"cycles {_C}", "cycles", False),
     ("ipc", "ipc", "instructions per cycle", "IPC", True),
 )
+# The heatmap's metric selector: its metrics besides throughput (compare.METRICS names),
+# each computed like throughput's (stored by `perftrack detect --metric M`, else at build
+# time): every metric of the list that has verdicts.
+HEATMAP_METRICS = tuple(m for _k, m, *_ in _DEFS if m is not None and m != verdicts.METRIC)
 # (key, label, unit) of every metric, in the selectors' order (the history page's list)
 LABELS: tuple[tuple[str, str, str], ...] = tuple((k, lbl, u) for k, _m, lbl, u, _h in _DEFS)
 # the per-transaction costs; cpu_us_per_txn's list comes as newest_cost's `cpu_total`
@@ -45,7 +49,7 @@ LISTED = tuple(c for c in COST_COLUMNS if c != "cpu_us_per_txn")
 def defs() -> list[dict[str, Any]]:
     """The selector's entries, in order: key (the summary field), verdict (the heatmap's
     metric name, when it has verdicts), label, unit, higher (is better)."""
-    heat = {verdicts.METRIC, *verdicts.HEATMAP_METRICS}
+    heat = {verdicts.METRIC, *HEATMAP_METRICS}
     return [
         {"key": k, "verdict": m if m in heat else None, "label": lbl, "unit": u, "higher": hi}
         for k, m, lbl, u, hi in _DEFS
@@ -75,8 +79,8 @@ def heatmap_verdicts(ex: Any) -> list[dict[str, Any]]:
     metrics the results have values of (cost columns are missing before schema v4 or with
     sampling off)."""
     out = []
-    present = ex.st.columns_with_values([compare.METRICS[m][0] for m in verdicts.HEATMAP_METRICS])
-    for m in verdicts.HEATMAP_METRICS:
+    present = ex.st.columns_with_values([compare.METRICS[m][0] for m in HEATMAP_METRICS])
+    for m in HEATMAP_METRICS:
         if compare.METRICS[m][0] not in present:
             continue
         rows, _origin = verdicts.latest(ex.st, ex.notes, ex.current_hw, ex.describe, m)

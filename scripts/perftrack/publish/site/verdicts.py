@@ -20,22 +20,7 @@ from perftrack.analysis import detect
 from perftrack.analysis.annotations import Annotation
 from perftrack.store.store import Store
 
-METRIC = "tps"  # the overview's verdicts are throughput's
-# The heatmap's metric selector: its other metrics (compare.METRICS names), each computed
-# like throughput's (stored by `perftrack detect --metric M`, else at build time).
-HEATMAP_METRICS = (
-    "p95",
-    "cpu_us_per_txn",
-    "cpu_user_us_per_txn",
-    "cpu_sys_us_per_txn",
-    "ctx_vol_per_txn",
-    "ctx_invol_per_txn",
-    "read_bytes_per_txn",
-    "write_bytes_per_txn",
-    "instructions_per_txn",
-    "cycles_per_txn",
-    "ipc",
-)
+METRIC = "tps"  # the overview's verdicts are throughput's (the heatmap's others: metrics.py)
 # Display order on the overview: what needs attention first.
 VERDICT_RANK = {"regression": 0, "improvement": 1, "inconclusive": 2, "unchanged": 3}
 
