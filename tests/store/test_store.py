@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 import fcntl
 import json
 import os
@@ -291,6 +292,35 @@ def test_varset_hash_ignores_order_and_distinguishes_null_from_text() -> None:
     assert a != store.varset_hash({"a": "1", "b": "null"})
     assert a is not None and len(a) == store.KEY_HEX_DIGITS
     assert store.varset_hash({}) is None
+
+
+def test_variable_sets_of_one_ingest_are_computed_once_and_exactly() -> None:
+    """rows.VariableSets gives what stored_variables + varset_hash give, for every kind of
+    set, and reuses a result only for the same content."""
+
+    class Text(str):
+        pass
+
+    sets = [
+        {"a": "1", "b": None, "port": "4000"},
+        {"a": "1", "b": None, "port": "4001"},  # another start: same stored set
+        {"b": None, "a": "1"},  # same content, other order
+        {"a": "1", "b": "null"},
+        {"a": "1", "b": "None"},
+        {"a": Text("1"), "b": None},  # not a plain str: computed afresh
+        {"A": "1", "Port": "x"},
+        {},
+        None,
+    ]
+    varsets = rows.VariableSets()
+    for _ in range(2):
+        for variables in sets:
+            kept, vhash = varsets.stored(copy.deepcopy(variables))
+            expected = store.stored_variables(variables)
+            assert kept == expected and list(kept) == list(expected)
+            assert vhash == store.varset_hash(expected)
+    first, _ = varsets.stored(dict(sets[0]))
+    assert varsets.stored(dict(sets[1]))[0] is first  # one dict per stored set
 
 
 def test_server_key_is_stable_and_follows_identity() -> None:
