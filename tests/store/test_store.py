@@ -21,7 +21,7 @@ from fixtures.records.synthetic import BASE_VARIABLES, make_record
 from gitrepo import git
 from perftrack.core import record
 from perftrack.core.errors import ConfigError, DatabaseError, RecordError
-from perftrack.store import migrations, nightfiles, rows, store
+from perftrack.store import migrations, nightfiles, rows, store, variables
 
 
 def write_records(directory: Path, records: list[dict[str, Any]]) -> Path:
@@ -295,7 +295,7 @@ def test_varset_hash_ignores_order_and_distinguishes_null_from_text() -> None:
 
 
 def test_variable_sets_of_one_ingest_are_computed_once_and_exactly() -> None:
-    """rows.VariableSets gives what stored_variables + varset_hash give, for every kind of
+    """variables.VariableSets gives what stored_variables + varset_hash give, for every kind of
     set, and reuses a result only for the same content."""
 
     class Text(str):
@@ -312,11 +312,11 @@ def test_variable_sets_of_one_ingest_are_computed_once_and_exactly() -> None:
         {},
         None,
     ]
-    varsets = rows.VariableSets()
+    varsets = variables.VariableSets()
     for _ in range(2):
-        for variables in sets:
-            kept, vhash = varsets.stored(copy.deepcopy(variables))
-            expected = store.stored_variables(variables)
+        for varset in sets:
+            kept, vhash = varsets.stored(copy.deepcopy(varset))
+            expected = store.stored_variables(varset)
             assert kept == expected and list(kept) == list(expected)
             assert vhash == store.varset_hash(expected)
     first, _ = varsets.stored(dict(sets[0]))

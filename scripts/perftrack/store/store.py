@@ -12,9 +12,9 @@ and every write-mode close ends with a CHECKPOINT (no `.wal` file left beside it
 The package in one room per concern: `lock` (the lock file), `dbfile` (create, open,
 diagnose, migrate and compact the file), `nightfiles` (since schema v6 the growing tables
 live in immutable Parquet files beside the DB; the views over them), `rows` (a record as
-rows, the write transaction),
+rows, the write transaction), `variables` (the server variables kept, sets hashed once),
 `migrations` (schema versions), and this module, the door: `open_db`, `Store`, `compact`,
-`ingest_paths`; the names other stages use are re-exported here.
+`read_prepared`, `ingest_paths`; the names other stages use are re-exported here.
 """
 
 from __future__ import annotations
@@ -56,21 +56,23 @@ from perftrack.store.queries.series import SERIES_COLS, SeriesQueries
 from perftrack.store.queries.site import SITE_SERIES, SiteQueries
 from perftrack.store.queries.snapshot import SnapshotQueries
 from perftrack.store.rows import (
-    KEY_HEX_DIGITS,
     RESULT_COLUMNS,
     SERIES_POINTS,
     VALID_STATUSES,
-    VOLATILE_VARIABLES,
     IntervalSummary,
     PreparedRecord,
-    VariableSets,
     prepare,
     server_key,
     stored_record_ids,
-    stored_variables,
     summarize_intervals,
-    varset_hash,
     write_records,
+)
+from perftrack.store.variables import (
+    KEY_HEX_DIGITS,
+    VOLATILE_VARIABLES,
+    VariableSets,
+    stored_variables,
+    varset_hash,
 )
 
 
