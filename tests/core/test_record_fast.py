@@ -1,5 +1,6 @@
-"""record.validate's fast check of `variables` and `result.intervals` decides exactly as
-the JSON Schema does (same verdict, same message), so ingest can skip jsonschema there."""
+"""record.validate's fast path (the schema compiled by core/fastcheck.py) decides exactly
+as the JSON Schema does (same verdict, same message), here for `variables` and
+`result.intervals`, the bulky parts it checks column by column."""
 
 from __future__ import annotations
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 import fcntl
 import json
 import os
@@ -20,7 +21,7 @@ from fixtures.records.synthetic import BASE_VARIABLES, make_record
 from gitrepo import git
 from perftrack.core import record
 from perftrack.core.errors import ConfigError, DatabaseError, RecordError
-from perftrack.store import migrations, nightfiles, rows, store
+from perftrack.store import migrations, nightfiles, rows, store, variables
 
 
 def write_records(directory: Path, records: list[dict[str, Any]]) -> Path:
@@ -291,6 +292,35 @@ def test_varset_hash_ignores_order_and_distinguishes_null_from_text() -> None:
     assert a != store.varset_hash({"a": "1", "b": "null"})
     assert a is not None and len(a) == store.KEY_HEX_DIGITS
     assert store.varset_hash({}) is None
+
+
+def test_variable_sets_of_one_ingest_are_computed_once_and_exactly() -> None:
+    """variables.VariableSets gives what stored_variables + varset_hash give, for every kind of
+    set, and reuses a result only for the same content."""
+
+    class Text(str):
+        pass
+
+    sets = [
+        {"a": "1", "b": None, "port": "4000"},
+        {"a": "1", "b": None, "port": "4001"},  # another start: same stored set
+        {"b": None, "a": "1"},  # same content, other order
+        {"a": "1", "b": "null"},
+        {"a": "1", "b": "None"},
+        {"a": Text("1"), "b": None},  # not a plain str: computed afresh
+        {"A": "1", "Port": "x"},
+        {},
+        None,
+    ]
+    varsets = variables.VariableSets()
+    for _ in range(2):
+        for varset in sets:
+            kept, vhash = varsets.stored(copy.deepcopy(varset))
+            expected = store.stored_variables(varset)
+            assert kept == expected and list(kept) == list(expected)
+            assert vhash == store.varset_hash(expected)
+    first, _ = varsets.stored(dict(sets[0]))
+    assert varsets.stored(dict(sets[1]))[0] is first  # one dict per stored set
 
 
 def test_server_key_is_stable_and_follows_identity() -> None:

@@ -38,7 +38,7 @@ from pathlib import Path
 
 from perftrack.analysis import annotations
 from perftrack.analysis import detect as detect_mod
-from perftrack.core import git, paths, record, yamlfile
+from perftrack.core import git, paths, yamlfile
 from perftrack.core.errors import ConfigError, EnvironmentProblem
 from perftrack.store import nightfiles, store
 
@@ -149,12 +149,8 @@ def read_records(sources: Sequence[Path]) -> tuple[list[store.PreparedRecord], l
     missing = [str(s) for s in sources if not s.exists()]
     if missing:
         raise ConfigError(f"no such file or directory: {', '.join(missing)}")
-    prepared, run_ids = [], set()
-    for p in record.find(sources):
-        rec = record.read(p)
-        run_ids.add(rec["run_id"])
-        prepared.append(store.prepare(rec, str(p)))
-    return prepared, sorted(run_ids)
+    prepared = store.read_prepared(sources)
+    return prepared, sorted({p.run_id for p in prepared})
 
 
 def ingest_and_detect(db: Path, prepared: Sequence[store.PreparedRecord]) -> store.IngestResult:

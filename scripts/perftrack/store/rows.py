@@ -1,5 +1,6 @@
-"""A run record as the DB's rows: content keys for servers and variable sets, interval
-summaries, the result row, and the one transaction that writes a batch of records."""
+"""A run record as the DB's rows: the server's content key, interval summaries, the
+result row (variable sets: `variables`), and the one transaction that writes a batch of
+records."""
 
 from __future__ import annotations
 
@@ -17,63 +18,7 @@ import numpy as np
 from perftrack.core import record
 from perftrack.core.errors import RecordError
 from perftrack.store import migrations, nightfiles
-
-# --- content keys ----------------------------------------------------------------------
-# Hex digits kept from a sha256 for server keys and variable-set hashes: 64 bits, so a
-# collision among even millions of distinct sets is vanishingly unlikely (birthday bound).
-KEY_HEX_DIGITS = 16
-
-# SHOW GLOBAL VARIABLES entries that differ between two starts of the same binary with the
-# same configuration: paths under per-cell temp dirs and the provider cache, ports, ids,
-# host names and GTID positions. They say nothing about performance, and keeping them would
-# make every cell's set unique and defeat storing each set once. Names from MySQL 5.7-9.x,
-# Percona Server and MariaDB 10.x-11.x.
-VOLATILE_VARIABLES: frozenset[str] = frozenset(
-    {
-        "admin_port",
-        "aria_log_dir_path",
-        "basedir",
-        "character_sets_dir",
-        "datadir",
-        "general_log_file",
-        "gtid_binlog_pos",
-        "gtid_binlog_state",
-        "gtid_current_pos",
-        "gtid_executed",
-        "gtid_purged",
-        "gtid_slave_pos",
-        "hostname",
-        "innodb_data_home_dir",
-        "innodb_doublewrite_dir",
-        "innodb_log_group_home_dir",
-        "innodb_temp_tablespaces_dir",
-        "innodb_tmpdir",
-        "innodb_undo_directory",
-        "lc_messages_dir",
-        "log_basename",
-        "log_bin_basename",
-        "log_bin_index",
-        "log_error",
-        "mysqlx_port",
-        "mysqlx_socket",
-        "pid_file",
-        "plugin_dir",
-        "port",
-        "relay_log",
-        "relay_log_basename",
-        "relay_log_index",
-        "relay_log_info_file",
-        "report_host",
-        "report_port",
-        "secure_file_priv",
-        "server_uid",  # MariaDB 10.11+: random per datadir
-        "server_uuid",
-        "slow_query_log_file",
-        "socket",
-        "timestamp",
-        "tmpdir",
-    }
-)
+from perftrack.store.variables import KEY_HEX_DIGITS, VariableSets
 
 # --- interval summaries ----------------------------------------------------------------
 # At most this many points of the per-interval tps series are kept: enough for a sparkline
@@ -94,6 +39,7 @@ VALID_STATUSES = ("ok", "failed", "skipped")
 
 
 # === turning a record into rows ========================================================
+# --- content keys ----------------------------------------------------------------------
 
 
 def _content_key(values: Sequence[Any]) -> str:
@@ -111,32 +57,6 @@ def server_key(server: dict[str, Any]) -> str:
     missing optional field counts as null). Same binary reported the same way ⇒ same key.
     """
     return _content_key([*(server.get(f) for f in SERVER_IDENTITY), server.get("stand_in")])
-
-
-def stored_variables(variables: dict[str, str | None] | None) -> dict[str, str | None]:
-    """The variables kept for a record: all but VOLATILE_VARIABLES, sorted by name."""
-    kept = {k: v for k, v in (variables or {}).items() if k.lower() not in VOLATILE_VARIABLES}
-    return dict(sorted(kept.items()))
-
-
-def varset_hash(variables: dict[str, str | None]) -> str | None:
-    """Content hash of a stored variable set; None for an empty set.
-
-    sha256 over the lines `name=<JSON of value>\\n` sorted by name (JSON so that a null
-    and the string "null", or values with newlines, cannot collide), first 16 hex digits.
-    """
-    if not variables:
-        return None
-    # json's C string encoder is exactly json.dumps(str, ensure_ascii=False), ~10x faster:
-    # a 650-variable set is hashed once per record (measured: 2 ms -> 0.3 ms).
-    text = "".join(
-        f"{k}={_json_str(v) if isinstance(v, str) else json.dumps(v, ensure_ascii=False)}\n"
-        for k, v in sorted(variables.items())
-    )
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:KEY_HEX_DIGITS]
-
-
-_json_str = json.encoder.encode_basestring  # type: ignore[attr-defined]
 
 
 def _timestamp(value: str, field: str, where: str) -> datetime:
@@ -259,6 +179,10 @@ class PreparedRecord:
     varset_hash: str | None
     variables: dict[str, str | None]
 
+    @property
+    def run_id(self) -> str:
+        return str(self.run[0])
+
 
 def _result_row(
     rec: dict[str, Any], skey: str, vhash: str | None, started: datetime, finished: datetime
@@ -308,14 +232,14 @@ def _cost_values(rec: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def prepare(rec: dict[str, Any], where: str) -> PreparedRecord:
-    """Rows for one validated record; RecordError (naming `where`) for bad timestamps."""
+def prepare(rec: dict[str, Any], where: str, varsets: VariableSets | None = None) -> PreparedRecord:
+    """Rows for one validated record; RecordError (naming `where`) for bad timestamps.
+    Records prepared for one ingest share `varsets` (each distinct set computed once)."""
     started = _timestamp(rec["started_at"], "started_at", where)
     finished = _timestamp(rec["finished_at"], "finished_at", where)
     hw, server = rec["hardware"], rec["server"]
     skey = server_key(server)
-    variables = stored_variables(rec.get("variables"))
-    vhash = varset_hash(variables)
+    variables, vhash = (varsets or VariableSets()).stored(rec.get("variables"))
     return PreparedRecord(
         record_id=rec["record_id"],
         hardware=(hw["key"], hw["cpu_model"], hw["cores"], hw["mem_gib"], hw["kernel"]),

@@ -12,9 +12,9 @@ and every write-mode close ends with a CHECKPOINT (no `.wal` file left beside it
 The package in one room per concern: `lock` (the lock file), `dbfile` (create, open,
 diagnose, migrate and compact the file), `nightfiles` (since schema v6 the growing tables
 live in immutable Parquet files beside the DB; the views over them), `rows` (a record as
-rows, the write transaction),
+rows, the write transaction), `variables` (the server variables kept, sets hashed once),
 `migrations` (schema versions), and this module, the door: `open_db`, `Store`, `compact`,
-`ingest_paths`; the names other stages use are re-exported here.
+`read_prepared`, `ingest_paths`; the names other stages use are re-exported here.
 """
 
 from __future__ import annotations
@@ -56,20 +56,23 @@ from perftrack.store.queries.series import SERIES_COLS, SeriesQueries
 from perftrack.store.queries.site import SITE_SERIES, SiteQueries
 from perftrack.store.queries.snapshot import SnapshotQueries
 from perftrack.store.rows import (
-    KEY_HEX_DIGITS,
     RESULT_COLUMNS,
     SERIES_POINTS,
     VALID_STATUSES,
-    VOLATILE_VARIABLES,
     IntervalSummary,
     PreparedRecord,
     prepare,
     server_key,
     stored_record_ids,
-    stored_variables,
     summarize_intervals,
-    varset_hash,
     write_records,
+)
+from perftrack.store.variables import (
+    KEY_HEX_DIGITS,
+    VOLATILE_VARIABLES,
+    VariableSets,
+    stored_variables,
+    varset_hash,
 )
 
 
@@ -229,10 +232,10 @@ class Store(
         Records are validated again (~10 ms each with a full variable set) so no caller can
         write a row the schema forbids; `ingest_paths` validates once, while reading.
         """
-        prepared = []
+        prepared, varsets = [], VariableSets()
         for i, rec in enumerate(records):
             where = rec.get("record_id", f"record #{i + 1}") if isinstance(rec, dict) else "?"
-            prepared.append(prepare(record.validate(rec, where=str(where)), str(where)))
+            prepared.append(prepare(record.validate(rec, where=str(where)), str(where), varsets))
         return self.ingest_prepared(prepared)
 
     def ingest_prepared(self, prepared: Sequence[PreparedRecord]) -> IngestResult:
@@ -443,6 +446,13 @@ def compact(db_path: Path, *, lock_timeout_s: float = LOCK_TIMEOUT_S) -> tuple[i
     return before, db_path.stat().st_size
 
 
+def read_prepared(paths: Iterable[Path]) -> list[PreparedRecord]:
+    """Every record file under `paths`, read, validated and prepared (RecordError naming
+    the file and field on the first bad one); variable sets computed once each."""
+    varsets = VariableSets()
+    return [prepare(record.read(p), str(p), varsets) for p in record.find(paths)]
+
+
 def ingest_paths(
     db_path: Path, paths: Iterable[Path], *, lock_timeout_s: float = LOCK_TIMEOUT_S
 ) -> IngestResult:
@@ -452,7 +462,7 @@ def ingest_paths(
     so nothing is written. No record files at all returns IngestResult(0, 0) without opening
     the DB.
     """
-    prepared = [prepare(record.read(p), str(p)) for p in record.find(paths)]
+    prepared = read_prepared(paths)
     if not prepared:
         return IngestResult(added=0, already=0)
     with open_db(db_path, write=True, lock_timeout_s=lock_timeout_s) as store:
@@ -484,6 +494,7 @@ __all__ = [  # the store's door: what other stages and the tests use
     "open_db",
     "open_for_planning",
     "prepare",
+    "read_prepared",
     "server_key",
     "stored_variables",
     "summarize_intervals",
