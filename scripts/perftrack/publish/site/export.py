@@ -112,6 +112,7 @@ class Exporter:
         self._described: dict[tuple[Any, ...], dict[str, Any]] = {}
         self.run_pages = RunDetails(st, self.order)
         self._history: HistoryTable | None = None
+        self._newest_cost: list[dict[str, Any]] | None = None
 
     def _servers(self) -> list[dict[str, Any]]:
         rows = self.st.server_summaries()
@@ -208,6 +209,14 @@ class Exporter:
         rows = self.st.newest_repeats()
         return [r for r in rows if self.current_hw.get(r["runner_class"]) == r["hw_key"]]
 
+    def newest_cost(self) -> list[dict[str, Any]]:
+        """The store's `newest_cost` of every column the summary and the cost page list:
+        one scan of the results for both (rows shared: read them, never change them)."""
+        if self._newest_cost is None:
+            listed = tuple(dict.fromkeys((*metrics.LISTED, *cost.COLUMNS)))
+            self._newest_cost = self.st.newest_cost(listed)
+        return self._newest_cost
+
     def summary(self, newest: list[dict[str, Any]]) -> list[dict[str, Any]]:
         out = []
         for r in newest:
@@ -231,7 +240,7 @@ class Exporter:
                     "_key": (*(r[c] for c in GROUP), r["server"], r["run_id"]),
                 }
             )
-        metrics.add_cost(out, self.st.newest_cost(metrics.LISTED), median_interval)
+        metrics.add_cost(out, self.newest_cost(), median_interval)
         out.sort(key=lambda r: (r["workload"], r["collation"], r["threads"], r["vorder"]))
         return out
 

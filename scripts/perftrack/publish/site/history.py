@@ -171,7 +171,7 @@ def split(
     for key, name, row in zip(keys, files, cells, strict=True):
         cell_cps = _cell_change_points(key, lines[name], cps)
         drawn = {(c["server"], c["hw_key"]) for c in cell_cps}
-        pts = history.line_points(name, sorted(drawn, key=str)) if drawn else []
+        pts = history.line_points(name, sorted(drawn, key=str), present[name]) if drawn else []
         parts = {
             "metrics": columns.script_json(present[name]),
             "points": columns.script_json_text(points[name]),

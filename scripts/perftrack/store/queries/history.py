@@ -113,11 +113,15 @@ class HistoryTable:
             f"SELECT file, server, hw_key FROM {TABLE} GROUP BY ALL ORDER BY ALL"
         ).fetchall()
 
-    def line_points(self, file: str, lines: Sequence[tuple[Any, Any]]) -> list[dict[str, Any]]:
-        """The rows of one cell's lines (server, hw_key), oldest first."""
+    def line_points(
+        self, file: str, lines: Sequence[tuple[Any, Any]], metrics: Sequence[str]
+    ) -> list[dict[str, Any]]:
+        """The rows of one cell's lines (server, hw_key), oldest first: their line, night
+        (`at`, `run_id`) and `metrics`."""
         wanted = set(lines)
+        cols = ", ".join(_col(self, c) for c in ("server", "hw_key", "at", "run_id", *metrics))
         rows = self._all(
-            f"SELECT {self._select} FROM {TABLE} "
+            f"SELECT {cols} FROM {TABLE} "
             "WHERE file = ? AND list_contains(?::VARCHAR[], server) ORDER BY rn",
             [file, sorted({_text(s) for s, _ in lines} - {None})],
         )
