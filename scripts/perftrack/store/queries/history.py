@@ -136,30 +136,44 @@ class HistoryTable:
         its rows distinct values (at least one), else a list; a DOUBLE rounded to `digits`
         significant digits (NaN and infinities: null); other numbers as they are."""
         types = self._types()
-        codes, parts = [], []
-        for c in columns:
+        # a text column's dictionary: its distinct values per file, numbered in order
+        # (sorting the distinct values, not every row), joined back to code the rows
+        ctes = [f"src AS (SELECT * FROM {TABLE} WHERE list_contains(?::VARCHAR[], file))"]
+        joins, coded, lists, parts = [], ["src.*"], [], []
+        for i, c in enumerate(columns):
             q = _col(self, c)
             if types[c] == "VARCHAR":
-                codes.append(
-                    f"CASE WHEN {q} IS NULL THEN -1 "
-                    f"ELSE dense_rank() OVER (PARTITION BY file ORDER BY {q}) - 1 END AS code_{c}"
+                ctes.append(
+                    f"d{i} AS (SELECT file, {q} AS v, "
+                    f"row_number() OVER (PARTITION BY file ORDER BY {q}) - 1 AS code "
+                    f"FROM (SELECT DISTINCT file, {q} FROM src WHERE {q} IS NOT NULL))"
                 )
-                k = f"count(DISTINCT {q})"
+                ctes.append(
+                    f"l{i} AS (SELECT file, list(v ORDER BY code) AS dict, count(*) AS k "
+                    f"FROM d{i} GROUP BY file)"
+                )
+                joins.append(f"LEFT JOIN d{i} ON d{i}.file = src.file AND d{i}.v = src.{q}")
+                coded.append(f"coalesce(d{i}.code, -1) AS code{i}")
+                lists.append(f"list(code{i} ORDER BY rn) AS codes{i}")
+                lists.append(f"to_json(list({q} ORDER BY rn)) AS plain{i}")
+                k = f"coalesce(l{i}.k, 0)"
                 parts.append(
-                    f"'{c}', CASE WHEN {k} > 0 AND {k} <= greatest(1, count(*) * {dict_fraction})"
-                    f" THEN json_object('dict', list_sort(list_distinct(list({q}))), "
-                    f"'codes', list(code_{c} ORDER BY rn)) ELSE to_json(list({q} ORDER BY rn)) END"
+                    f"'{c}', CASE WHEN {k} > 0 AND {k} <= greatest(1, n * {dict_fraction}) "
+                    f"THEN json_object('dict', l{i}.dict, 'codes', codes{i}) ELSE plain{i} END"
                 )
-            elif types[c] == "DOUBLE":
-                v = f"CASE WHEN isfinite({q}) THEN printf('%.{int(digits)}g', {q})::DOUBLE END"
-                parts.append(f"'{c}', to_json(list({v} ORDER BY rn))")
-            else:
-                parts.append(f"'{c}', to_json(list({q} ORDER BY rn))")
-        coded = ", ".join(["*", *codes])
+                continue
+            if types[c] == "DOUBLE":  # as Python's float(f"{v:.6g}"): correctly rounded
+                q = f"CASE WHEN isfinite({q}) THEN printf('%.{int(digits)}g', {q})::DOUBLE END"
+            lists.append(f"to_json(list({q} ORDER BY rn)) AS plain{i}")
+            parts.append(f"'{c}', plain{i}")
+        dicts = "".join(f" LEFT JOIN l{i} USING (file)" for i, c in enumerate(columns)
+                        if types[c] == "VARCHAR")  # fmt: skip
         got = self.con.execute(
-            f"SELECT file, json_object('n', count(*), 'columns', json_object({', '.join(parts)}))"
-            f" FROM (SELECT {coded} FROM {TABLE} WHERE list_contains(?::VARCHAR[], file)) "
-            "GROUP BY file",
+            f"WITH {', '.join(ctes)}, "
+            f"coded AS (SELECT {', '.join(coded)} FROM src {' '.join(joins)}), "
+            f"agg AS (SELECT file, count(*) AS n, {', '.join(lists)} FROM coded GROUP BY file) "
+            f"SELECT file, json_object('n', n, 'columns', json_object({', '.join(parts)})) "
+            f"FROM agg{dicts}",
             [list(files)],
         ).fetchall()
         return {f: str(text) for f, text in got}
