@@ -167,3 +167,12 @@ def test_duckdb_writes_the_cells_and_the_csv_as_python_would(tmp_path: Path) -> 
 def _shape(table: HistoryTable, row: dict[str, Any]) -> dict[str, Any]:
     """A row as the history's CSV has it: its columns, in order; NaN is a float there."""
     return {c: row.get(c) for c in table.columns}
+
+
+def test_split_twice_over_one_table_names_the_files_again() -> None:
+    """A second split of the same table (`site png` after the build's, in one process)
+    gives the same index and files."""
+    pts = [_point(n, "a", 100.0 + n, threads=t) for n in range(4) for t in (1, 4)]
+    table = HistoryTable.from_rows(pts, history.COST_COLUMNS)
+    first = history.split(table, [_cp(2, "a")])
+    assert history.split(table, [_cp(2, "a")]) == first and len(first[0]) == 2

@@ -102,9 +102,10 @@ class HistoryTable:
         cols = {k: [v[i] for v, _ in files] for i, k in enumerate(keys)}
         _temp(self.con, _FILES, {**cols, "file": [f for _, f in files]})
         on = " AND ".join(f'h."{k}" IS NOT DISTINCT FROM f."{k}"' for k in keys)
+        picked = ", ".join(f'h."{c}"' for c in (*self.columns, "rn"))
         self.con.execute(
-            f"CREATE OR REPLACE TEMP TABLE {TABLE} AS SELECT h.* EXCLUDE (file), f.file "
-            f"FROM (SELECT *, NULL::VARCHAR AS file FROM {TABLE}) h JOIN {_FILES} f ON {on}"
+            f"CREATE OR REPLACE TEMP TABLE {TABLE} AS SELECT {picked}, f.file "
+            f"FROM {TABLE} h JOIN {_FILES} f ON {on}"
         )
 
     def lines(self) -> list[tuple[str, Any, Any]]:
