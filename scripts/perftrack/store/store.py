@@ -44,6 +44,7 @@ from perftrack.store.dbfile import (
 from perftrack.store.lock import LOCK_TIMEOUT_S, Lock, lock_path
 from perftrack.store.queries.alerts import ALERTS_TABLE, AlertQueries
 from perftrack.store.queries.derived import DERIVED_TABLES, DerivedQueries, NoiseKey
+from perftrack.store.queries.history import HistoryQueries
 from perftrack.store.queries.planning import (
     DURATION_KEY,
     PLANNING_MIN_SCHEMA,
@@ -154,6 +155,7 @@ class Store(
     DerivedQueries,
     AlertQueries,
     SiteQueries,
+    HistoryQueries,
     RunQueries,
     PlanningQueries,
     SnapshotQueries,

@@ -5,10 +5,14 @@ Rows are SYNTHETIC (made up here, in the exporter's row shape)."""
 
 from __future__ import annotations
 
+import csv
+import io
+import json
 from pathlib import Path
 from typing import Any
 
 from perftrack.publish.site import build, columns, history
+from perftrack.store.queries.history import HistoryTable
 
 
 def _point(night: int, server: str, tps: float, **over: Any) -> dict[str, Any]:
@@ -70,7 +74,8 @@ def test_split_writes_one_file_per_cell_with_its_metrics_and_change_point_kinds(
     pts = [_point(n, "a", 100.0) for n in range(10)]
     pts += [_point(n, "a", 30.0, threads=16) for n in range(10)]
     cps = [_cp(5, "a"), _cp(6, "a", environment=True), _cp(7, "a", threads=16, control=True)]
-    index, files = history.split(pts, cps)
+    index, texts = history.split(pts, cps)
+    files = {name: json.loads(text) for name, text in texts.items()}  # as DuckDB wrote them
     assert [(r["threads"], r["nights"], r["change_points"]) for r in index] == [
         (4, 10, 2),
         (16, 10, 1),
@@ -115,7 +120,8 @@ def test_a_change_of_a_wider_scope_is_drawn_in_every_cell_it_covers() -> None:
     env = _cp(6, "control", environment=True, control=True, scope="class",
               workload="oltp_update_index", threads=1)  # fmt: skip
     srv = _cp(4, "a", scope="workload", workload="oltp_point_select", threads=64)
-    index, files = history.split(pts, [env, srv])
+    index, texts = history.split(pts, [env, srv])
+    files = {name: json.loads(text) for name, text in texts.items()}
     drawn = {
         (row["runner_class"], row["workload"]): sorted(
             (c["server"], c["kind"])
@@ -129,3 +135,44 @@ def test_a_change_of_a_wider_scope_is_drawn_in_every_cell_it_covers() -> None:
             ("a", "environment"), ("a", "server"), ("b", "environment")],
         ("other", "oltp_read_only"): [],
     }  # fmt: skip
+
+
+def test_duckdb_writes_the_cells_and_the_csv_as_python_would(tmp_path: Path) -> None:
+    """The cell files' points and history.csv are written by DuckDB; the same rows
+    through columns.encode and build._csv (the encoders of every other data set) give
+    the same values: dictionaries, rounding, NaN, text a page or a spreadsheet must not
+    run."""
+    odd = ["=cmd|' /C calc'!A0", "é<script>\u2028", 'a,"b"\nc', "-1", None]
+    pts = [
+        _point(n, odd[n % 4], [1234.56789, 1e-7 / 3, float("nan"), 2.5e12 / 7][n % 4],
+               hw_key=odd[n % 5], cpu_us_per_txn=[None, float("inf"), 12.3456789][n % 3],
+               run_id=odd[n % 5] or "r", vorder=n % 2)
+        for n in range(9)
+    ]  # fmt: skip
+    table = HistoryTable.from_rows(pts, history.COST_COLUMNS)
+    table.name_files(("runner_class",), [(("synthetic",), "h00001")])
+    cols = [*history.POINT_COLUMNS, "tps", "p95_ms", "cpu_us_per_txn"]
+    got = table.points_json(
+        ["h00001"], cols, columns.FLOAT_SIGNIFICANT_DIGITS, columns.DICT_MAX_DISTINCT_FRACTION
+    )["h00001"]
+    safe = columns.script_json_text(got)
+    assert "<" not in safe and safe.isascii()
+    assert json.loads(safe) == json.loads(columns.script_json(columns.encode(pts, cols)))
+    table.write_csv(tmp_path / "h.csv", build.FORMULA_START)
+    ours = list(csv.reader(io.StringIO((tmp_path / "h.csv").read_text(encoding="utf-8"))))
+    python = [r for r in csv.reader(io.StringIO(build._csv([_shape(table, p) for p in pts])))]
+    assert ours == python and ours[1][0] == "synthetic"
+
+
+def _shape(table: HistoryTable, row: dict[str, Any]) -> dict[str, Any]:
+    """A row as the history's CSV has it: its columns, in order; NaN is a float there."""
+    return {c: row.get(c) for c in table.columns}
+
+
+def test_split_twice_over_one_table_names_the_files_again() -> None:
+    """A second split of the same table (`site png` after the build's, in one process)
+    gives the same index and files."""
+    pts = [_point(n, "a", 100.0 + n, threads=t) for n in range(4) for t in (1, 4)]
+    table = HistoryTable.from_rows(pts, history.COST_COLUMNS)
+    first = history.split(table, [_cp(2, "a")])
+    assert history.split(table, [_cp(2, "a")]) == first and len(first[0]) == 2

@@ -43,8 +43,9 @@ TABLES = (
     "cost",
     "history_cells",
 )
-# Too large to load whole at a year of nights: only its CSV; the history page loads its
-# index (`history_cells`) and one file per cell, data/history/hNNNNN.js (site/history.py).
+# Too large to load whole at a year of nights: only its CSV, written by DuckDB from the
+# store's table (store/queries/history.py); the history page loads its index
+# (`history_cells`) and one file per cell, data/history/hNNNNN.js (site/history.py).
 CSV_ONLY = ("history",)
 
 
@@ -148,9 +149,13 @@ def build(
             advice = advisor.page_data(st)
             alerts = regressions.page_data(st)
             parquet.export(st, tmp, previous)
+            if data.history is not None:  # the whole history, written by DuckDB
+                (tmp / "data" / "csv").mkdir(parents=True, exist_ok=True)
+                data.history.write_csv(tmp / "data" / "csv" / "history.csv", FORMULA_START)
+                data.history = None  # the store's table: gone with the connection
         say(
             f"exported {len(data.verdicts)} verdicts, {len(data.summary)} summary rows, "
-            f"{len(data.history)} history points, {len(data.runs)} runs"
+            f"{data.history_rows} history points, {len(data.runs)} runs"
         )
         result = _write(tmp, root, data, studies, advice, alerts, previous)
         old = out.parent / f".{out.name}.old-{os.getpid()}"
@@ -192,7 +197,7 @@ def _write(
             f"{js}={columns.script_json(spec)};\n", encoding="ascii"
         )
     data_dir = tmp / "data"
-    sets: dict[str, Any] = {name: getattr(data, name) for name in TABLES}
+    sets: dict[str, Any] = {name: getattr(data, name) for name in TABLES if name not in CSV_ONLY}
     sets["change_points"] = data.change_points
     study_sets = data.studies
     res.data_bytes["meta"] = columns.write_data_file(data_dir / "meta.js", "meta", data.meta)
@@ -205,14 +210,13 @@ def _write(
     )
     (tmp / regressions.FEED).write_bytes(regressions.feed(alerts))
     for name, rows in sets.items():
-        if name not in CSV_ONLY:
-            res.data_bytes[name] = columns.write_data_file(
-                data_dir / f"{name}.js", name, columns.encode(rows)
-            )
+        res.data_bytes[name] = columns.write_data_file(
+            data_dir / f"{name}.js", name, columns.encode(rows)
+        )
         (data_dir / "csv").mkdir(exist_ok=True)
         (data_dir / "csv" / f"{name}.csv").write_text(_csv(rows), encoding="utf-8")
     for key, cell in data.history_files.items():
-        columns.write_data_file(data_dir / "history" / f"{key}.js", f"history:{key}", cell)
+        columns.write_data_text(data_dir / "history" / f"{key}.js", f"history:{key}", cell)
     for key, detail in data.run_details.items():
         columns.write_data_file(data_dir / "runs" / f"{key}.js", f"run:{key}", detail)
     for key in data.reused_runs:  # _kept_runs checked that the previous build has it

@@ -72,12 +72,21 @@ def script_json(value: Any) -> str:
     return text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
 
 
+def script_json_text(text: str) -> str:
+    """JSON text written by another encoder (DuckDB's) made as safe as `script_json`'s."""
+    if not text.isascii():  # re-encoded: non-ASCII escaped, U+2028/9 among them
+        return script_json(json.loads(text))
+    return text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
+
+
 def write_data_file(path: Path, name: str, value: Any) -> int:
     """Write `data/NAME.js` that adds `value` as PERFTRACK_DATA[NAME]; returns bytes written."""
-    text = (
-        f"(window.{GLOBAL_NAME}=window.{GLOBAL_NAME}||{{}})"
-        f"[{script_json(name)}]={script_json(value)};\n"
-    )
+    return write_data_text(path, name, script_json(value))
+
+
+def write_data_text(path: Path, name: str, json_text: str) -> int:
+    """`write_data_file` of a value already in `script_json` form; returns bytes written."""
+    text = f"(window.{GLOBAL_NAME}=window.{GLOBAL_NAME}||{{}})[{script_json(name)}]={json_text};\n"
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(text, encoding="ascii")
     return len(text)

@@ -31,7 +31,7 @@ COLUMNS = tuple(dict.fromkeys(col for *_, col in PARTS))
 def rows(ex: Any) -> list[dict[str, Any]]:
     """`ex`: the site's export.Exporter (its store, hardware and server order)."""
     out = []
-    for r in ex.st.newest_cost(COLUMNS):
+    for r in ex.newest_cost():  # has every column of COLUMNS
         if ex.current_hw.get(r["runner_class"]) != r["hw_key"]:
             continue
         common = {

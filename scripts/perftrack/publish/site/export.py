@@ -32,6 +32,7 @@ from perftrack.publish.site import history as history_files
 from perftrack.publish.site.rundetails import RunDetails
 from perftrack.publish.site.series import AXES, GROUP, axis_label, dataset_label, iso
 from perftrack.servers import rules
+from perftrack.store.queries.history import HistoryTable
 from perftrack.store.store import Store
 
 CONFIDENCE = stats.CONFIDENCE  # the bands' coverage, the same as the verdicts' intervals
@@ -73,13 +74,16 @@ class SiteData:
     metric_verdicts: list[dict[str, Any]] = field(default_factory=list)  # the heatmap's
     summary: list[dict[str, Any]] = field(default_factory=list)
     charset: list[dict[str, Any]] = field(default_factory=list)
-    history: list[dict[str, Any]] = field(default_factory=list)
+    # the history (a row per series, server and night) stays in the store: its rows
+    # count, and the table the build writes data/csv/history.csv from
+    history_rows: int = 0
+    history: HistoryTable | None = None
     hardware_changes: list[dict[str, Any]] = field(default_factory=list)
     change_points: list[dict[str, Any]] = field(default_factory=list)
     annotations: list[dict[str, Any]] = field(default_factory=list)
     # the history page's index and its per-cell files (site/history.py)
     history_cells: list[dict[str, Any]] = field(default_factory=list)
-    history_files: dict[str, dict[str, Any]] = field(default_factory=dict)
+    history_files: dict[str, str] = field(default_factory=dict)  # name -> JSON text
     runs: list[dict[str, Any]] = field(default_factory=list)
     run_details: dict[str, dict[str, Any]] = field(default_factory=dict)
     # run_id -> [file, fingerprint] of every run; files kept from the previous build
@@ -107,6 +111,8 @@ class Exporter:
         self.charset_of = st.collation_charsets()
         self._described: dict[tuple[Any, ...], dict[str, Any]] = {}
         self.run_pages = RunDetails(st, self.order)
+        self._history: HistoryTable | None = None
+        self._newest_cost: list[dict[str, Any]] | None = None
 
     def _servers(self) -> list[dict[str, Any]]:
         rows = self.st.server_summaries()
@@ -203,6 +209,14 @@ class Exporter:
         rows = self.st.newest_repeats()
         return [r for r in rows if self.current_hw.get(r["runner_class"]) == r["hw_key"]]
 
+    def newest_cost(self) -> list[dict[str, Any]]:
+        """The store's `newest_cost` of every column the summary and the cost page list:
+        one scan of the results for both (rows shared: read them, never change them)."""
+        if self._newest_cost is None:
+            listed = tuple(dict.fromkeys((*metrics.LISTED, *cost.COLUMNS)))
+            self._newest_cost = self.st.newest_cost(listed)
+        return self._newest_cost
+
     def summary(self, newest: list[dict[str, Any]]) -> list[dict[str, Any]]:
         out = []
         for r in newest:
@@ -226,7 +240,7 @@ class Exporter:
                     "_key": (*(r[c] for c in GROUP), r["server"], r["run_id"]),
                 }
             )
-        metrics.add_cost(out, self.st.newest_cost(metrics.LISTED), median_interval)
+        metrics.add_cost(out, self.newest_cost(), median_interval)
         out.sort(key=lambda r: (r["workload"], r["collation"], r["threads"], r["vorder"]))
         return out
 
@@ -289,24 +303,19 @@ class Exporter:
 
     # --- history ---------------------------------------------------------------------
 
+    def history_table(self) -> HistoryTable:
+        """The history (every run, all hardware: a row per series, server and night) as
+        the store's table, labelled as the other data sets are (`describe`, `vorder`,
+        `at`); DuckDB writes its CSV and cell files (store/queries/history.py)."""
+        if self._history is None:
+            self._history = self.st.history_table(
+                history_files.COST_COLUMNS, self.describe, self.order, iso
+            )
+        return self._history
+
     def history(self) -> list[dict[str, Any]]:
-        rows = self.st.run_history(history_files.COST_COLUMNS)
-        return [
-            {
-                **self.describe(r),
-                "server": r["server"],
-                "vorder": self.order.get(r["server"], -1),
-                "at": iso(r["run_at"]),
-                "run_id": r["run_id"],
-                "n": r["n"],
-                "tps": r["tps"],
-                "tps_min": r["tps_min"],
-                "tps_max": r["tps_max"],
-                "p95_ms": r["p95_ms"],
-                **{c: r[c] for c in history_files.COST_COLUMNS},
-            }
-            for r in rows
-        ]
+        """The history's rows, oldest first (`site png history`)."""
+        return self.history_table().rows()
 
     def hardware_changes(self) -> list[dict[str, Any]]:
         """Where a runner class's hardware key changed: series are never joined across."""
@@ -369,7 +378,8 @@ def export(
     data.verdicts = ex.verdicts()
     data.summary = ex.summary(newest)
     data.charset = ex.charset()
-    data.history = ex.history()
+    data.history = ex.history_table()
+    data.history_rows = data.history.count()
     data.hardware_changes = ex.hardware_changes()
     data.change_points = ex.change_points()
     data.annotations = ex.annotations()

@@ -32,6 +32,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from perftrack.publish.site import columns, metrics
+from perftrack.store.queries.history import HistoryTable
 
 # The cell a chart draws: what the page's filters choose, in the page's filter order.
 CELL_KEYS = ("runner_class", "profile", "dataset", "workload", "collation", "threads")
@@ -117,12 +118,12 @@ SCOPE_MATCH: dict[str, tuple[str, ...]] = {
 
 
 def _cell_change_points(
-    key: tuple[Any, ...], pts: Sequence[dict[str, Any]], cps: Sequence[dict[str, Any]]
+    key: tuple[Any, ...], lines: Sequence[tuple[Any, Any]], cps: Sequence[dict[str, Any]]
 ) -> list[dict[str, Any]]:
-    """The change points drawn in one cell: its own and those of a wider scope covering
-    it (a class-wide one on each version line of the cell)."""
+    """The change points drawn in one cell (its lines: (server, hw_key)): its own and
+    those of a wider scope covering it (a class-wide one on each version line of the cell)."""
     cell = dict(zip(CELL_KEYS, key, strict=True))
-    lines = sorted({(p["server"], p["hw_key"]) for p in pts}, key=str)
+    lines = sorted(set(lines), key=str)
     out = []
     for c in cps:
         scope = c.get("scope") or "series"
@@ -136,39 +137,60 @@ def _cell_change_points(
 
 
 def split(
-    history: Sequence[dict[str, Any]], change_points: Sequence[dict[str, Any]]
-) -> tuple[list[dict[str, Any]], dict[str, dict[str, Any]]]:
-    """(index rows, {file name: cell data}) from the exporter's history and change points."""
-    cells: dict[tuple[Any, ...], list[dict[str, Any]]] = defaultdict(list)
-    for r in history:
-        cells[cell_key(r)].append(r)
+    history: HistoryTable | Sequence[dict[str, Any]], change_points: Sequence[dict[str, Any]]
+) -> tuple[list[dict[str, Any]], dict[str, str]]:
+    """(index rows, {file name: cell data as JSON text}) from the history (the store's
+    table, or rows in its shape) and the exporter's change points. The points of every
+    cell are encoded by DuckDB (`HistoryTable.points_json`, the encoding of
+    `columns.encode`); only the lines with change points come to Python, for their steps."""
+    if not isinstance(history, HistoryTable):
+        history = HistoryTable.from_rows(history, COST_COLUMNS)
+    names = [m for m, *_ in METRICS]
+    cells = history.cells(CELL_KEYS, names)
+    cells.sort(key=lambda r: tuple(_sortable(r[k]) for k in CELL_KEYS))
+    keys = [tuple(r[k] for k in CELL_KEYS) for r in cells]
+    files = [f"{FILE_PREFIX}{n:05d}" for n in range(1, len(cells) + 1)]
+    history.name_files(CELL_KEYS, list(zip(keys, files, strict=True)))
+    lines: dict[str, list[tuple[Any, Any]]] = defaultdict(list)
+    for f, server, hw in history.lines():
+        lines[f].append((server, hw))
     cps = [{**c, "kind": kind(c)} for c in change_points]
-    index, files = [], {}
-    order = sorted(cells, key=lambda k: tuple(_sortable(v) for v in k))
-    for n, key in enumerate(order, start=1):
-        pts = cells[key]
-        name = f"{FILE_PREFIX}{n:05d}"
-        present = [m for m, *_ in METRICS if any(p.get(m) is not None for p in pts)]
-        cell_cps = _cell_change_points(key, pts, cps)
-        files[name] = {
-            "metrics": present,
-            "points": columns.encode(pts, [*POINT_COLUMNS, *present]),
-            "change_points": columns.encode(cell_cps, CP_COLUMNS),
-            "steps": columns.encode(steps(pts, cell_cps, present)),
+    present = {f: [m for m in names if r[f"has_{m}"]] for f, r in zip(files, cells, strict=True)}
+    by_metrics: dict[tuple[str, ...], list[str]] = defaultdict(list)
+    for f in files:
+        by_metrics[tuple(present[f])].append(f)
+    points: dict[str, str] = {}
+    for ms, fs in by_metrics.items():
+        points |= history.points_json(
+            fs,
+            [*POINT_COLUMNS, *ms],
+            columns.FLOAT_SIGNIFICANT_DIGITS,
+            columns.DICT_MAX_DISTINCT_FRACTION,
+        )
+    index, out = [], {}
+    for key, name, row in zip(keys, files, cells, strict=True):
+        cell_cps = _cell_change_points(key, lines[name], cps)
+        drawn = {(c["server"], c["hw_key"]) for c in cell_cps}
+        pts = history.line_points(name, sorted(drawn, key=str), present[name]) if drawn else []
+        parts = {
+            "metrics": columns.script_json(present[name]),
+            "points": columns.script_json_text(points[name]),
+            "change_points": columns.script_json(columns.encode(cell_cps, CP_COLUMNS)),
+            "steps": columns.script_json(columns.encode(steps(pts, cell_cps, present[name]))),
         }
-        first = pts[0]
+        out[name] = "{" + ",".join(f'"{k}":{v}' for k, v in parts.items()) + "}"
         index.append(
             {
                 **dict(zip(CELL_KEYS, key, strict=True)),
-                "charset": first.get("charset"),
+                "charset": row["charset"],
                 "file": name,
-                "nights": len({p["run_id"] for p in pts}),
-                "first_at": min(p["at"] for p in pts),
-                "last_at": max(p["at"] for p in pts),
+                "nights": row["nights"],
+                "first_at": row["first_at"],
+                "last_at": row["last_at"],
                 "change_points": len(cell_cps),
             }
         )
-    return index, files
+    return index, out
 
 
 def _ms(iso: str | None) -> float | None:

@@ -1,4 +1,5 @@
-"""The static site's data sets as queries: servers, newest repeats, history, runs, cost.
+"""The static site's data sets as queries: servers, newest repeats, runs, cost (the
+nightly history: store/queries/history.py).
 
 The site (publish/site/export.py) shapes these rows into its pages; it writes no SQL.
 `SITE_SERIES` is what identifies a series on the site: the store's series with the
@@ -20,7 +21,7 @@ CELL = ("workload", "threads", "coll")
 SITE_SERIES = ("runner_class", "hw_key", *SHAPE, *CELL)
 
 
-def _ok(extra: str = "") -> str:
+def ok_results(extra: str = "") -> str:
     """The ok results with their series columns (and `extra` result columns)."""
     return f"""
     SELECT ru.runner_class, ru.hw_key, ru.first_started_at AS run_at, r.run_id,
@@ -31,7 +32,7 @@ def _ok(extra: str = "") -> str:
     WHERE r.status = 'ok' AND r.tps IS NOT NULL"""
 
 
-_OK = _ok()
+_OK = ok_results()
 _G = ", ".join(SITE_SERIES)
 
 
@@ -71,19 +72,6 @@ class SiteQueries(QueryBase):
                    list(tps ORDER BY tps) AS tps, list(latency_pct_ms) AS p95
             FROM marked WHERE run_at = newest_at
             GROUP BY {_G}, server, run_id""")
-
-    def run_history(self, columns: Sequence[str] = ()) -> list[dict[str, Any]]:
-        """Per site series, server and run: n, median/min/max tps, median p95 (`p95_ms`)
-        and the median of each of `columns` (null where none was measured), oldest first."""
-        cols = [metric_column(c) for c in columns]
-        extra = "".join(f", r.{c}" for c in cols)
-        medians = "".join(f", median({c}) AS {c}" for c in cols)
-        return self._dicts(f"""
-            WITH ok AS ({_ok(extra)})
-            SELECT {_G}, server, run_id, any_value(run_at) AS run_at, count(*) AS n,
-                   median(tps) AS tps, min(tps) AS tps_min, max(tps) AS tps_max,
-                   median(latency_pct_ms) AS p95_ms{medians}
-            FROM ok GROUP BY {_G}, server, run_id ORDER BY run_at, run_id, {_G}, server""")
 
     def newest_cost(self, columns: Sequence[str]) -> list[dict[str, Any]]:
         """Per site series and server, the newest run's ok repeats (latest attempts):

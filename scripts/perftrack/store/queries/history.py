@@ -1,0 +1,272 @@
+"""The site's nightly history as a table DuckDB writes out (CSV, per-cell JSON).
+
+One row per site series, server and run (night): the median of the night's repeats of
+each metric, throughput's min–max, in the site's row shape (`HISTORY_COLUMNS`). At 1,000
+nights of the nightly matrix that is ~800k rows: turned into a Python dict each, then
+into CSV and JSON by Python, it cost the site build a minute. So the rows stay in a TEMP
+table of the store's connection and DuckDB writes the CSV (`COPY`) and each cell's
+points as JSON text in the site's column encoding; Python sees only the labels (one per
+series, run and server), the cells' index and the points of the lines that have change
+points (publish/site/history.py draws their steps).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import duckdb
+
+from perftrack.store.queries.series import metric_column
+from perftrack.store.queries.site import SITE_SERIES, ok_results
+
+# The site's history row: the series' labels (what the site shows of a series), then the
+# night's values; `rn` (the row's place, oldest first) and `file` (the cell's data file)
+# are the table's own.
+LABEL_COLUMNS = ("runner_class", "hw_key", "profile", "dataset", "workload", "threads")
+LABEL_COLUMNS += ("charset", "collation")
+VALUE_COLUMNS = ("server", "vorder", "at", "run_id", "n", "tps", "tps_min", "tps_max", "p95_ms")
+TYPES = {"threads": "INTEGER", "vorder": "INTEGER", "n": "BIGINT", "sid": "BIGINT", "rn": "BIGINT"}
+TYPES |= dict.fromkeys(("tps", "tps_min", "tps_max", "p95_ms"), "DOUBLE")
+TABLE = "site_history"
+# the table's makings (dropped once it is made) and the cells' files
+_RAW, _SERIES, _FILES = "site_history_raw", "site_history_series", "site_history_files"
+_RUNS, _ORDER = "site_history_runs", "site_history_vorder"
+# The columns of the DB that name a series, as the site's labels (`describe`) read them.
+SERIES_KEYS = (*(c for c in SITE_SERIES if c != "coll"), "coll")
+
+
+def _type(column: str) -> str:
+    return TYPES.get(column, "DOUBLE" if column.endswith(("_txn", "ipc")) else "VARCHAR")
+
+
+def _temp(con: duckdb.DuckDBPyConnection, name: str, columns: Mapping[str, list[Any]]) -> None:
+    """A TEMP table from parallel lists (column name -> values); types from `_type`."""
+    cols = ", ".join(f'unnest(?::{_type(c)}[]) AS "{c}"' for c in columns)
+    con.execute(f"CREATE OR REPLACE TEMP TABLE {name} AS SELECT {cols}", list(columns.values()))
+
+
+class HistoryTable:
+    """The history rows of one connection (TEMP table `site_history`), and what the site
+    writes of them. `metrics`: the value columns beyond throughput and p95."""
+
+    def __init__(self, con: duckdb.DuckDBPyConnection, metrics: Sequence[str]) -> None:
+        self.con = con
+        self.metrics = tuple(metric_column(m) for m in metrics)
+        self.columns = (*LABEL_COLUMNS, *VALUE_COLUMNS, *self.metrics)
+        self._select = ", ".join(f'"{c}"' for c in self.columns)
+
+    @classmethod
+    def from_rows(cls, rows: Sequence[Mapping[str, Any]], metrics: Sequence[str]) -> HistoryTable:
+        """The table of rows already in the site's shape, in a DB of its own (tests)."""
+        table = cls(duckdb.connect(":memory:"), metrics)
+        values = {c: [r.get(c) for r in rows] for c in table.columns}
+        _temp(table.con, TABLE, {**values, "rn": list(range(len(rows)))})
+        return table
+
+    def _all(self, sql: str, params: Sequence[Any] = ()) -> list[dict[str, Any]]:
+        cur = self.con.execute(sql, list(params))
+        names = [d[0] for d in cur.description]
+        return [dict(zip(names, r, strict=True)) for r in cur.fetchall()]
+
+    def _types(self) -> dict[str, str]:
+        return {r[0]: r[1] for r in self.con.execute(f"DESCRIBE {TABLE}").fetchall()}
+
+    def count(self) -> int:
+        row = self.con.execute(f"SELECT count(*) FROM {TABLE}").fetchone()
+        return int(row[0]) if row else 0
+
+    def rows(self, where: Mapping[str, Any] | None = None) -> list[dict[str, Any]]:
+        """The rows (those whose columns equal `where`'s values), oldest first."""
+        cond = " AND ".join(f"{_col(self, c)} IS NOT DISTINCT FROM ?" for c in where or {})
+        return self._all(
+            f"SELECT {self._select} FROM {TABLE} WHERE {cond or 'true'} ORDER BY rn",
+            list((where or {}).values()),
+        )
+
+    # --- the history page's cells --------------------------------------------------
+
+    def cells(self, keys: Sequence[str], metrics: Sequence[str]) -> list[dict[str, Any]]:
+        """One row per cell (distinct `keys`): the first row's charset, nights, first and
+        last `at`, and `has_M` for each of `metrics`: whether the cell has any value of M."""
+        ks = ", ".join(_col(self, k) for k in keys)
+        has = "".join(f", count({_col(self, m)}) > 0 AS has_{m}" for m in metrics)
+        return self._all(
+            f"SELECT {ks}, arg_min(charset, rn) AS charset, count(DISTINCT run_id) AS nights, "
+            f'min("at") AS first_at, max("at") AS last_at{has} FROM {TABLE} GROUP BY ALL'
+        )
+
+    def name_files(self, keys: Sequence[str], files: Sequence[tuple[Sequence[Any], str]]) -> None:
+        """Give each cell (its `keys` values) its file: later calls select cells by file."""
+        cols = {k: [v[i] for v, _ in files] for i, k in enumerate(keys)}
+        _temp(self.con, _FILES, {**cols, "file": [f for _, f in files]})
+        on = " AND ".join(f'h."{k}" IS NOT DISTINCT FROM f."{k}"' for k in keys)
+        picked = ", ".join(f'h."{c}"' for c in (*self.columns, "rn"))
+        self.con.execute(
+            f"CREATE OR REPLACE TEMP TABLE {TABLE} AS SELECT {picked}, f.file "
+            f"FROM {TABLE} h JOIN {_FILES} f ON {on}"
+        )
+
+    def lines(self) -> list[tuple[str, Any, Any]]:
+        """(file, server, hw_key) of every line of every cell."""
+        return self.con.execute(
+            f"SELECT file, server, hw_key FROM {TABLE} GROUP BY ALL ORDER BY ALL"
+        ).fetchall()
+
+    def line_points(
+        self, file: str, lines: Sequence[tuple[Any, Any]], metrics: Sequence[str]
+    ) -> list[dict[str, Any]]:
+        """The rows of one cell's lines (server, hw_key), oldest first: their line, night
+        (`at`, `run_id`) and `metrics`."""
+        wanted = set(lines)
+        cols = ", ".join(_col(self, c) for c in ("server", "hw_key", "at", "run_id", *metrics))
+        rows = self._all(
+            f"SELECT {cols} FROM {TABLE} "
+            "WHERE file = ? AND list_contains(?::VARCHAR[], server) ORDER BY rn",
+            [file, sorted({_text(s) for s, _ in lines} - {None})],
+        )
+        return [r for r in rows if (r["server"], r["hw_key"]) in wanted]
+
+    def points_json(
+        self, files: Sequence[str], columns: Sequence[str], digits: int, dict_fraction: float
+    ) -> dict[str, str]:
+        """{file: its rows' `columns` as the site's column encoding, JSON text} (the
+        encoding of publish/site/columns.py `encode`, written by DuckDB): a text column is
+        a sorted dictionary plus codes (-1: null) when it has at most `dict_fraction` of
+        its rows distinct values (at least one), else a list; a DOUBLE rounded to `digits`
+        significant digits (NaN and infinities: null); other numbers as they are."""
+        types = self._types()
+        # a text column's dictionary: its distinct values per file, numbered in order
+        # (sorting the distinct values, not every row), joined back to code the rows
+        ctes = [f"src AS (SELECT * FROM {TABLE} WHERE list_contains(?::VARCHAR[], file))"]
+        joins, coded, lists, parts = [], ["src.*"], [], []
+        for i, c in enumerate(columns):
+            q = _col(self, c)
+            if types[c] == "VARCHAR":
+                ctes.append(
+                    f"d{i} AS (SELECT file, {q} AS v, "
+                    f"row_number() OVER (PARTITION BY file ORDER BY {q}) - 1 AS code "
+                    f"FROM (SELECT DISTINCT file, {q} FROM src WHERE {q} IS NOT NULL))"
+                )
+                ctes.append(
+                    f"l{i} AS (SELECT file, list(v ORDER BY code) AS dict, count(*) AS k "
+                    f"FROM d{i} GROUP BY file)"
+                )
+                joins.append(f"LEFT JOIN d{i} ON d{i}.file = src.file AND d{i}.v = src.{q}")
+                coded.append(f"coalesce(d{i}.code, -1) AS code{i}")
+                lists.append(f"list(code{i} ORDER BY rn) AS codes{i}")
+                lists.append(f"to_json(list({q} ORDER BY rn)) AS plain{i}")
+                k = f"coalesce(l{i}.k, 0)"
+                parts.append(
+                    f"'{c}', CASE WHEN {k} > 0 AND {k} <= greatest(1, n * {dict_fraction}) "
+                    f"THEN json_object('dict', l{i}.dict, 'codes', codes{i}) ELSE plain{i} END"
+                )
+                continue
+            if types[c] == "DOUBLE":  # as Python's float(f"{v:.6g}"): correctly rounded
+                q = f"CASE WHEN isfinite({q}) THEN printf('%.{int(digits)}g', {q})::DOUBLE END"
+            lists.append(f"to_json(list({q} ORDER BY rn)) AS plain{i}")
+            parts.append(f"'{c}', plain{i}")
+        dicts = "".join(f" LEFT JOIN l{i} USING (file)" for i, c in enumerate(columns)
+                        if types[c] == "VARCHAR")  # fmt: skip
+        got = self.con.execute(
+            f"WITH {', '.join(ctes)}, "
+            f"coded AS (SELECT {', '.join(coded)} FROM src {' '.join(joins)}), "
+            f"agg AS (SELECT file, count(*) AS n, {', '.join(lists)} FROM coded GROUP BY file) "
+            f"SELECT file, json_object('n', n, 'columns', json_object({', '.join(parts)})) "
+            f"FROM agg{dicts}",
+            [list(files)],
+        ).fetchall()
+        return {f: str(text) for f, text in got}
+
+    # --- the whole history as CSV --------------------------------------------------
+
+    def write_csv(self, path: Path, formula_start: Sequence[str]) -> int:
+        """Every row, oldest first, as CSV with a header (an empty file when there is no
+        row); a text starting with one of `formula_start` gets a leading `'` (a
+        spreadsheet would run it). Returns the rows written."""
+        n = self.count()
+        if not n:
+            path.write_text("", encoding="utf-8")
+            return 0
+        types = self._types()
+        starts = "[" + ", ".join(f"chr({ord(s)})" for s in formula_start) + "]"
+        cols = []
+        for c in self.columns:
+            q = _col(self, c)
+            if types[c] == "VARCHAR":
+                q = f"CASE WHEN list_contains({starts}, left({q}, 1)) THEN '''' || {q} ELSE {q} END"
+            cols.append(f'{q} AS "{c}"')
+        self.con.execute(
+            f"COPY (SELECT {', '.join(cols)} FROM {TABLE} ORDER BY rn) TO ? (FORMAT csv, HEADER)",
+            [str(path)],
+        )
+        return n
+
+
+def _col(table: HistoryTable, name: str) -> str:
+    """A column of the table, quoted (`collation` is a keyword)."""
+    if name not in (*table.columns, "file", "rn"):
+        raise ValueError(f"not a history column: {name!r}")
+    return f'"{name}"'
+
+
+def _text(value: Any) -> str | None:
+    return None if value is None else str(value)
+
+
+class HistoryQueries:
+    """A mixin of `Store`: the history table over the results (see the module doc)."""
+
+    con: duckdb.DuckDBPyConnection
+
+    def history_table(
+        self,
+        metrics: Sequence[str],
+        describe: Callable[[dict[str, Any]], Mapping[str, Any]],
+        vorder: Mapping[str, int],
+        at: Callable[[Any], str | None],
+    ) -> HistoryTable:
+        """Per site series, server and run: n, median/min/max tps, median p95 (`p95_ms`)
+        and the median of each of `metrics` (null where none was measured). The labels
+        come from the caller: `describe(series)` (the SERIES_KEYS of one series; returns
+        its LABEL_COLUMNS), `vorder[server]` (-1 if absent), `at(run's start)`."""
+        table = HistoryTable(self.con, metrics)
+        cols = table.metrics
+        extra = "".join(f", r.{c}" for c in cols)
+        medians = "".join(f", median({c}) AS {c}" for c in cols)
+        g = ", ".join(SITE_SERIES)
+        self.con.execute(f"""
+            CREATE OR REPLACE TEMP TABLE {_RAW} AS
+            SELECT dense_rank() OVER (ORDER BY {g}) AS sid,
+                   row_number() OVER (ORDER BY run_at, run_id, {g}, server) AS rn, *
+            FROM (WITH ok AS ({ok_results(extra)})
+                  SELECT {g}, server, run_id, any_value(run_at) AS run_at, count(*) AS n,
+                         median(tps) AS tps, min(tps) AS tps_min, max(tps) AS tps_max,
+                         median(latency_pct_ms) AS p95_ms{medians}
+                  FROM ok GROUP BY {g}, server, run_id)""")
+        series = table._all(f"SELECT DISTINCT sid, {', '.join(SERIES_KEYS)} FROM {_RAW}")
+        labels = [describe(s) for s in series]
+        _temp(
+            self.con,
+            _SERIES,
+            {
+                "sid": [s["sid"] for s in series],
+                **{c: [d.get(c) for d in labels] for c in LABEL_COLUMNS},
+            },
+        )
+        runs = self.con.execute(f"SELECT DISTINCT run_id, run_at FROM {_RAW}").fetchall()
+        servers = [s for (s,) in self.con.execute(f"SELECT DISTINCT server FROM {_RAW}").fetchall()]
+        _temp(self.con, _RUNS, {"run_id": [r for r, _ in runs], "at": [at(t) for _, t in runs]})
+        _temp(self.con, _ORDER, {"server": servers, "vorder": [vorder.get(s, -1) for s in servers]})
+        picked = ", ".join(
+            [*(f'l."{c}"' for c in LABEL_COLUMNS), "r.server", "o.vorder", 'a."at"', "r.run_id"]
+            + [f"r.{c}" for c in (*VALUE_COLUMNS[4:], *cols)]
+        )
+        self.con.execute(f"""
+            CREATE OR REPLACE TEMP TABLE {TABLE} AS
+            SELECT {picked}, r.rn FROM {_RAW} r JOIN {_SERIES} l USING (sid)
+                JOIN {_RUNS} a USING (run_id) JOIN {_ORDER} o USING (server)""")
+        for name in (_RAW, _SERIES, _RUNS, _ORDER):
+            self.con.execute(f"DROP TABLE {name}")
+        return table
