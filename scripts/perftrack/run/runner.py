@@ -52,15 +52,27 @@ REASON_MAX_CHARS = 2000  # the run-record schema's bound on reason
 
 
 @contextlib.contextmanager
-def _signals_raise() -> Iterator[None]:
-    """SIGTERM (and SIGHUP) raise Interrupted in the main thread, like Ctrl-C does."""
+def _signals_raise() -> Iterator[Callable[[], None]]:
+    """SIGTERM (and SIGHUP) raise Interrupted in the main thread, like Ctrl-C does.
+
+    The yielded check raises it again at a safe point (before each cell) if the handler's
+    raise was lost: Python runs some callbacks with exceptions ignored, and a signal whose
+    handler runs inside one is only printed. Seen in CI: a SIGTERM landing in logging's
+    at-fork hook while a server was being started ("Exception ignored in: _releaseLock"),
+    after which the run went on to finish every cell."""
+    pending: list[str] = []
 
     def handler(signum: int, frame: FrameType | None) -> None:
-        raise Interrupted(f"interrupted by signal {signal.Signals(signum).name}")
+        pending.append(f"interrupted by signal {signal.Signals(signum).name}")
+        raise Interrupted(pending[-1])
+
+    def check() -> None:
+        if pending:
+            raise Interrupted(pending[0])
 
     old = {s: signal.signal(s, handler) for s in (signal.SIGTERM, signal.SIGHUP)}
     try:
-        yield
+        yield check
     finally:
         for s, h in old.items():
             signal.signal(s, h)
@@ -115,6 +127,8 @@ class Runner:
     _meta: dict[str, Any] = field(default_factory=dict)
     _templates: datasets.Templates | None = None
     _servers: lifetime.Servers = field(default_factory=lifetime.Servers)
+    # raises Interrupted if a signal arrived whose raise was lost (_signals_raise)
+    _check_signals: Callable[[], None] = field(default=lambda: None, repr=False)
     _starts_before: Counter[str] = field(default_factory=Counter)
 
     # records -------------------------------------------------------------------------
@@ -279,10 +293,11 @@ class Runner:
         prog = Progress(len(todo), self.emit, per_cell)
         self.rd.set_status("running", resumed_at=now() if resume else None)
         try:
-            with _signals_raise():
+            with _signals_raise() as self._check_signals:
                 for grp in plan.groups(todo):
                     self._run_group(grp, 1, prog)
                 self._retry_failed(cells, prog)
+                self._check_signals()
         except (KeyboardInterrupt, Interrupted) as exc:
             self.rd.set_status("interrupted", interrupted_at=now())
             raise Interrupted(
@@ -415,6 +430,7 @@ class Runner:
             return False
         dead_reason: str | None = None
         for rc in grp.cells:
+            self._check_signals()  # a signal whose raise was lost stops the run here
             started = now()
             if dead_reason:
                 self._record(
