@@ -35,8 +35,7 @@ from perftrack.analysis.steps import (
     find_steps,
     pooled_step,
     remove_step,
-    robust_sigma,
-    segment_step,
+    step_at,
     steps_on,
 )
 
@@ -149,15 +148,6 @@ class Signal:
     night_of_day: dict[Any, int]
 
 
-def _own(y: np.ndarray, night: int) -> Step | None:
-    """A row's own step at a night (its points only), for the stored levels."""
-    idx = np.flatnonzero(~np.isnan(y))
-    if len(idx) < 2:
-        return None
-    t = int(np.searchsorted(idx, night))
-    return segment_step(y[idx], t, 0, len(idx), robust_sigma(y[idx]))
-
-
 def _near(
     night: Any, sign: float, found: list[tuple[Any, Step]], nights: int = ABSORB_NIGHTS
 ) -> bool:
@@ -223,13 +213,13 @@ def _server_changes(signals: dict[tuple[Any, ...], Signal]) -> list[Change]:
             m[i, [col[d] for d in s.days]] = s.values
         for night, step in steps_on(combined(m)):
             day = days[night]
-            agree = sum(1 for i in range(len(sigs)) if _agrees(_at(m[i], night), step))
+            agree = sum(1 for i in range(len(sigs)) if _agrees(step_at(m[i], night), step))
             if agree < math.ceil(CONSISTENT_SHARE * len(sigs)):
                 continue
             rep = next(s for s in sigs if day in s.run_of_day)
             run_id, at = rep.run_of_day[day]
             count = sum(s.rows for s in sigs)
-            own = _own(rep.own, rep.night_of_day[day])
+            own = step_at(rep.own, rep.night_of_day[day])
             before, after = (
                 (math.exp(own.level_before), math.exp(own.level_after)) if own else (None, None)
             )
@@ -269,7 +259,7 @@ def _class_changes(
     out: list[Change] = []
 
     def strongest(rows: list[int], night: int) -> int:
-        return max(rows, key=lambda i: abs(o.z) if (o := _own(y[i], night)) else 0.0)
+        return max(rows, key=lambda i: abs(o.z) if (o := step_at(y[i], night)) else 0.0)
 
     env: list[tuple[int, Step]] = []
     if ctl:
@@ -311,15 +301,6 @@ def _class_changes(
     return out
 
 
-def _at(signal: np.ndarray, night: int) -> Step | None:
-    """The step of a gapped night-axis signal at a given night."""
-    idx = np.flatnonzero(~np.isnan(signal))
-    if len(idx) < 2:
-        return None
-    t = int(np.searchsorted(idx, night))
-    return segment_step(signal[idx], t, 0, len(idx), robust_sigma(signal[idx]))
-
-
 def _row(
     cs: ClassSeries,
     scope: str,
@@ -330,7 +311,7 @@ def _row(
     count: int,
     group: tuple[Any, ...] = (),
 ) -> Change:
-    own = _own(y0[rep], night)
+    own = step_at(y0[rep], night)
     run_id, at = cs.runs[night]
     env = scope == "class"
     return Change(

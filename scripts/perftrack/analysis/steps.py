@@ -119,6 +119,16 @@ def segment_step(y: np.ndarray, t: int, lo: int, hi: int, sigma: float) -> Step 
     return Step.of(t, (len(a), len(b)), (la, lb), se)
 
 
+def step_at(signal: np.ndarray, night: int) -> Step | None:
+    """The step of a gapped night-axis signal (nan where a night has no point) at a given
+    night, measured on its points, in units of its own noise."""
+    idx = np.flatnonzero(~np.isnan(signal))
+    if len(idx) < 2:
+        return None
+    t = int(np.searchsorted(idx, night))
+    return segment_step(signal[idx], t, 0, len(idx), robust_sigma(signal[idx]))
+
+
 def pooled_step(y: np.ndarray, rows: Sequence[int], night: int, lo: int, hi: int) -> Step | None:
     """A group's step at a night, sized as the median of its rows' own steps, each measured
     on the row's points between nights lo and hi (each side capped at SIZE_WINDOW).
@@ -144,10 +154,7 @@ def pooled_step(y: np.ndarray, rows: Sequence[int], night: int, lo: int, hi: int
     med = float(np.median(d))
     se_rows = MEDIAN_SE * 1.4826 * float(np.median(np.abs(d - med))) / math.sqrt(len(d))
     nb, na = (int(np.median([x[k] for x in sides])) for k in (0, 1))
-    sig = combined(y[list(rows), lo:hi])
-    ok = ~np.isnan(sig)
-    t = int(np.searchsorted(np.flatnonzero(ok) + lo, night))
-    signal = segment_step(sig[ok], t, 0, int(ok.sum()), robust_sigma(sig[ok]))
+    signal = step_at(combined(y[list(rows), lo:hi]), night - lo)
     se = max(se_rows, signal.se if signal else 0.0, SIGMA_FLOOR / math.sqrt(len(d)))
     return Step.of(night, (nb, na), (0.0, med), se)
 
