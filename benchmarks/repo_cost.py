@@ -18,7 +18,8 @@ repository is reported too (the 50 MB limit).
 
 Variants of the night files' layout (issue 19, "Budgets"), for comparison in one run:
 `--results-format v9` writes results files as schemas v6 to v9 did (full record ids,
-doubles; v10 is store/nightformat.py);
+doubles), `v10` as v10 did (timestamps as microseconds; v11, the default, is
+store/nightformat.py);
 `--parquet-v2` adds DuckDB's PARQUET_VERSION V2 encodings; `--zstd-level N`;
 `--order time` writes results sorted by time, as files before schema v10 were (now: by
 series). `--fast` grows the base with synthetic_history.grow_fast (the same model, numpy
@@ -51,6 +52,8 @@ def configure(results_format: str, parquet_v2: bool, zstd_level: int | None, ord
     """Switch the store's night-file writer to a variant (this process only)."""
     if results_format == "v9":
         nightformat.FORMAT_VERSION = 10**6  # never: results files written as v6 to v9 did
+    if results_format in ("v9", "v10"):
+        nightformat.SECONDS_VERSION = 10**6  # never: timestamps as v6 to v10 wrote them
     if parquet_v2:
         nightfiles.COPY_OPTIONS += ", PARQUET_VERSION V2"
     if zstd_level is not None:
@@ -173,7 +176,7 @@ def main() -> None:
     ap.add_argument("--nights", type=int, default=20, help="nights committed one by one")
     ap.add_argument("--base-batch", type=int, default=1, help="nights per ingest in the base")
     ap.add_argument("--fast", action="store_true", help="grow the base with grow_fast")
-    ap.add_argument("--results-format", choices=("v10", "v9"), default="v10")
+    ap.add_argument("--results-format", choices=("v11", "v10", "v9"), default="v11")
     ap.add_argument("--parquet-v2", action="store_true")
     ap.add_argument("--zstd-level", type=int)
     ap.add_argument("--order", choices=("series", "time"), default="series")

@@ -81,7 +81,8 @@ def _id(*parts: Any) -> str:
 
 
 def _iso(ts: datetime) -> str:
-    return ts.isoformat().replace("+00:00", "Z")
+    """Whole seconds, as a run record writes its timestamps (run/rundir.now)."""
+    return ts.isoformat(timespec="seconds").replace("+00:00", "Z")
 
 
 @functools.cache
@@ -430,7 +431,8 @@ def _grow_fast(db: Path, setup: Setup, first: int, last: int, batch: int, np: An
                 tpl = templates[cls][i]
                 row = list(tpl.result)
                 started = (t0 + timedelta(seconds=float(walls[i - 1]) if i else 0)).replace(
-                    tzinfo=None
+                    tzinfo=None,
+                    microsecond=0,  # whole seconds, as _iso writes records
                 )
                 rid = f"{run_id}:{row[col['cell_id']]}:1"
                 row[col["record_id"]], row[col["run_id"]] = rid, run_id

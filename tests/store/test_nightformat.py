@@ -5,6 +5,7 @@ except the copy of the real data/ (read, never modified)."""
 from __future__ import annotations
 
 import subprocess
+from datetime import datetime
 from pathlib import Path
 
 import duckdb
@@ -109,6 +110,65 @@ def test_values_come_back_exactly_whatever_their_precision(tmp_path: Path) -> No
         stored.close()
 
 
+def test_whole_second_timestamps_are_stored_as_seconds_and_read_back_exactly(
+    tmp_path: Path,
+) -> None:
+    """Since v11 a results file keeps started_at/finished_at only where they are not whole
+    seconds (run records' are: run/rundir.now); the view gives back every timestamp as
+    ingested, microseconds, a negative epoch and a finish before the start included."""
+    db = tmp_path / "data" / "results.duckdb"
+    stamps = [  # (started_at, finished_at) of each record
+        ("2026-11-25T10:00:00Z", "2026-11-25T10:00:41Z"),
+        ("2026-11-25T10:01:00.123456Z", "2026-11-25T10:01:41Z"),  # started at µs
+        ("2026-11-25T10:02:00Z", "2026-11-25T10:02:41.5Z"),  # finished at µs
+        ("1969-12-31T23:59:58Z", "1970-01-01T00:00:03Z"),  # before 1970
+        ("2026-11-25T10:04:10Z", "2026-11-25T10:04:00Z"),  # clock stepped back
+    ]
+    recs = []
+    for i, (start, end) in enumerate(stamps):
+        rec = make_record(cell=i)
+        rec["started_at"], rec["finished_at"] = start, end
+        recs.append(rec)
+    with store.open_db(db, write=True) as st:
+        st.ingest(recs)
+    with store.open_db(db, write=False) as st:
+        got = st.con.execute(
+            "SELECT started_at, finished_at FROM results ORDER BY cell_id"
+        ).fetchall()
+        columns = [d[0] for d in st.con.execute("SELECT * FROM results LIMIT 0").description]
+    want = sorted(
+        (
+            rec["cell_id"],
+            rows._timestamp(rec["started_at"], "s", "t"),
+            rows._timestamp(rec["finished_at"], "f", "t"),
+        )
+        for rec in recs
+    )
+    assert got == [(s, f) for _, s, f in want]
+    assert columns == [n for n, _ in rows.RESULT_COLUMNS]  # the seconds' columns stay hidden
+    newest = max(p for p in nightfiles.listed_paths(db) if ".results." in p.name)
+    stored = duckdb.connect(":memory:")
+    try:
+        kept = stored.execute(
+            "SELECT started_at IS NOT NULL, finished_at IS NOT NULL, started_s, elapsed_s "
+            f"FROM read_parquet('{newest}') ORDER BY cell_id"
+        ).fetchall()
+    finally:
+        stored.close()
+    stored_as = dict(zip([c for c, _, _ in want], kept, strict=True))
+    by_stamps = {(r["started_at"], r["finished_at"]): stored_as[r["cell_id"]] for r in recs}
+
+    def epoch(text: str) -> int:
+        return int(datetime.fromisoformat(text).timestamp())
+
+    whole = stamps[0]
+    assert by_stamps[whole] == (False, False, epoch(whole[0]), 41)
+    assert by_stamps[stamps[1]] == (True, True, None, None)  # a µs start keeps both
+    assert by_stamps[stamps[2]] == (False, True, epoch(stamps[2][0]), None)
+    assert by_stamps[stamps[3]] == (False, False, -2, 5)
+    assert by_stamps[stamps[4]] == (False, False, epoch(stamps[4][0]), -10)
+
+
 def test_files_of_v9_and_v10_read_together_and_check_finds_a_copied_record(
     tmp_path: Path,
 ) -> None:
@@ -124,7 +184,7 @@ def test_files_of_v9_and_v10_read_together_and_check_finds_a_copied_record(
     finally:
         con.close()
     with store.open_db(db, write=True) as st:
-        assert st.migrated == [10]
+        assert st.migrated == list(range(10, migrations.CURRENT_VERSION + 1))
         st.ingest([make_record(run_id="synthetic-v10-night", cell=i) for i in range(2)])
         assert st.check() == []
         after = fingerprint(st.con)
@@ -138,7 +198,7 @@ def test_files_of_v9_and_v10_read_together_and_check_finds_a_copied_record(
         .execute("SELECT DISTINCT schema_version FROM data_files")
         .fetchall()
     )
-    assert versions == [6, 9, 10]
+    assert versions == [6, 9, migrations.CURRENT_VERSION]
     with store.open_db(db, write=True) as st:  # the same record again, as a v10 file
         old = st.con.execute("SELECT record_id FROM results LIMIT 1").fetchone()[0]
         st.con.begin()
@@ -156,10 +216,11 @@ def test_files_of_v9_and_v10_read_together_and_check_finds_a_copied_record(
     assert any(f"record_id {old} is stored more than once" in p for p in problems)
 
 
-def real_v9_db(tmp_path: Path) -> Path | None:
-    """The published history at schema v9 with its night files, in tmp_path:
-    data/results.duckdb if it still is v9, else its newest v9 revision in git (night files
-    are never rewritten, so today's data/results/ holds every file that revision lists)."""
+def real_older_db(tmp_path: Path) -> Path | None:
+    """The published history at a schema version before the current one (v9 or later),
+    with its night files, in tmp_path: data/results.duckdb if it still is older, else its
+    newest older revision in git (night files are never rewritten, so today's
+    data/results/ holds every file that revision lists)."""
     db = tmp_path / "data" / "results.duckdb"
     if not REAL_DB.is_file():
         return None
@@ -180,7 +241,7 @@ def real_v9_db(tmp_path: Path) -> Path | None:
         except duckdb.Error:
             continue
         try:
-            if migrations.schema_version(con) == 9:
+            if 9 <= (migrations.schema_version(con) or 0) < migrations.CURRENT_VERSION:
                 return db
         except duckdb.Error:
             pass
@@ -206,20 +267,22 @@ def files_as_listed(db: Path) -> tuple[list[tuple[object, ...]], dict[str, str]]
 
 
 def test_a_copy_of_the_real_data_reads_the_same_after_the_migration(tmp_path: Path) -> None:
-    """data/ (copied; never written by tests): the move to v10 keeps every row count and
-    every row's checksum, and leaves the night files as they were (same list, same bytes);
-    a new night written in the v10 format then adds its rows and changes none."""
-    db = real_v9_db(tmp_path)
+    """data/ (copied; never written by tests): the move to the current schema keeps every
+    row count and every row's checksum, and leaves the night files as they were (same
+    list, same bytes); a new night written in the current format then adds its rows and
+    changes none."""
+    db = real_older_db(tmp_path)
     if db is None:
-        pytest.skip("no schema v9 data/results.duckdb in this checkout or its git history")
+        pytest.skip("no older data/results.duckdb in this checkout or its git history")
     con = nightfiles.connect(db)
     try:
         before, before_counts = fingerprint(con), counts(con)
+        old = migrations.schema_version(con) or 0
     finally:
         con.close()
     before_files = files_as_listed(db)
     with store.open_db(db, write=True) as st:
-        assert st.migrated == [10]
+        assert st.migrated == list(range(old + 1, migrations.CURRENT_VERSION + 1))
         assert st.check() == []
     with store.open_db(db, write=False) as st:
         assert counts(st.con) == before_counts
@@ -227,7 +290,7 @@ def test_a_copy_of_the_real_data_reads_the_same_after_the_migration(tmp_path: Pa
     assert files_as_listed(db) == before_files  # no file written, rewritten or unlisted
     assert before_counts["results"] >= 362
     with store.open_db(db, write=True) as st:
-        st.ingest([make_record(run_id="synthetic-after-v10", cell=i) for i in range(3)])
+        st.ingest([make_record(run_id="synthetic-after-migration", cell=i) for i in range(3)])
     with store.open_db(db, write=False) as st:
         after = fingerprint(st.con)
         assert counts(st.con)["results"] == before_counts["results"] + 3

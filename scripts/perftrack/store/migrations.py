@@ -440,6 +440,18 @@ MIGRATIONS: tuple[Migration, ...] = (
             "columns as exact DECIMALs (store/nightformat.py)'",
         ),
     ),
+    Migration(
+        11,
+        "results files written since store whole-second started_at/finished_at as seconds "
+        "(started_s, elapsed_s: store/nightformat.py); the files already written are read "
+        "as they are",
+        (
+            f"COMMENT ON TABLE {nightfiles.FILES_TABLE} IS 'since schema v10 results files "
+            "store record_id only where it is not run_id:cell_id:attempt, and DOUBLE "
+            "columns as exact DECIMALs; since v11 whole-second timestamps as seconds "
+            "(store/nightformat.py)'",
+        ),
+    ),
 )
 
 CURRENT_VERSION: int = MIGRATIONS[-1].version

@@ -127,7 +127,7 @@ def write_batch(
             kv = f"KV_METADATA {{{KV_SCHEMA}: '{version}', {KV_TABLE}: '{table}'}}"
             select = "*"
             if table == "results" and version >= nightformat.FORMAT_VERSION:
-                select = nightformat.encoded_select(con, relation)
+                select = nightformat.encoded_select(con, relation, version)
             try:
                 # the key of the rows as staged (a select-list alias may hide a column)
                 order = ", ".join(f"staged.{k.strip()}" for k in FILE_TABLES[table].split(","))
@@ -192,7 +192,8 @@ def _view_sql(table: str, source: str, versions: set[int]) -> str:
     if table == "runs":
         return RUNS_VIEW.format(source=f"read_parquet({source}, filename = true{by_name})")
     if table == "results" and max(versions) >= nightformat.FORMAT_VERSION:
-        return f"SELECT {nightformat.decoded_select()} FROM read_parquet({source}{by_name})"
+        decode = nightformat.decoded_select(max(versions))
+        return f"SELECT {decode} FROM read_parquet({source}{by_name})"
     return f"SELECT * FROM read_parquet({source}{by_name})"
 
 
@@ -259,6 +260,9 @@ def stored_views_current(con: duckdb.DuckDBPyConnection, db: Path) -> bool:
             return False
         decoded = table == "results" and max(versions) >= nightformat.FORMAT_VERSION
         if ("coalesce(record_id" in row[0].lower()) != decoded:
+            return False
+        seconds = table == "results" and max(versions) >= nightformat.SECONDS_VERSION
+        if ("started_s" in row[0].lower()) != seconds:
             return False
     return True
 

@@ -1,8 +1,9 @@
-"""How a `results` night file stores its rows (schema v10): exactly, in fewer bytes.
+"""How a `results` night file stores its rows (schemas v10, v11): exactly, in fewer bytes.
 
 A night's results file is most of what a night costs the git repository
-(docs/benchmarks.md, "Budgets"). Since schema v10 it stores two things differently, both
-without losing a bit (the views give back exactly the values ingest wrote):
+(docs/benchmarks.md, "Budgets"). Since schema v10 it stores two things differently, and
+since v11 a third, all without losing a bit (the views give back exactly the values
+ingest wrote):
 
 - `record_id` is null where it is `run_id:cell_id:attempt` (every record: core/record.py
   validates it); the view recomputes it. An id of another shape would be kept as it is.
@@ -24,6 +25,9 @@ from __future__ import annotations
 import duckdb
 
 FORMAT_VERSION = 10  # the schema version that introduced this format
+SECONDS_VERSION = 11  # ... and the one that stores whole-second timestamps as seconds
+SECONDS_COLUMNS = ("started_s", "elapsed_s")  # in the files only, never in the views
+_US = 1_000_000
 RECORD_ID = "run_id || ':' || cell_id || ':' || CAST(attempt AS VARCHAR)"  # record.record_id
 # The DOUBLE columns of `results` (rows.RESULT_COLUMNS; a test keeps the two equal) and
 # its one DOUBLE[] column.
@@ -79,10 +83,33 @@ def _exact(column: str, scale: int, is_list: bool) -> str:
     )
 
 
-def encoded_select(con: duckdb.DuckDBPyConnection, relation: str) -> str:
+def _whole(column: str) -> str:
+    return f"epoch_us({column}) % {_US} = 0"
+
+
+def _seconds(version: int) -> tuple[list[str], list[str]]:
+    """(REPLACE items, added columns) storing whole-second timestamps as seconds (v11)."""
+    if version < SECONDS_VERSION:
+        return [], []
+    started = _whole("started_at")
+    both = f"{started} AND {_whole('finished_at')}"
+    return [
+        f"CASE WHEN {started} THEN NULL ELSE started_at END AS started_at",
+        f"CASE WHEN {both} THEN NULL ELSE finished_at END AS finished_at",
+    ], [
+        f"CASE WHEN {started} THEN epoch_us(started_at) // {_US} END AS started_s",
+        f"CASE WHEN {both} THEN (epoch_us(finished_at) - epoch_us(started_at)) // {_US} "
+        "END AS elapsed_s",
+    ]
+
+
+def encoded_select(
+    con: duckdb.DuckDBPyConnection, relation: str, version: int = SECONDS_VERSION
+) -> str:
     """The SELECT list that writes `relation` (rows of `results`, in its column types) in
-    this format: each DOUBLE column at the smallest exact scale, record_id null where
-    it is derived."""
+    the format of schema `version` (≥ 10): each DOUBLE column at the smallest exact scale,
+    record_id null where it is derived, and since v11 whole-second timestamps as
+    seconds."""
     names = {d[0] for d in con.execute(f"SELECT * FROM {relation} LIMIT 0").description}
     columns = [(c, c in LIST_COLUMNS) for c in (*DOUBLE_COLUMNS, *LIST_COLUMNS) if c in names]
     checks = [_exact(c, s, is_list) for c, is_list in columns for s in range(MAX_SCALE + 1)]
@@ -94,14 +121,22 @@ def encoded_select(con: duckdb.DuckDBPyConnection, relation: str) -> str:
         if scale is not None:
             kind = _decimal(scale) + ("[]" if is_list else "")
             replace.append(f'CAST("{c}" AS {kind}) AS "{c}"')
-    return f"* REPLACE ({', '.join(replace)})"
+    times, added = _seconds(version)
+    return ", ".join([f"* REPLACE ({', '.join(replace + times)})", *added])
 
 
-def decoded_select() -> str:
-    """The view's SELECT list over results files of any version: record_id recomputed
-    where a file left it null, every DOUBLE column cast back (a no-op on files written
-    before v10)."""
+def decoded_select(version: int = SECONDS_VERSION) -> str:
+    """The view's SELECT list over results files up to schema `version` (the newest of
+    the files it reads, ≥ 10): record_id recomputed where a file left it null, every
+    DOUBLE column cast back (a no-op on files written before v10), and since v11 the
+    timestamps a file stored as seconds (the seconds' columns are left out)."""
     replace = [f"coalesce(record_id, {RECORD_ID}) AS record_id"]
     replace += [f'CAST("{c}" AS DOUBLE) AS "{c}"' for c in DOUBLE_COLUMNS]
     replace += [f'CAST("{c}" AS DOUBLE[]) AS "{c}"' for c in LIST_COLUMNS]
-    return f"* REPLACE ({', '.join(replace)})"
+    if version < SECONDS_VERSION:
+        return f"* REPLACE ({', '.join(replace)})"
+    replace += [
+        f"coalesce(started_at, make_timestamp(started_s * {_US})) AS started_at",
+        f"coalesce(finished_at, make_timestamp((started_s + elapsed_s) * {_US})) AS finished_at",
+    ]
+    return f"* EXCLUDE ({', '.join(SECONDS_COLUMNS)}) REPLACE ({', '.join(replace)})"
