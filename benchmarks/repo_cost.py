@@ -22,7 +22,10 @@ doubles), `v10` as v10 did (timestamps as microseconds; v11, the default, is
 store/nightformat.py);
 `--parquet-v2` adds DuckDB's PARQUET_VERSION V2 encodings; `--zstd-level N`;
 `--order time` writes results sorted by time, as files before schema v10 were (now: by
-series). `--fast` grows the base with synthetic_history.grow_fast (the same model, numpy
+series). `--cost` gives the committed nights' records the cost-per-operation and host
+fields every real nightly record has (synthetic_history.with_cost, modelled on data/'s
+real records); without it those columns are null, which real nights' never are.
+`--fast` grows the base with synthetic_history.grow_fast (the same model, numpy
 draws).
 """
 
@@ -180,8 +183,14 @@ def main() -> None:
     ap.add_argument("--parquet-v2", action="store_true")
     ap.add_argument("--zstd-level", type=int)
     ap.add_argument("--order", choices=("series", "time"), default="series")
+    ap.add_argument(
+        "--cost",
+        action="store_true",
+        help="the committed nights' records carry cost and host fields like real ones",
+    )
     a = ap.parse_args()
     configure(a.results_format, a.parquet_v2, a.zstd_level, a.order)
+    synth.COST = a.cost
     with tempfile.TemporaryDirectory(prefix="perftrack-repo-cost-") as tmp:
         out = measure(a.base, a.nights, Path(tmp), a.base_batch, a.fast)
         out |= {
@@ -189,6 +198,7 @@ def main() -> None:
             "parquet_v2": a.parquet_v2,
             "zstd_level": a.zstd_level or 19,
             "order": a.order,
+            "cost": a.cost,
         }
         print(json.dumps(out))
 
