@@ -12,7 +12,6 @@ shell command built from the value), never a file written outside the work direc
 from __future__ import annotations
 
 import contextlib
-import copy
 import io
 import json
 import math
@@ -32,6 +31,7 @@ import pytest
 from hypothesis import HealthCheck, assume, example, given, settings
 from hypothesis import strategies as st
 
+from fixtures.records.mutations import leaf_paths, mutate
 from fixtures.records.synthetic import make_record
 from perftrack import cli
 from perftrack.core import record
@@ -409,17 +409,6 @@ def test_catalog_of_any_text_is_valid_or_one_line_error(text: str) -> None:
 # --- run records ----------------------------------------------------------------------------
 
 
-def leaf_paths(obj: Any, prefix: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
-    out = [prefix] if prefix else []
-    if isinstance(obj, dict):
-        for k, v in obj.items():
-            out += leaf_paths(v, (*prefix, k))
-    elif isinstance(obj, list):
-        for i, v in enumerate(obj[:3]):
-            out += leaf_paths(v, (*prefix, i))
-    return out
-
-
 BASE_RECORD = make_record(intervals=3)  # synthetic test fixture
 RECORD_PATHS = leaf_paths(BASE_RECORD)
 ID_FIELDS = [
@@ -436,21 +425,6 @@ ID_FIELDS = [
     ("cell", "profile"),
     ("tool", "name"),
 ]
-
-
-def mutate(rec: dict[str, Any], path: tuple[Any, ...], how: str, value: Any) -> dict[str, Any]:
-    out = copy.deepcopy(rec)
-    parent = out
-    for p in path[:-1]:
-        parent = parent[p]
-    last = path[-1]
-    if how == "delete" and isinstance(parent, dict):
-        del parent[last]
-    elif how == "extra" and isinstance(parent, dict):
-        parent[f"{last}{value}" if isinstance(value, str) else f"{last}_x"] = value
-    else:
-        parent[last] = value
-    return out
 
 
 def get(rec: dict[str, Any], path: tuple[Any, ...]) -> Any:

@@ -5,7 +5,6 @@ run records and generates values against a schema of every keyword the compiler 
 
 from __future__ import annotations
 
-import copy
 import enum
 import math
 from typing import Any
@@ -15,6 +14,7 @@ import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
+from fixtures.records.mutations import leaf_paths, mutate
 from fixtures.records.synthetic import make_record
 from perftrack.core import fastcheck, record
 
@@ -55,17 +55,6 @@ def finite(obj: Any) -> bool:
     if isinstance(obj, list):
         return all(finite(v) for v in obj)
     return True
-
-
-def leaf_paths(obj: Any, prefix: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
-    out = [prefix] if prefix else []
-    if isinstance(obj, dict):
-        for k, v in obj.items():
-            out += leaf_paths(v, (*prefix, k))
-    elif isinstance(obj, list):
-        for i, v in enumerate(obj[:2]):
-            out += leaf_paths(v, (*prefix, i))
-    return out
 
 
 class Count(enum.IntEnum):
@@ -120,23 +109,10 @@ json_values = st.recursive(
     max_leaves=8,
 )
 mutation = st.tuples(
-    st.sampled_from(leaf_paths(BASE)), st.sampled_from(["replace", "delete", "extra"]), json_values
+    st.sampled_from(leaf_paths(BASE, items=2)),
+    st.sampled_from(["replace", "delete", "extra"]),
+    json_values,
 )
-
-
-def mutate(rec: dict[str, Any], path: tuple[Any, ...], how: str, value: Any) -> dict[str, Any]:
-    out = copy.deepcopy(rec)
-    parent = out
-    for p in path[:-1]:
-        parent = parent[p]
-    last = path[-1]
-    if how == "delete" and isinstance(parent, dict):
-        del parent[last]
-    elif how == "extra" and isinstance(parent, dict):
-        parent[f"{last}_x"] = value
-    else:
-        parent[last] = value
-    return out
 
 
 def test_the_record_schema_compiles_and_a_full_record_passes_fast() -> None:
