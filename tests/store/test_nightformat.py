@@ -34,10 +34,13 @@ def result_types(con: duckdb.DuckDBPyConnection) -> dict[str, str]:
     return {d[0]: str(d[1]) for d in con.execute("SELECT * FROM results LIMIT 0").description}
 
 
-def test_double_columns_are_the_results_double_columns() -> None:
-    """One list in nightformat, one in rows: a column added to one must reach the other."""
-    assert set(nightformat.DOUBLE_COLUMNS) == {n for n, t in rows.RESULT_COLUMNS if t == "DOUBLE"}
-    assert set(nightformat.LIST_COLUMNS) == {n for n, t in rows.RESULT_COLUMNS if t == "DOUBLE[]"}
+def test_the_encoded_columns_are_the_results_double_columns() -> None:
+    """nightformat takes rows.RESULT_COLUMNS' DOUBLE and DOUBLE[] columns, all of them."""
+    assert nightformat.typed_columns("DOUBLE") == tuple(
+        n for n, t in rows.RESULT_COLUMNS if t == "DOUBLE"
+    )
+    assert "tps" in nightformat.typed_columns("DOUBLE")
+    assert nightformat.typed_columns("DOUBLE[]") == ("tps_series",)
 
 
 def awkward(cell: int, tps: float, series: list[float]) -> dict:

@@ -22,6 +22,8 @@ unchanged.
 
 from __future__ import annotations
 
+import functools
+
 import duckdb
 
 FORMAT_VERSION = 10  # the schema version that introduced this format
@@ -29,40 +31,17 @@ SECONDS_VERSION = 11  # ... and the one that stores whole-second timestamps as s
 SECONDS_COLUMNS = ("started_s", "elapsed_s")  # in the files only, never in the views
 _US = 1_000_000
 RECORD_ID = "run_id || ':' || cell_id || ':' || CAST(attempt AS VARCHAR)"  # record.record_id
-# The DOUBLE columns of `results` (rows.RESULT_COLUMNS; a test keeps the two equal) and
-# its one DOUBLE[] column.
-DOUBLE_COLUMNS: tuple[str, ...] = (
-    "tps",
-    "qps",
-    "latency_avg_ms",
-    "latency_pct_ms",
-    "latency_pct",
-    "latency_max_ms",
-    "errors_per_s",
-    "reconnects_per_s",
-    "total_time_s",
-    "tps_p5",
-    "tps_p50",
-    "tps_p95",
-    "tps_cv",
-    "cpu_us_per_txn",
-    "cpu_user_us_per_txn",
-    "cpu_sys_us_per_txn",
-    "cpu_us_per_query",
-    "ctx_vol_per_txn",
-    "ctx_invol_per_txn",
-    "read_bytes_per_txn",
-    "write_bytes_per_txn",
-    "peak_rss_bytes",
-    "instructions_per_txn",
-    "cycles_per_txn",
-    "ipc",
-    "host_steal_pct",
-    "host_iowait_pct",
-    "host_foreign_cpu_pct",
-    "cpu_mhz",
-)
-LIST_COLUMNS: tuple[str, ...] = ("tps_series",)
+
+
+@functools.cache
+def typed_columns(kind: str) -> tuple[str, ...]:
+    """The columns of `results` of DuckDB type `kind` (DOUBLE, DOUBLE[]), in table order:
+    rows.RESULT_COLUMNS, imported here, as rows imports this module's users."""
+    from perftrack.store import rows
+
+    return tuple(name for name, t in rows.RESULT_COLUMNS if t == kind)
+
+
 MAX_SCALE = 6  # DECIMAL(18, 6) still holds ±10^12
 WIDTH = 18  # the widest DECIMAL stored as a Parquet INT64
 
@@ -111,7 +90,8 @@ def encoded_select(
     record_id null where it is derived, and since v11 whole-second timestamps as
     seconds."""
     names = {d[0] for d in con.execute(f"SELECT * FROM {relation} LIMIT 0").description}
-    columns = [(c, c in LIST_COLUMNS) for c in (*DOUBLE_COLUMNS, *LIST_COLUMNS) if c in names]
+    doubles, lists = typed_columns("DOUBLE"), typed_columns("DOUBLE[]")
+    columns = [(c, c in lists) for c in (*doubles, *lists) if c in names]
     checks = [_exact(c, s, is_list) for c, is_list in columns for s in range(MAX_SCALE + 1)]
     row = con.execute(f"SELECT {', '.join(checks)} FROM {relation}").fetchone() or ()
     replace = [f"CASE WHEN record_id = {RECORD_ID} THEN NULL ELSE record_id END AS record_id"]
@@ -131,8 +111,8 @@ def decoded_select(version: int = SECONDS_VERSION) -> str:
     DOUBLE column cast back (a no-op on files written before v10), and since v11 the
     timestamps a file stored as seconds (the seconds' columns are left out)."""
     replace = [f"coalesce(record_id, {RECORD_ID}) AS record_id"]
-    replace += [f'CAST("{c}" AS DOUBLE) AS "{c}"' for c in DOUBLE_COLUMNS]
-    replace += [f'CAST("{c}" AS DOUBLE[]) AS "{c}"' for c in LIST_COLUMNS]
+    replace += [f'CAST("{c}" AS DOUBLE) AS "{c}"' for c in typed_columns("DOUBLE")]
+    replace += [f'CAST("{c}" AS DOUBLE[]) AS "{c}"' for c in typed_columns("DOUBLE[]")]
     if version < SECONDS_VERSION:
         return f"* REPLACE ({', '.join(replace)})"
     replace += [
