@@ -1,0 +1,99 @@
+"""One nightly publish over a long history, timed step by step (docs/benchmarks.md, "Budgets").
+
+SYNTHETIC DATA. Takes a history `history_scale.py --keep DIR` left (the DB, its night
+files and the site built over it) and, `--runs` times, on a fresh copy of it: ingests one
+whole night of record files (the night after the history's last, all runner classes:
+3,960 records of the nightly matrix), runs `perftrack detect`, and builds the site over
+the copy's previous build, as `perftrack publish` does every night. The history itself is
+never written. The DB is first migrated once, in a scratch copy, so no run times a
+migration.
+
+    .venv/bin/python benchmarks/history_scale.py --nights 1000 --fast --batch 50 --keep DIR
+    .venv/bin/python benchmarks/publish_night.py DIR --runs 3
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shutil
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO / "scripts"))
+sys.path.insert(0, str(REPO / "benchmarks"))
+
+import synthetic_history as synth  # noqa: E402
+
+from perftrack import cli  # noqa: E402
+from perftrack.publish.site import build  # noqa: E402
+from perftrack.store import nightfiles, store  # noqa: E402
+
+DB_NAME = "synthetic-history.duckdb"  # history_scale.py's
+
+
+def _timed(step: str, fn: object) -> float:
+    t0 = time.perf_counter()
+    rc = fn()  # type: ignore[operator]
+    took = time.perf_counter() - t0
+    if isinstance(rc, int) and rc != 0:
+        raise SystemExit(f"{step} failed (exit {rc})")
+    return took
+
+
+def whole_night(setup: synth.Setup, first: int, out: Path) -> tuple[int, int]:
+    """(night, records) of the first night from `first` on that every class ran whole."""
+    full = len(setup.classes) * len(synth._cells(setup.m, len(setup.m.servers)))
+    for night in range(first, first + 50):
+        recs = out / f"night-{night + 1}"
+        n = synth.write_records(setup, night, recs)
+        if n == full:
+            return night, n
+        shutil.rmtree(recs)
+    raise SystemExit(f"no whole night in 50 after night {first}")
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("history", type=Path, help="a directory history_scale.py --keep left")
+    ap.add_argument("--runs", type=int, default=3)
+    a = ap.parse_args()
+    src_db, src_site = a.history / DB_NAME, a.history / "site"
+    if not src_db.is_file() or not (src_site / "index.html").is_file():
+        raise SystemExit(f"error: {a.history} holds no {DB_NAME} and site/ (history_scale --keep)")
+    with tempfile.TemporaryDirectory(prefix="perftrack-publish-night-") as tmp:
+        work = Path(tmp)
+        base = nightfiles.copy_db(src_db, work / "base" / DB_NAME)
+        with store.open_db(base, write=True) as st:  # migrate once, outside the timings
+            last = st.con.execute(  # run ids are synthetic-<night>-<class>
+                "SELECT max(CAST(split_part(run_id, '-', 2) AS INTEGER)) FROM runs"
+            ).fetchone()[0]
+        setup = synth.load_setup(365, 3)
+        night, count = whole_night(setup, last + 1, work)
+        records = work / f"night-{night + 1}"
+        rows = []
+        for run in range(a.runs):
+            here = work / f"run-{run}"
+            db = nightfiles.copy_db(base, here / DB_NAME)
+            site = here / "site"
+            shutil.copytree(src_site, site)
+            row = {"run": run + 1, "night": night + 1, "records": count}
+            row["ingest_s"] = _timed("ingest", lambda: store.ingest_paths(db, [records]))  # noqa: B023
+            row["detect_s"] = _timed("detect", lambda: cli.main(["detect", "--db", str(db)]))  # noqa: B023
+            row["build_s"] = _timed("site build", lambda: build.build(db, site))  # noqa: B023
+            rows.append(row)
+            print(json.dumps(row), flush=True)
+            shutil.rmtree(here)
+    print("| run | ingest | detect | site build |")
+    print("|---|---|---|---|")
+    for r in rows:
+        print(
+            f"| {r['run']} | {r['ingest_s']:.1f} s | {r['detect_s']:.1f} s | {r['build_s']:.1f} s |"
+        )
+
+
+if __name__ == "__main__":
+    main()
