@@ -32,12 +32,15 @@ draws).
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
+import math
 import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "scripts"))
@@ -46,7 +49,7 @@ sys.path.insert(0, str(REPO / "benchmarks"))
 import synthetic_history as synth  # noqa: E402
 
 from perftrack import cli  # noqa: E402
-from perftrack.store import nightfiles, nightformat, store  # noqa: E402
+from perftrack.store import migrations, nightfiles, nightformat, rows, store  # noqa: E402
 
 TIME_ORDER = "started_at, record_id"  # how results files were ordered before schema v10
 
@@ -65,6 +68,46 @@ def configure(results_format: str, parquet_v2: bool, zstd_level: int | None, ord
         )
     if order == "time":
         nightfiles.FILE_TABLES["results"] = TIME_ORDER
+
+
+# Content the history could drop, for the owner's decision (issue 19: not done in
+# perftrack; these only measure what each would save): --drop-series leaves tps_series
+# out; --significant N keeps N significant digits of the values perftrack derives
+# (the throughput summaries, cost per operation, host percentages, max latency) instead
+# of the sampler's and rows.py's fixed decimals.
+DROP_SERIES = False
+SIGNIFICANT: int | None = None
+DERIVED = (
+    "tps_p5",
+    "tps_p50",
+    "tps_p95",
+    "tps_cv",
+    "latency_max_ms",
+    *(c for c, t in migrations.V4_COST_COLUMNS if t == "DOUBLE"),
+)
+
+
+def _significant(x: Any, digits: int) -> Any:
+    if not isinstance(x, float) or x == 0 or not math.isfinite(x):
+        return x
+    return float(f"{x:.{digits}g}")
+
+
+def reduced(night: list[store.PreparedRecord]) -> list[store.PreparedRecord]:
+    """The night's rows with the content DROP_SERIES and SIGNIFICANT say dropped."""
+    if not DROP_SERIES and SIGNIFICANT is None:
+        return night
+    col = {name: i for i, (name, _) in enumerate(rows.RESULT_COLUMNS)}
+    out = []
+    for p in night:
+        values = list(p.result)
+        if DROP_SERIES:
+            values[col["tps_series"]] = None
+        if SIGNIFICANT is not None:
+            for c in DERIVED:
+                values[col[c]] = _significant(values[col[c]], SIGNIFICANT)
+        out.append(dataclasses.replace(p, result=tuple(values)))
+    return out
 
 
 def git(repo: Path, *args: str) -> str:
@@ -126,7 +169,7 @@ def measure(
     t0 = time.perf_counter()
     for night in range(base, base + nights):
         with store.open_db(db, write=True) as st:
-            st.ingest_prepared(synth.prepared_night(setup, night, rngs(night)))
+            st.ingest_prepared(reduced(synth.prepared_night(setup, night, rngs(night))))
         newest = max(files_of(db, "results"))
         results_bytes.append((newest.stat().st_size, _rows(db, newest)))
         if cli.main(["detect", "--db", str(db)]) != 0:  # as `perftrack publish` does
@@ -183,6 +226,8 @@ def main() -> None:
     ap.add_argument("--parquet-v2", action="store_true")
     ap.add_argument("--zstd-level", type=int)
     ap.add_argument("--order", choices=("series", "time"), default="series")
+    ap.add_argument("--drop-series", action="store_true", help="measure: no tps_series")
+    ap.add_argument("--significant", type=int, help="measure: derived values at N digits")
     ap.add_argument(
         "--cost",
         action="store_true",
@@ -191,6 +236,8 @@ def main() -> None:
     a = ap.parse_args()
     configure(a.results_format, a.parquet_v2, a.zstd_level, a.order)
     synth.COST = a.cost
+    global DROP_SERIES, SIGNIFICANT
+    DROP_SERIES, SIGNIFICANT = a.drop_series, a.significant
     with tempfile.TemporaryDirectory(prefix="perftrack-repo-cost-") as tmp:
         out = measure(a.base, a.nights, Path(tmp), a.base_batch, a.fast)
         out |= {
@@ -199,6 +246,8 @@ def main() -> None:
             "zstd_level": a.zstd_level or 19,
             "order": a.order,
             "cost": a.cost,
+            "drop_series": a.drop_series,
+            "significant": a.significant,
         }
         print(json.dumps(out))
 
