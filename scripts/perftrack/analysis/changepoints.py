@@ -91,7 +91,9 @@ def class_series(points: Points, cls_cols: int = 2) -> dict[tuple[Any, ...], Cla
     for key in points:
         by_class[key[:cls_cols]].append(key)
     out = {}
-    for ck, keys in by_class.items():
+    # classes in one order whatever the order of `points` (the store's rows come in any
+    # order): a server's change is stored under its first class's series (_server_changes)
+    for ck, keys in sorted(by_class.items(), key=lambda kv: repr(kv[0])):
         keys.sort(key=repr)
         # the class's runs, in order of their first point (then id), as arrays: a Python
         # loop per point took 1.3 s of detect at 1,000 nights

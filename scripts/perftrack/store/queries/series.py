@@ -104,7 +104,8 @@ class SeriesQueries(QueryBase):
     def noise_samples(self, column: str, recent_runs: int) -> list[tuple[Any, ...]]:
         """(runner_class, hw_key, workload, [values]): one row per run, server and series,
         its repeats' values in repeat order, over each runner class's newest `recent_runs`
-        runs."""
+        runs; rows in one order (the noise sums them: in DuckDB's order of the moment, the
+        paired spread differed between two detects in the last digits)."""
         col = metric_column(column)
         return self._tuples(f"""
             SELECT ru.runner_class, ru.hw_key, r.workload, list(r.{col} ORDER BY r."repeat")
@@ -114,15 +115,17 @@ class SeriesQueries(QueryBase):
                   PARTITION BY runner_class, hw_key ORDER BY last_finished_at DESC
               ) <= {int(recent_runs)})
             GROUP BY ru.runner_class, ru.hw_key, r.run_id, r.server_key, {series_select()}
+            ORDER BY ru.runner_class, ru.hw_key, r.run_id, r.server_key, {series_select()}
         """)
 
     def series_varsets(self) -> dict[tuple[Any, ...], str]:
-        """(series…, server_id) -> the server's most common variable set in that series."""
+        """(series…, server_id) -> the server's most common variable set in that series (of
+        two as common, the first by hash)."""
         rows = self._tuples(f"""
             SELECT {series_select()}, s.server_id, r.varset_hash, count(*) AS n
             FROM results r JOIN runs ru USING (run_id) JOIN servers s USING (server_key)
             WHERE r.status = 'ok' AND r.varset_hash IS NOT NULL
-            GROUP BY ALL ORDER BY n DESC
+            GROUP BY ALL ORDER BY n DESC, r.varset_hash
         """)
         out: dict[tuple[Any, ...], str] = {}
         for row in rows:
