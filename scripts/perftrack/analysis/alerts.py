@@ -157,13 +157,17 @@ def from_tables(
                 for later in t.rows[i + 1 :]
                 if later.product == row.product
             ]
-    # all in one compare.versus_all (one call per pair was ~1 s of detect at 1,001 nights)
-    backs = compare.versus_all(pairs)
+    # the paired ones all in one compare.versus_all (one call per pair was ~1 s of detect
+    # at 1,001 nights); an unpaired one (a bootstrap) only until a release is back
+    backs = compare.versus_all(pairs, defer_unpaired=True)
     out = []
     for k, (t, start, base, row) in enumerate(regressions):
         end = regressions[k + 1][1] if k + 1 < len(regressions) else len(pairs)
         fixed_by = None
-        for (_, later, *_), back in zip(pairs[start:end], backs[start:end], strict=True):
+        for pair, back in zip(pairs[start:end], backs[start:end], strict=True):
+            later = pair[1]
+            if isinstance(back, compare.Deferred):
+                back = compare.versus(*pair)
             if back is not None and back.verdict in BACK:  # the first later release back
                 fixed_by = (
                     f"{later.server_id}: {back.verdict} against {base.server_id} "

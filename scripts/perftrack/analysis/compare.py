@@ -133,6 +133,7 @@ def tables(
             pairs.append((prev, cur_row, cv, higher, t.aa_spread))
         out.append(t)
     for (_, cur_row, *_), c in zip(pairs, versus_all(pairs), strict=True):
+        assert not isinstance(c, Deferred)
         cur_row.vs_previous = c
     return out
 
@@ -170,17 +171,31 @@ def versus(
     them (each at 1 - 0.01/looks). The unpaired band comes from the A/A CV `cv`
     (stats.noise_threshold). `unchanged` needs the interval within ±`min_effect`."""
     (c,) = versus_all([(a, b, cv, higher, aa_spread)], looks=looks, min_effect=min_effect)
+    assert not isinstance(c, Deferred)
     return c
 
 
 Pair = tuple[Row, Row, float | None, bool, float | None]  # a, b, cv, higher, aa_spread
 
 
+class Deferred:
+    """An unpaired comparison `versus_all` left for the caller (`defer_unpaired`)."""
+
+
+DEFERRED = Deferred()
+
+
 def versus_all(
-    pairs: list[Pair], *, looks: int = 1, min_effect: float = stats.MIN_EFFECT_UNCHANGED
-) -> list[stats.Comparison | None]:
-    """`versus` of each pair, its paired comparisons all in one stats.compare_paired_all."""
-    out: list[stats.Comparison | None] = [None] * len(pairs)
+    pairs: list[Pair],
+    *,
+    looks: int = 1,
+    min_effect: float = stats.MIN_EFFECT_UNCHANGED,
+    defer_unpaired: bool = False,
+) -> list[stats.Comparison | Deferred | None]:
+    """`versus` of each pair, its paired comparisons all in one stats.compare_paired_all.
+    `defer_unpaired`: an unpaired one (a bootstrap each) is DEFERRED, for a caller that
+    may not need it to call `versus` on it if it does."""
+    out: list[stats.Comparison | Deferred | None] = [None] * len(pairs)
     paired: list[tuple[int, list[float], list[float], float, bool]] = []
     for i, (a, b, cv, higher, aa_spread) in enumerate(pairs):
         pa, pb = shared_rounds(a, b) if a.rounds and b.rounds else ([], [])
@@ -192,6 +207,9 @@ def versus_all(
                 spread = stats.paired_spread(pa, pb)
                 threshold = stats.paired_threshold(spread, n, stats.look_z(looks, n - 1))
             paired.append((i, pa, pb, threshold, higher))
+            continue
+        if defer_unpaired:
+            out[i] = DEFERRED
             continue
         threshold = stats.noise_threshold(cv, len(a.values), len(b.values))
         out[i] = stats.compare(
