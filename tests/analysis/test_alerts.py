@@ -128,6 +128,24 @@ def test_a_later_release_within_the_noise_marks_it_fixed(tmp_path: Path):
     assert [a["state"] for a in rows] == ["fixed"]
 
 
+def test_a_later_release_measured_in_other_runs_is_compared_unpaired_and_marks_it_fixed(
+    tmp_path: Path,
+):
+    """The later release shares no round with the base (an unpaired comparison, which
+    detect computes only when the paired ones before it are not back)."""
+    db = tmp_path / "u.duckdb"
+    ingest(db, releases({OLD: 1000, NEW: 700}))
+    _, (alert,) = run_detect(db, NIGHT0)
+    ingest(db, releases({LATER: 1000}, "synthetic-later-alone"))
+    with store.open_db(db, write=False) as st:
+        (t,) = detect.verdict_tables(st)
+    assert t.rows[2].server_id == LATER and t.rows[2].vs_previous is not None
+    assert not t.rows[2].vs_previous.paired  # 8.0.36 and 8.0.37 share no round either
+    _, rows = run_detect(db, NIGHT0 + timedelta(days=1))
+    (fixed,) = [a for a in rows if a["alert_id"] == alert["alert_id"]]
+    assert fixed["state"] == "fixed" and fixed["fixed_by"].startswith(LATER)
+
+
 def test_a_later_release_still_slow_does_not_fix_it(tmp_path: Path):
     db = tmp_path / "s.duckdb"
     ingest(db, releases({OLD: 1000, NEW: 700, LATER: 705}))

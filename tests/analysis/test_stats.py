@@ -106,3 +106,51 @@ def test_paired_input_must_pair() -> None:
     assert same is not None and same.ratio == 1.0 and same.verdict == "unchanged"
     assert stats.paired_spread([1.0], [1.0]) is None
     assert stats.paired_threshold(None, 5) == stats.MIN_EFFECT
+
+
+def test_paired_comparisons_together_are_each_the_same_as_alone() -> None:
+    """compare_paired_all stacks pairs of one size into one array: every float and verdict
+    must be the one compare_paired gives the pair alone (SYNTHETIC lognormal samples)."""
+    rng = np.random.default_rng(19)
+    pairs, thresholds, higher = [], [], []
+    for k in range(60):
+        n = (3, 5, 200, 7)[k % 4]
+        a = list(rng.lognormal(8, 0.1, n))
+        b = list(rng.lognormal(8 + (k % 3 - 1) * 0.05, 0.1, n))
+        if k == 5:
+            b = list(a)  # no spread: p and the interval from the rule for sd = 0
+        if k == 9:
+            a[0] = 0.0  # a non-positive value: no comparison
+        pairs.append((a, b))
+        thresholds.append(0.02 + 0.01 * (k % 5))
+        higher.append(k % 2 == 0)
+    together = stats.compare_paired_all(pairs, thresholds, higher)
+    alone = [
+        stats.compare_paired(a, b, higher_is_better=h, threshold=t)
+        for (a, b), t, h in zip(pairs, thresholds, higher, strict=True)
+    ]
+    assert together == alone
+    assert together[9] is None and together[5] is not None and together[5].p_value == 1.0
+    assert {c.verdict for c in together if c} >= {"regression", "improvement"}
+
+
+def test_a_paired_comparison_is_the_one_of_its_1d_log_ratios() -> None:
+    """The stacked computation against the statistics of one pair's own 1-D arrays (how
+    compare_paired computed them before it was batched), to the last bit."""
+    from scipy import stats as sps
+
+    rng = np.random.default_rng(23)
+    for n in (3, 4, 200):
+        a, b = rng.lognormal(8, 0.1, n), rng.lognormal(8, 0.1, n)
+        c = stats.compare_paired(list(a), list(b))
+        d = np.log(b) - np.log(a)
+        mean, sd = float(d.mean()), float(d.std(ddof=1))
+        half = float(sps.t.ppf(0.975, n - 1)) * sd / math.sqrt(n)
+        assert c is not None
+        assert (c.ratio, c.ci_low, c.ci_high) == (
+            math.exp(mean),
+            math.exp(mean - half),
+            math.exp(mean + half),
+        )
+        assert c.p_value == float(sps.ttest_1samp(d, 0.0).pvalue)
+        assert (c.median_a, c.median_b) == (float(np.median(a)), float(np.median(b)))

@@ -142,41 +142,56 @@ def from_tables(
     """Regression verdicts of the comparison tables, each with the later release that
     brought the series back within the noise, if one did."""
     higher = compare.METRICS[metric][1]
-    out = []
+    regressions: list[tuple[compare.Table, int, compare.Row, compare.Row]] = []
+    pairs: list[compare.Pair] = []  # each regression's base against every later release
     for t in tables:
-        key = tuple(t.key[c] for c in SERIES_COLS)
         by_id = {r.server_id: r for r in t.rows}
         for i, row in enumerate(t.rows):
             c = row.vs_previous
             if c is None or c.verdict != "regression" or row.previous not in by_id:
                 continue
             base = by_id[row.previous]
-            fixed_by = None
-            for later in t.rows[i + 1 :]:
-                if later.product != row.product:
-                    continue
-                back = compare.versus(base, later, t.noise_cv, higher)
-                if back is not None and back.verdict in BACK:
-                    fixed_by = (
-                        f"{later.server_id}: {back.verdict} against {base.server_id} "
-                        f"(ratio {back.ratio:.3f})"
-                    )
-                    break
-            out.append(
-                Found(
-                    verdict_alert_id(key, metric, base.server_id, row.server_id),
-                    "verdict",
-                    dict(t.key),
-                    row.server_id,
-                    base.server_id,
-                    row.rounds[-1][0] if row.rounds else None,  # values are oldest first
-                    last_result.get(row.server_id),
-                    c.ratio,
-                    c.median_a,
-                    c.median_b,
-                    fixed_by,
+            regressions.append((t, len(pairs), base, row))
+            pairs += [
+                (base, later, t.noise_cv, higher, None)
+                for later in t.rows[i + 1 :]
+                if later.product == row.product
+            ]
+    # the paired ones all in one compare.versus_all (one call per pair was ~1 s of detect
+    # at 1,001 nights); an unpaired one (a bootstrap) only until a release is back
+    backs = compare.versus_all(pairs, defer_unpaired=True)
+    out = []
+    for k, (t, start, base, row) in enumerate(regressions):
+        end = regressions[k + 1][1] if k + 1 < len(regressions) else len(pairs)
+        fixed_by = None
+        for pair, back in zip(pairs[start:end], backs[start:end], strict=True):
+            later = pair[1]
+            if isinstance(back, compare.Deferred):
+                back = compare.versus(*pair)
+            if back is not None and back.verdict in BACK:  # the first later release back
+                fixed_by = (
+                    f"{later.server_id}: {back.verdict} against {base.server_id} "
+                    f"(ratio {back.ratio:.3f})"
                 )
+                break
+        key = tuple(t.key[c] for c in SERIES_COLS)
+        c = row.vs_previous
+        assert c is not None
+        out.append(
+            Found(
+                verdict_alert_id(key, metric, base.server_id, row.server_id),
+                "verdict",
+                dict(t.key),
+                row.server_id,
+                base.server_id,
+                row.rounds[-1][0] if row.rounds else None,  # values are oldest first
+                last_result.get(row.server_id),
+                c.ratio,
+                c.median_a,
+                c.median_b,
+                fixed_by,
             )
+        )
     return out
 
 
@@ -367,17 +382,18 @@ def as_rows(alerts: list[dict[str, Any]], columns: list[str]) -> list[tuple[Any,
 
 def compute(
     st: Store,
-    tables: list[compare.Table],
+    verdicts: tuple[list[compare.Table], dict[str, datetime]],
     changes: tuple[Sequence[tuple[Any, ...]], Points],
     notes: list[Annotation],
     metric: str,
     expire_days: int,
     now: datetime,
 ) -> list[tuple[Any, ...]]:
-    """detect's alert rows: tonight's changes (the change point rows and the nightly
-    points they were found in) merged into the stored alerts."""
-    cps, points = changes
-    found = from_tables(tables, metric, st.server_last_result())
+    """detect's alert rows: tonight's changes (the comparison tables with the store's
+    server_last_result, the change point rows with the nightly points they were found in)
+    merged into the stored alerts."""
+    (tables, last_result), (cps, points) = verdicts, changes
+    found = from_tables(tables, metric, last_result)
     found += from_change_points(cps, points, metric)
     alerts = update(st.stored_alerts(metric), found, notes, points, metric, expire_days, now)
     return as_rows(alerts, st.alert_columns())

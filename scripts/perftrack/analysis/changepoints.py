@@ -91,28 +91,29 @@ def class_series(points: Points, cls_cols: int = 2) -> dict[tuple[Any, ...], Cla
     for key in points:
         by_class[key[:cls_cols]].append(key)
     out = {}
-    for ck, keys in by_class.items():
+    # classes in one order whatever the order of `points` (the store's rows come in any
+    # order): a server's change is stored under its first class's series (_server_changes)
+    for ck, keys in sorted(by_class.items(), key=lambda kv: repr(kv[0])):
         keys.sort(key=repr)
-        # the class's runs, in order of their first point (then id), as arrays: a Python
-        # loop per point took 1.3 s of detect at 1,000 nights
         pts = [points[k] for k in keys]
-        run_ids = np.array([p[0] for ps in pts for p in ps], dtype=str)
-        ats = [p[1] for ps in pts for p in ps]
+        # each run's first point (the earliest; of equal ones the first listed), and the
+        # runs in order of it, then id: a dict over the points (numpy's conversion of their
+        # times and its sort of their run ids took 1.3 s of detect at 1,001 nights)
+        first: dict[str, Any] = {}
+        for ps in pts:
+            for run, at, _ in ps:
+                seen = first.get(run)
+                if seen is None or at < seen:
+                    first[run] = at
+        runs = sorted(first, key=lambda r: (first[r], r))
+        col_of = {r: j for j, r in enumerate(runs)}
+        cols = np.fromiter((col_of[p[0]] for ps in pts for p in ps), dtype=np.intp)
         vals = np.array([np.nan if p[2] is None else float(p[2]) for ps in pts for p in ps])
         rows = np.repeat(np.arange(len(keys)), [len(ps) for ps in pts])
-        runs, inv = np.unique(run_ids, return_inverse=True)
-        t = np.asarray(ats)
-        if t.dtype == object:
-            t = t.astype("datetime64[us]")
-        first = np.lexsort((t, inv))  # each run's points, earliest first
-        run_first = first[np.unique(inv[first], return_index=True)[1]]
-        order = np.lexsort((runs, t[run_first]))
-        col = np.empty(len(runs), dtype=int)
-        col[order] = np.arange(len(runs))
         y = np.full((len(keys), len(runs)), np.nan)
         ok = vals > 0
-        y[rows[ok], col[inv[ok]]] = np.log(vals[ok])
-        order_runs = [(str(runs[i]), ats[run_first[i]]) for i in order]
+        y[rows[ok], cols[ok]] = np.log(vals[ok])
+        order_runs = [(r, first[r]) for r in runs]
         out[ck] = ClassSeries(order_runs, keys, y)
     return out
 
@@ -272,19 +273,22 @@ def _class_changes(
         for k, (night, _) in enumerate(env):
             for rows in removal:
                 remove_step(y, night, rows, bounds[k], bounds[k + 2])
+    days = [_day(at) for _, at in cs.runs]  # the class's, shared by its signals
+    run_of_day = {d: run for d, run in zip(days, cs.runs, strict=True)}
+    night_of_day = {d: i for i, d in enumerate(days)}
     for g, rows in groups.items():
         if rows[0] in set(ctl):
             continue
         sig = combined(y[rows])
         idx = np.flatnonzero(~np.isnan(sig))
         signals[g] = Signal(
-            [_day(cs.runs[i][1]) for i in idx],
+            [days[i] for i in idx],
             sig[idx],
             len(rows),
             cs.keys[rows[0]],
-            {_day(at): (r, at) for r, at in cs.runs},
+            run_of_day,
             y0[rows[0]],
-            {_day(at): i for i, (_, at) in enumerate(cs.runs)},
+            night_of_day,
         )
         found = steps_on(sig) if len(rows) > 1 else []
         found = [(n, s) for n, s in found if not _near(n, np.sign(s.z), env, ENV_NIGHTS)]

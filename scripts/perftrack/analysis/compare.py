@@ -107,29 +107,21 @@ def tables(
     col, higher, _unit = METRICS[metric]
     noise = st.noise_cv() if noise is None else noise
     spreads = st.noise_spread() if spreads is None else spreads
-    values = st.series_values(col, run_id=run_id, servers=servers, recent=recent)
-    groups: dict[tuple[Any, ...], dict[str, Row]] = defaultdict(dict)
-    for d in values:
-        gk = tuple(d[c] for c in GROUP_COLS)
-        row = groups[gk].get(d["server_id"])
-        if row is None:
-            row = groups[gk][d["server_id"]] = Row(
-                d["server_id"],
-                d["product"],
-                d["version"],
-                d["version_string"],
-                d["stand_in"],
-                [],
-                [],
-            )
-        row.values.append(float(d["value"]))
-        row.rounds.append((d["run_id"], d["round"]))
-        if d["latency_pct_ms"] is not None:
-            row.latency.append(float(d["latency_pct_ms"]))
+    samples = st.series_samples(col, run_id=run_id, servers=servers, recent=recent)
+    n = len(GROUP_COLS)
+    groups: dict[tuple[Any, ...], list[Row]] = defaultdict(list)
+    for s in samples:  # one per series and server, in order of its oldest value
+        server_id, product, version, version_string, stand_in = s[n : n + 5]
+        values, latency, run_ids, repeats = s[n + 5 :]
+        row = Row(server_id, product, version, version_string, stand_in, values, [])
+        row.latency = [x for x in latency if x is not None]
+        row.rounds = list(zip(run_ids, repeats, strict=True))
+        groups[tuple(s[:n])].append(row)
     out: list[Table] = []
-    for gk, by_server in sorted(groups.items(), key=lambda kv: tuple(map(str, kv[0]))):
+    pairs: list[tuple[Row, Row, float | None, bool, float | None]] = []
+    for gk, rows in sorted(groups.items(), key=lambda kv: tuple(map(str, kv[0]))):
         t = Table(dict(zip(GROUP_COLS, gk, strict=True)))
-        t.rows = sorted(by_server.values(), key=lambda r: _version_key(r.product, r.version))
+        t.rows = sorted(rows, key=lambda r: _version_key(r.product, r.version))
         nk = (t.key["runner_class"], t.key["hw_key"], t.key["workload"], metric)
         cv = noise.get(nk) or group_cv(t.rows)
         t.noise_cv = cv
@@ -138,8 +130,11 @@ def tables(
             if prev.product != cur_row.product:
                 continue  # the first release of another product has no predecessor here
             cur_row.previous = prev.server_id
-            cur_row.vs_previous = versus(prev, cur_row, cv, higher, t.aa_spread)
+            pairs.append((prev, cur_row, cv, higher, t.aa_spread))
         out.append(t)
+    for (_, cur_row, *_), c in zip(pairs, versus_all(pairs), strict=True):
+        assert not isinstance(c, Deferred)
+        cur_row.vs_previous = c
     return out
 
 
@@ -175,21 +170,60 @@ def versus(
     sequence of that many (experiments/looks.py), whose 1% false-alarm rate is split over
     them (each at 1 - 0.01/looks). The unpaired band comes from the A/A CV `cv`
     (stats.noise_threshold). `unchanged` needs the interval within ±`min_effect`."""
-    pa, pb = shared_rounds(a, b) if a.rounds and b.rounds else ([], [])
-    if len(pa) >= PAIRED_MIN_ROUNDS:
-        n = len(pa)
-        if aa_spread is not None:
-            threshold = stats.paired_threshold(aa_spread, n, stats.look_z(looks))
-        else:
-            spread = stats.paired_spread(pa, pb)
-            threshold = stats.paired_threshold(spread, n, stats.look_z(looks, n - 1))
-        return stats.compare_paired(
-            pa, pb, higher_is_better=higher, threshold=threshold, min_effect=min_effect
+    (c,) = versus_all([(a, b, cv, higher, aa_spread)], looks=looks, min_effect=min_effect)
+    assert not isinstance(c, Deferred)
+    return c
+
+
+Pair = tuple[Row, Row, float | None, bool, float | None]  # a, b, cv, higher, aa_spread
+
+
+class Deferred:
+    """An unpaired comparison `versus_all` left for the caller (`defer_unpaired`)."""
+
+
+DEFERRED = Deferred()
+
+
+def versus_all(
+    pairs: list[Pair],
+    *,
+    looks: int = 1,
+    min_effect: float = stats.MIN_EFFECT_UNCHANGED,
+    defer_unpaired: bool = False,
+) -> list[stats.Comparison | Deferred | None]:
+    """`versus` of each pair, its paired comparisons all in one stats.compare_paired_all.
+    `defer_unpaired`: an unpaired one (a bootstrap each) is DEFERRED, for a caller that
+    may not need it to call `versus` on it if it does."""
+    out: list[stats.Comparison | Deferred | None] = [None] * len(pairs)
+    paired: list[tuple[int, list[float], list[float], float, bool]] = []
+    for i, (a, b, cv, higher, aa_spread) in enumerate(pairs):
+        pa, pb = shared_rounds(a, b) if a.rounds and b.rounds else ([], [])
+        if len(pa) >= PAIRED_MIN_ROUNDS:
+            n = len(pa)
+            if aa_spread is not None:
+                threshold = stats.paired_threshold(aa_spread, n, stats.look_z(looks))
+            else:
+                spread = stats.paired_spread(pa, pb)
+                threshold = stats.paired_threshold(spread, n, stats.look_z(looks, n - 1))
+            paired.append((i, pa, pb, threshold, higher))
+            continue
+        if defer_unpaired:
+            out[i] = DEFERRED
+            continue
+        threshold = stats.noise_threshold(cv, len(a.values), len(b.values))
+        out[i] = stats.compare(
+            a.values, b.values, higher_is_better=higher, threshold=threshold, min_effect=min_effect
         )
-    threshold = stats.noise_threshold(cv, len(a.values), len(b.values))
-    return stats.compare(
-        a.values, b.values, higher_is_better=higher, threshold=threshold, min_effect=min_effect
+    found = stats.compare_paired_all(
+        [(pa, pb) for _, pa, pb, _, _ in paired],
+        [p[3] for p in paired],
+        [p[4] for p in paired],
+        min_effect=min_effect,
     )
+    for (i, *_), c in zip(paired, found, strict=True):
+        out[i] = c
+    return out
 
 
 def median(values: list[float]) -> float | None:

@@ -132,9 +132,12 @@ def compute_verdicts(
     notes: list[Annotation],
     metric: str = "tps",
     tables: list[compare.Table] | None = None,
+    last_result: dict[str, datetime] | None = None,
 ) -> list[tuple[Any, ...]]:
+    """The verdict rows; `tables`, `last_result` (the store's server_last_result): if the
+    caller has them already."""
     varsets = st.series_varsets()
-    last = st.server_last_result()
+    last = st.server_last_result() if last_result is None else last_result
     now = _now()
     out = []
     for t in verdict_tables(st, metric) if tables is None else tables:
@@ -253,13 +256,14 @@ def run(
     (before anything is written). `now` (tests): the alerts' clock."""
     noise = compute_noise(st, metric)
     tables = verdict_tables(st, metric, noise)
-    verdicts = compute_verdicts(st, notes, metric, tables)
+    last = st.server_last_result()  # read once, used twice
+    verdicts = compute_verdicts(st, notes, metric, tables, last)
     points = st.nightly_points(compare.METRICS[metric][0])  # read once, used twice
     cps, n_series = compute_change_points(st, notes, control_server, metric, points)
     if strict:
         check_annotations(notes, verdicts, cps)
     clock = now or _now()
-    rows = alerts.compute(st, tables, (cps, points), notes, metric, expire_days, clock)
+    rows = alerts.compute(st, (tables, last), (cps, points), notes, metric, expire_days, clock)
     st.replace_derived(
         metric, {"noise": noise, "verdicts": verdicts, "change_points": cps, "alerts": rows}
     )

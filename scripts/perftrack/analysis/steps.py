@@ -25,6 +25,7 @@ from itertools import pairwise
 
 import numpy as np
 from numpy.lib.stride_tricks import sliding_window_view
+from scipy import ndimage
 from scipy import stats as sps
 
 from perftrack.analysis import stats
@@ -88,24 +89,61 @@ def robust_sigma(y: np.ndarray) -> float:
 def _mosum(y: np.ndarray, sigma: float) -> np.ndarray:
     """z of the step at every split t (the first point after it): the median of the next
     WINDOW points against the previous WINDOW's (fewer near the ends); nan where a side has
-    fewer than MIN_SIDE points. One vectorised median per side over all splits."""
+    fewer than MIN_SIDE points. A split's full windows are two of the series' sliding
+    windows (its left one is the right one of the split WINDOW earlier): their medians are
+    computed once for all splits (window_medians)."""
     n, w = len(y), WINDOW
     z = np.full(n + 1, np.nan)
     t = np.arange(MIN_SIDE, n - MIN_SIDE + 1)
     if len(t) == 0:
         return z
-    pad = np.concatenate([np.full(w, np.nan), y, np.full(w, np.nan)])
-    views = sliding_window_view(pad, w)  # views[i] = pad[i:i+w] = y[i-w:i]
-    left, right = views[t], views[t + w]
     n_left, n_right = np.minimum(t, w), np.minimum(n - t, w)
     full = (n_left == w) & (n_right == w)
     med_l, med_r = np.empty(len(t)), np.empty(len(t))
-    med_l[full], med_r[full] = np.median(left[full], axis=1), np.median(right[full], axis=1)
-    if (~full).any():
-        med_l[~full] = np.nanmedian(left[~full], axis=1)
-        med_r[~full] = np.nanmedian(right[~full], axis=1)
+    if full.any():
+        med = window_medians(y, w)  # med[i] = median of y[i:i+w]
+        med_l[full], med_r[full] = med[t[full] - w], med[t[full]]
+    if (~full).any():  # near the ends: the windows' points, fewer than WINDOW
+        pad = np.concatenate([np.full(w, np.nan), y, np.full(w, np.nan)])
+        views = sliding_window_view(pad, w)  # views[i] = pad[i:i+w] = y[i-w:i]
+        med_l[~full] = _nan_medians(views[t[~full]])
+        med_r[~full] = _nan_medians(views[t[~full] + w])
     z[t] = (med_r - med_l) / (MEDIAN_SE * sigma * np.sqrt(1 / n_left + 1 / n_right))
     return z
+
+
+def _nan_medians(rows: np.ndarray) -> np.ndarray:
+    """np.nanmedian of each row (at least one number in each), from one sort: nan sorts
+    last, so a row's median is its middle number(s). The same floats as np.nanmedian but
+    for the sign of a zero median (np.nanmedian's masked-array path for small arrays was
+    most of the windows' time near the series' ends)."""
+    s = np.sort(rows, axis=1)
+    count = np.count_nonzero(~np.isnan(rows), axis=1)
+    at = np.arange(len(rows))
+    return (s[at, (count - 1) // 2] + s[at, count // 2]) / 2
+
+
+def window_medians(y: np.ndarray, w: int) -> np.ndarray:
+    """The median of every run of `w` consecutive points of y (no nan): [i] of y[i:i+w].
+
+    Bit for bit np.median of each window (the mean of its two middle values when `w` is
+    even, else the middle one), from two rank filters of the sorted window as it slides
+    (scipy.ndimage) instead of a copy and partition of every window (np.median over
+    sliding windows, twice per split, was the largest part of detect's change points at
+    1,000 nights: docs/benchmarks.md)."""
+    n = len(y)
+    if n < w:
+        return np.empty(0)
+    x = np.asarray(y, dtype=float)
+    origin = -(w // 2)  # output[i] ranks y[i:i+w]
+
+    def rank(k: int) -> np.ndarray:
+        return ndimage.rank_filter(x, k, size=w, mode="nearest", origin=origin)[: n - w + 1]
+
+    # np.median's mean of the middle values sums from +0.0 (so a -0.0 comes out +0.0)
+    if w % 2:
+        return 0.0 + rank(w // 2)
+    return (0.0 + rank(w // 2 - 1) + rank(w // 2)) / 2
 
 
 def segment_step(y: np.ndarray, t: int, lo: int, hi: int, sigma: float) -> Step | None:
