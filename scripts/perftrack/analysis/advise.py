@@ -19,6 +19,7 @@ come with each target, because changed defaults explain many "regressions".
 from __future__ import annotations
 
 import dataclasses
+import functools
 import itertools
 import math
 from collections import defaultdict, deque
@@ -80,16 +81,22 @@ def _estimate(c: stats.Comparison | None) -> Estimate | None:
     return Estimate(c.ratio, c.ci_low, c.ci_high, c.p_value, c.threshold, c.verdict)
 
 
-def _pair(
-    t: compare.Table, a: compare.Row, b: compare.Row, metric: str
-) -> tuple[Estimate | None, Estimate | None]:
+def _pairs(
+    chosen: list[tuple[compare.Table, compare.Row, compare.Row]], metric: str
+) -> list[tuple[Estimate | None, Estimate | None]]:
     """B against A in one series, as `compare` does it (paired over shared rounds), for the
-    metric and for p95 latency (lower is better)."""
+    metric and for p95 latency (lower is better), of every (table, a, b) at once."""
     higher = compare.METRICS[metric][1]
-    main = compare.versus(a, b, t.noise_cv, higher, t.aa_spread)
-    la, lb = _latency_row(a), _latency_row(b)
-    p95 = compare.versus(la, lb, stats.cv(la.values + lb.values), False)
-    return _estimate(main), _estimate(p95)
+    main = compare.versus_many([(a, b, t.noise_cv, t.aa_spread) for t, a, b in chosen], higher)
+    lat = [(_latency_row(a), _latency_row(b)) for _t, a, b in chosen]
+    p95 = compare.versus_many(
+        [(la, lb, functools.partial(_pooled_cv, la, lb), None) for la, lb in lat], False
+    )
+    return [(_estimate(m), _estimate(q)) for m, q in zip(main, p95, strict=True)]
+
+
+def _pooled_cv(a: compare.Row, b: compare.Row) -> float | None:
+    return stats.cv(a.values + b.values)
 
 
 def _latency_row(r: compare.Row) -> compare.Row:
@@ -180,7 +187,7 @@ class Measured:
 
 
 def _measured_pairs(ts: list[compare.Table], metric: str) -> Measured:
-    pairs: dict[tuple[str, str], Pair] = {}
+    chosen: dict[tuple[str, str], tuple[compare.Table, compare.Row, compare.Row, int]] = {}
     rows: dict[str, compare.Row] = {}
     for t in ts:
         for a in t.rows:
@@ -189,10 +196,14 @@ def _measured_pairs(ts: list[compare.Table], metric: str) -> Measured:
                 if a.server_id == b.server_id or a.product != b.product:
                     continue
                 n = min(len(a.values), len(b.values))
-                old = pairs.get((a.server_id, b.server_id))
+                old = chosen.get((a.server_id, b.server_id))
                 if old is None or n > old[3]:  # the series with the most values per side
-                    main, p95 = _pair(t, a, b, metric)
-                    pairs[(a.server_id, b.server_id)] = (main, p95, t, n)
+                    chosen[(a.server_id, b.server_id)] = (t, a, b, n)
+    got = _pairs([(t, a, b) for t, a, b, _n in chosen.values()], metric)
+    pairs: dict[tuple[str, str], Pair] = {
+        k: (main, p95, t, n)
+        for (k, (t, _a, _b, n)), (main, p95) in zip(chosen.items(), got, strict=True)
+    }
     return Measured(pairs, rows)
 
 

@@ -3,7 +3,9 @@ store's named query `series_values`)."""
 
 from __future__ import annotations
 
+import functools
 from collections import defaultdict
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -127,6 +129,7 @@ def tables(
         if d["latency_pct_ms"] is not None:
             row.latency.append(float(d["latency_pct_ms"]))
     out: list[Table] = []
+    todo: list[Pairing] = []  # each row against the previous one, compared together
     for gk, by_server in sorted(groups.items(), key=lambda kv: tuple(map(str, kv[0]))):
         t = Table(dict(zip(GROUP_COLS, gk, strict=True)))
         t.rows = sorted(by_server.values(), key=lambda r: _version_key(r.product, r.version))
@@ -138,8 +141,10 @@ def tables(
             if prev.product != cur_row.product:
                 continue  # the first release of another product has no predecessor here
             cur_row.previous = prev.server_id
-            cur_row.vs_previous = versus(prev, cur_row, cv, higher, t.aa_spread)
+            todo.append((prev, cur_row, cv, t.aa_spread))
         out.append(t)
+    for (_prev, cur_row, _cv, _s), c in zip(todo, versus_many(todo, higher), strict=True):
+        cur_row.vs_previous = c
     return out
 
 
@@ -148,6 +153,8 @@ def shared_rounds(a: Row, b: Row) -> tuple[list[float], list[float]]:
     when a side has two values of one round (then rounds do not identify a value)."""
     if len(set(a.rounds)) != len(a.rounds) or len(set(b.rounds)) != len(b.rounds):
         return [], []
+    if a.rounds == b.rounds:  # the common case (one run measured both): every value pairs
+        return list(a.values), list(b.values)
     bv = dict(zip(b.rounds, b.values, strict=True))
     pairs = [(va, bv[k]) for k, va in zip(a.rounds, a.values, strict=True) if k in bv]
     return [p[0] for p in pairs], [p[1] for p in pairs]
@@ -190,6 +197,58 @@ def versus(
     return stats.compare(
         a.values, b.values, higher_is_better=higher, threshold=threshold, min_effect=min_effect
     )
+
+
+# A pair for `versus_many`: (A, B, the A/A CV or a function giving it — asked only when
+# the pair is unpaired —, the stored paired A/A spread)
+Pairing = tuple[Row, Row, float | Callable[[], float | None] | None, float | None]
+
+
+def versus_many(
+    pairs: Sequence[Pairing],
+    higher: bool,
+    *,
+    looks: int = 1,
+    min_effect: float = stats.MIN_EFFECT_UNCHANGED,
+) -> list[stats.Comparison | None]:
+    """`versus` of each pair, the same results, with the paired ones computed together
+    (stats.compare_paired_many: one numpy call per size, not one scipy call per pair)."""
+    out: list[stats.Comparison | None] = [None] * len(pairs)
+    paired: list[tuple[list[float], list[float]]] = []
+    thresholds: list[float | Callable[[float], float]] = []
+    where: list[int] = []
+    z_known: float | None = None
+    for i, (a, b, cv, aa_spread) in enumerate(pairs):
+        pa, pb = shared_rounds(a, b) if a.rounds and b.rounds else ([], [])
+        n = len(pa)
+        if n < PAIRED_MIN_ROUNDS:
+            out[i] = versus(
+                a, b, cv() if callable(cv) else cv, higher, aa_spread, looks=looks,
+                min_effect=min_effect,
+            )  # fmt: skip
+            continue
+        if aa_spread is not None:
+            if z_known is None:
+                z_known = stats.look_z(looks)
+            thresholds.append(stats.paired_threshold(aa_spread, n, z_known))
+        else:
+            thresholds.append(_own_threshold(n, looks))
+        paired.append((pa, pb))
+        where.append(i)
+    got = stats.compare_paired_many(
+        paired, thresholds, higher_is_better=higher, min_effect=min_effect
+    )
+    for i, c in zip(where, got, strict=True):
+        out[i] = c
+    return out
+
+
+@functools.cache
+def _own_threshold(n: int, looks: int) -> Callable[[float], float]:
+    """The paired threshold from a pair's own spread (no stored A/A spread), as `versus`
+    computes it: Student's t with n - 1 degrees of freedom."""
+    z = stats.look_z(looks, n - 1)
+    return lambda spread: stats.paired_threshold(spread, n, z)
 
 
 def median(values: list[float]) -> float | None:
