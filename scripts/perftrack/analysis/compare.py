@@ -4,6 +4,7 @@ store's named query `series_values`)."""
 from __future__ import annotations
 
 import functools
+import operator
 from collections import defaultdict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -111,8 +112,9 @@ def tables(
     spreads = st.noise_spread() if spreads is None else spreads
     values = st.series_values(col, run_id=run_id, servers=servers, recent=recent)
     groups: dict[tuple[Any, ...], dict[str, Row]] = defaultdict(dict)
+    group_of = operator.itemgetter(*GROUP_COLS)  # a tuple: GROUP_COLS has several columns
     for d in values:
-        gk = tuple(d[c] for c in GROUP_COLS)
+        gk = group_of(d)
         row = groups[gk].get(d["server_id"])
         if row is None:
             row = groups[gk][d["server_id"]] = Row(

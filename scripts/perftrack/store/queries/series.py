@@ -74,7 +74,23 @@ class SeriesQueries(QueryBase):
         columns, server_id, product, version, version_string, stand_in, value,
         latency_pct_ms, and run_id and repeat (the round it was measured in: two servers'
         values of one run and repeat are a pair). `recent`: only each server's newest that
-        many values per series."""
+        many values per series. A read-only store answers the same question once (the
+        site's advisor and charset page ask it; its snapshot cannot change while open):
+        the rows are shared, callers read them and never change them."""
+        key = (column, run_id, tuple(servers or ()), recent)
+        memo: dict[tuple[Any, ...], list[dict[str, Any]]] | None = None
+        if not self.write:
+            memo = self.__dict__.setdefault("_series_values_memo", {})
+            if key in memo:
+                return memo[key]
+        rows = self._series_values(column, run_id, servers, recent)
+        if memo is not None:
+            memo[key] = rows
+        return rows
+
+    def _series_values(
+        self, column: str, run_id: str | None, servers: list[str] | None, recent: int | None
+    ) -> list[dict[str, Any]]:
         col = metric_column(column)
         where = ["r.status = 'ok'", f"r.{col} IS NOT NULL", LATEST_ATTEMPT]
         args: list[Any] = []
