@@ -4,7 +4,6 @@ store's named query `series_values`)."""
 from __future__ import annotations
 
 import functools
-import operator
 from collections import defaultdict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -110,26 +109,22 @@ def tables(
     col, higher, _unit = METRICS[metric]
     noise = st.noise_cv() if noise is None else noise
     spreads = st.noise_spread() if spreads is None else spreads
-    values = st.series_values(col, run_id=run_id, servers=servers, recent=recent)
     groups: dict[tuple[Any, ...], dict[str, Row]] = defaultdict(dict)
-    group_of = operator.itemgetter(*GROUP_COLS)  # a tuple: GROUP_COLS has several columns
-    for d in values:
-        gk = group_of(d)
-        row = groups[gk].get(d["server_id"])
-        if row is None:
-            row = groups[gk][d["server_id"]] = Row(
-                d["server_id"],
-                d["product"],
-                d["version"],
-                d["version_string"],
-                d["stand_in"],
-                [],
-                [],
-            )
-        row.values.append(float(d["value"]))
-        row.rounds.append((d["run_id"], d["round"]))
-        if d["latency_pct_ms"] is not None:
-            row.latency.append(float(d["latency_pct_ms"]))
+    n = len(GROUP_COLS)
+    # one row per series and server (its values as lists), in the order of their oldest
+    # value: the groups and each group's servers meet in the order a value stream would
+    for rec in st.series_rows(col, run_id=run_id, servers=servers, recent=recent):
+        product, version, version_string, stand_in, values, latency, runs, rounds = rec[n + 1 :]
+        groups[tuple(rec[:n])][rec[n]] = Row(
+            rec[n],
+            product,
+            version,
+            version_string,
+            stand_in,
+            [float(v) for v in values],
+            [float(v) for v in latency or ()],
+            rounds=list(zip(runs, rounds, strict=True)),
+        )
     out: list[Table] = []
     todo: list[Pairing] = []  # each row against the previous one, compared together
     for gk, by_server in sorted(groups.items(), key=lambda kv: tuple(map(str, kv[0]))):

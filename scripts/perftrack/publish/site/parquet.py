@@ -88,12 +88,11 @@ def _export_parts(st: Store, out: Path, order: str, previous: Path | None) -> di
         path, sha, _rows = f
         known = old_months.get(path)
         got = known[1] if known and known[0] == sha else st.file_months(PARTED, path, MONTH_OF)
-        # a file of no rows (an empty DB's): its name's month, so the table and its
-        # columns exist on the page
-        got = got or [Path(path).name[:6]]
         file_months[path] = got
         for m in got:
             months.setdefault(m, []).append(f)
+    if files and not months:  # no result yet: one empty part, so the table and its
+        months[Path(files[0][0]).name[:6]] = files  # columns exist on the page
     entry: dict[str, Any] = {"files": [], "rows": 0, "bytes": 0, "parts": {}, "part_rows": {}}
     for month, month_files in sorted(months.items()):
         name = f"{PARTED}-{month}.parquet"
