@@ -176,7 +176,8 @@ def split(
         for name, cs in cell_cps.items()
         if cs
     }
-    drawn_points = history.line_points(drawn, names) if drawn else {}
+    drawn_metrics = [m for m in names if any(m in present[f] for f in drawn)]
+    drawn_points = history.line_points(drawn, drawn_metrics) if drawn else {}
     index, out = [], {}
     for key, name, row in zip(keys, files, cells, strict=True):
         pts = drawn_points.get(name, [])
