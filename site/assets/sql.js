@@ -60,6 +60,27 @@ ORDER BY median_tps, ru.run_id
 LIMIT 10;`,
     },
     {
+      title: "Every night of a series (the history page's points)",
+      sql: `-- Each night's median of the repeats, per series and server, oldest first: the
+-- nightly-history page's points (n, throughput median/min/max, p95, CPU per
+-- transaction; the columns after profile are its "data set"). Here one cell:
+-- {workload}, {threads} threads, {collation}; without those three conditions,
+-- every series (the rows data/csv/history.csv had).
+SELECT ru.runner_class, ru.hw_key, r.profile, r.tables, r.table_size, r.duration_s,
+       r."connection", r.engine, r.isolation, r.durability, r.handshake, r.dataset_size,
+       r.phase, r.workload, r.threads, r."collation", s.server_id AS server,
+       ru.first_started_at AS "at", r.run_id, count(*) AS n, median(r.tps) AS tps,
+       min(r.tps) AS tps_min, max(r.tps) AS tps_max, median(r.latency_pct_ms) AS p95_ms,
+       median(r.cpu_us_per_txn) AS cpu_us_per_txn
+FROM results r JOIN runs ru USING (run_id) JOIN servers s USING (server_key)
+WHERE r.status = 'ok' AND r.tps IS NOT NULL
+  AND r.workload = '{workload}' AND r.threads = {threads} AND r."collation" = '{collation}'
+GROUP BY ALL
+ORDER BY "at", r.run_id, ru.runner_class, ru.hw_key, r.profile, r.tables, r.table_size,
+         r.duration_s, r."connection", r.engine, r.isolation, r.durability, r.handshake,
+         r.dataset_size, r.phase, r.workload, r.threads, r."collation", server;`,
+    },
+    {
       title: "Server variables that differ between two versions",
       sql: `-- Server variables whose value differs between {base} and {new}
 -- (each one's newest variable set; per-start values such as paths are not stored).

@@ -80,16 +80,27 @@ def _estimate(c: stats.Comparison | None) -> Estimate | None:
     return Estimate(c.ratio, c.ci_low, c.ci_high, c.p_value, c.threshold, c.verdict)
 
 
-def _pair(
-    t: compare.Table, a: compare.Row, b: compare.Row, metric: str
-) -> tuple[Estimate | None, Estimate | None]:
+def _pairs(
+    chosen: list[tuple[compare.Table, compare.Row, compare.Row]], metric: str
+) -> list[tuple[Estimate | None, Estimate | None]]:
     """B against A in one series, as `compare` does it (paired over shared rounds), for the
-    metric and for p95 latency (lower is better)."""
+    metric and for p95 latency (lower is better), of every (table, a, b) at once; the
+    pooled CV of an unpaired latency pair is worked out only for such a pair."""
     higher = compare.METRICS[metric][1]
-    main = compare.versus(a, b, t.noise_cv, higher, t.aa_spread)
-    la, lb = _latency_row(a), _latency_row(b)
-    p95 = compare.versus(la, lb, stats.cv(la.values + lb.values), False)
-    return _estimate(main), _estimate(p95)
+    main = compare.versus_all([(a, b, t.noise_cv, higher, t.aa_spread) for t, a, b in chosen])
+    lat = [(_latency_row(a), _latency_row(b)) for _t, a, b in chosen]
+    p95 = compare.versus_all([(la, lb, None, False, None) for la, lb in lat], defer_unpaired=True)
+    p95 = [
+        compare.versus(la, lb, stats.cv(la.values + lb.values), False)
+        if isinstance(c, compare.Deferred)
+        else c
+        for (la, lb), c in zip(lat, p95, strict=True)
+    ]
+    out = []
+    for m, q in zip(main, p95, strict=True):
+        assert not isinstance(m, compare.Deferred) and not isinstance(q, compare.Deferred)
+        out.append((_estimate(m), _estimate(q)))
+    return out
 
 
 def _latency_row(r: compare.Row) -> compare.Row:
@@ -180,7 +191,7 @@ class Measured:
 
 
 def _measured_pairs(ts: list[compare.Table], metric: str) -> Measured:
-    pairs: dict[tuple[str, str], Pair] = {}
+    chosen: dict[tuple[str, str], tuple[compare.Table, compare.Row, compare.Row, int]] = {}
     rows: dict[str, compare.Row] = {}
     for t in ts:
         for a in t.rows:
@@ -189,10 +200,14 @@ def _measured_pairs(ts: list[compare.Table], metric: str) -> Measured:
                 if a.server_id == b.server_id or a.product != b.product:
                     continue
                 n = min(len(a.values), len(b.values))
-                old = pairs.get((a.server_id, b.server_id))
+                old = chosen.get((a.server_id, b.server_id))
                 if old is None or n > old[3]:  # the series with the most values per side
-                    main, p95 = _pair(t, a, b, metric)
-                    pairs[(a.server_id, b.server_id)] = (main, p95, t, n)
+                    chosen[(a.server_id, b.server_id)] = (t, a, b, n)
+    got = _pairs([(t, a, b) for t, a, b, _n in chosen.values()], metric)
+    pairs: dict[tuple[str, str], Pair] = {
+        k: (main, p95, t, n)
+        for (k, (t, _a, _b, n)), (main, p95) in zip(chosen.items(), got, strict=True)
+    }
     return Measured(pairs, rows)
 
 

@@ -3,7 +3,9 @@ store's named query `series_values`)."""
 
 from __future__ import annotations
 
+import functools
 from collections import defaultdict
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -143,6 +145,8 @@ def shared_rounds(a: Row, b: Row) -> tuple[list[float], list[float]]:
     when a side has two values of one round (then rounds do not identify a value)."""
     if len(set(a.rounds)) != len(a.rounds) or len(set(b.rounds)) != len(b.rounds):
         return [], []
+    if a.rounds == b.rounds:  # the common case (one run measured both): every value pairs
+        return list(a.values), list(b.values)
     bv = dict(zip(b.rounds, b.values, strict=True))
     pairs = [(va, bv[k]) for k, va in zip(a.rounds, a.values, strict=True) if k in bv]
     return [p[0] for p in pairs], [p[1] for p in pairs]
@@ -196,16 +200,16 @@ def versus_all(
     `defer_unpaired`: an unpaired one (a bootstrap each) is DEFERRED, for a caller that
     may not need it to call `versus` on it if it does."""
     out: list[stats.Comparison | Deferred | None] = [None] * len(pairs)
-    paired: list[tuple[int, list[float], list[float], float, bool]] = []
+    paired: list[tuple[int, list[float], list[float], float | Callable[[float], float], bool]] = []
     for i, (a, b, cv, higher, aa_spread) in enumerate(pairs):
         pa, pb = shared_rounds(a, b) if a.rounds and b.rounds else ([], [])
         if len(pa) >= PAIRED_MIN_ROUNDS:
             n = len(pa)
+            threshold: float | Callable[[float], float]
             if aa_spread is not None:
                 threshold = stats.paired_threshold(aa_spread, n, stats.look_z(looks))
-            else:
-                spread = stats.paired_spread(pa, pb)
-                threshold = stats.paired_threshold(spread, n, stats.look_z(looks, n - 1))
+            else:  # from the pair's own spread, which compare_paired_all computes
+                threshold = _own_threshold(n, looks)
             paired.append((i, pa, pb, threshold, higher))
             continue
         if defer_unpaired:
@@ -224,6 +228,14 @@ def versus_all(
     for (i, *_), c in zip(paired, found, strict=True):
         out[i] = c
     return out
+
+
+@functools.cache
+def _own_threshold(n: int, looks: int) -> Callable[[float], float]:
+    """The paired threshold of n rounds from the pair's own spread (`paired_spread`, no
+    stored A/A spread): Student's t with n - 1 degrees of freedom."""
+    z = stats.look_z(looks, n - 1)
+    return lambda spread: stats.paired_threshold(spread, n, z)
 
 
 def median(values: list[float]) -> float | None:

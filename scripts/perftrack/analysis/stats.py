@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import functools
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -128,7 +128,7 @@ def compare_paired(
 
 def compare_paired_all(
     pairs: Sequence[tuple[Sequence[float], Sequence[float]]],
-    thresholds: Sequence[float],
+    thresholds: Sequence[float | Callable[[float], float]],
     higher_is_better: Sequence[bool],
     *,
     min_effect: float = MIN_EFFECT_UNCHANGED,
@@ -136,7 +136,9 @@ def compare_paired_all(
     """`compare_paired` of each pair (A, B) with its threshold and direction: the pairs of
     one size as rows of one array, one numpy and scipy call per size for all of them (the
     same floats as one call per pair, which took ~2 s of detect's 1,455 verdicts at 1,000
-    nights: docs/benchmarks.md)."""
+    nights, and most of a site build's advisor: docs/benchmarks.md). A threshold is a
+    number, or a function of the pair's per-round log-ratios' spread (`paired_spread`,
+    its own noise) that gives it."""
     out: list[Comparison | None] = [None] * len(pairs)
     by_n: dict[int, list[int]] = {}
     for i, (a, b) in enumerate(pairs):
@@ -169,6 +171,7 @@ def compare_paired_all(
                 pv = float(p[j])
             ratio = math.exp(mean)
             thr, higher = thresholds[i], higher_is_better[i]
+            thr = thr(sd) if callable(thr) else thr
             out[i] = Comparison(
                 n,
                 n,

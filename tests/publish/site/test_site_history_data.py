@@ -5,8 +5,6 @@ Rows are SYNTHETIC (made up here, in the exporter's row shape)."""
 
 from __future__ import annotations
 
-import csv
-import io
 import json
 from pathlib import Path
 from typing import Any
@@ -99,11 +97,12 @@ def test_the_site_writes_the_index_and_cell_files_not_the_whole_history(
         cell = columns.read_data_file(site / "data" / "history" / f"{row['file']}.js")
         assert {p["workload"] for p in [row]} and columns.decode(cell["points"])
     assert not (site / "data" / "history.js").exists()
-    assert (site / "data" / "csv" / "history.csv").is_file()  # every night, as CSV
+    # every night of every series is on the SQL page (results parts), not a 172 MB CSV
+    assert not (site / "data" / "csv" / "history.csv").exists()
     html = (site / "history.html").read_text()
     assert html.index("assets/history.js") < html.index("assets/app.js")
     assert "history_cells.js" in html and "data/history.js" not in html
-    assert set(build.CSV_ONLY) == {"history"}
+    assert "history" not in build.TABLES
 
 
 def test_a_change_of_a_wider_scope_is_drawn_in_every_cell_it_covers() -> None:
@@ -137,11 +136,10 @@ def test_a_change_of_a_wider_scope_is_drawn_in_every_cell_it_covers() -> None:
     }  # fmt: skip
 
 
-def test_duckdb_writes_the_cells_and_the_csv_as_python_would(tmp_path: Path) -> None:
-    """The cell files' points and history.csv are written by DuckDB; the same rows
-    through columns.encode and build._csv (the encoders of every other data set) give
-    the same values: dictionaries, rounding, NaN, text a page or a spreadsheet must not
-    run."""
+def test_duckdb_writes_the_cells_as_python_would() -> None:
+    """The cell files' points are written by DuckDB; the same rows through
+    columns.encode (the encoder of every other data set) give the same values:
+    dictionaries, rounding, NaN, text a page must not run."""
     odd = ["=cmd|' /C calc'!A0", "é<script>\u2028", 'a,"b"\nc', "-1", None]
     pts = [
         _point(n, odd[n % 4], [1234.56789, 1e-7 / 3, float("nan"), 2.5e12 / 7][n % 4],
@@ -158,15 +156,6 @@ def test_duckdb_writes_the_cells_and_the_csv_as_python_would(tmp_path: Path) -> 
     safe = columns.script_json_text(got)
     assert "<" not in safe and safe.isascii()
     assert json.loads(safe) == json.loads(columns.script_json(columns.encode(pts, cols)))
-    table.write_csv(tmp_path / "h.csv", build.FORMULA_START)
-    ours = list(csv.reader(io.StringIO((tmp_path / "h.csv").read_text(encoding="utf-8"))))
-    python = [r for r in csv.reader(io.StringIO(build._csv([_shape(table, p) for p in pts])))]
-    assert ours == python and ours[1][0] == "synthetic"
-
-
-def _shape(table: HistoryTable, row: dict[str, Any]) -> dict[str, Any]:
-    """A row as the history's CSV has it: its columns, in order; NaN is a float there."""
-    return {c: row.get(c) for c in table.columns}
 
 
 def test_split_twice_over_one_table_names_the_files_again() -> None:

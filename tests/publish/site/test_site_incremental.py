@@ -4,16 +4,16 @@ scratch. SYNTHETIC history in tmp_path (tests/fixtures/records/synthetic_history
 
 from __future__ import annotations
 
-import csv
 import json
-from datetime import datetime
+from datetime import UTC, datetime
 from pathlib import Path
 
+import duckdb
 import pytest
 
 from fixtures.records.synthetic_history import build_db
 from perftrack.publish.site import build, columns, parquet
-from perftrack.store import explanations, nightfiles
+from perftrack.store import explanations, store
 
 SQL = Path(parquet.SUBDIR)
 
@@ -31,14 +31,16 @@ def inodes(site: Path) -> dict[str, int]:
     return {p.relative_to(site).as_posix(): p.stat().st_ino for p in site.rglob("*") if p.is_file()}
 
 
+# Nights from Jan 29: the second night file (two nights a file) holds Jan 31 and Feb 1.
+START = datetime(2026, 1, 29, 2, 0, tzinfo=UTC)
+
+
 @pytest.fixture
-def db(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """Nights 1-4 ingested "last month" (their night files are named for October), 5-6
-    now: the SQL page's results come in two monthly parts."""
+def db(tmp_path: Path) -> Path:
+    """Nights 1-4 (Jan 29 - Feb 1) in two night files, the second of them across the
+    month's end: the SQL page's results come in two monthly parts, both from it."""
     path = tmp_path / "history" / "results.duckdb"
-    monkeypatch.setattr(nightfiles, "_utc_now", lambda: datetime(2026, 10, 30, 2, 0))
-    build_db(path, 4, repeats=2, threads=(1,), nights_per_batch=2)
-    monkeypatch.undo()
+    build_db(path, 4, repeats=2, threads=(1,), nights_per_batch=2, start=START)
     return path
 
 
@@ -47,9 +49,10 @@ def test_a_rebuild_after_a_new_night_reuses_what_did_not_change(db: Path, tmp_pa
     build.build(db, out)
     before = inodes(out)
     manifest = json.loads((out / SQL / parquet.MANIFEST).read_text())
-    assert manifest["tables"]["results"]["files"] == ["results-202610.parquet"]
-    # two more nights, written now (another month than the first four)
-    build_db(db, 6, repeats=2, threads=(1,), nights_per_batch=6)
+    parts = ["results-202601.parquet", "results-202602.parquet"]
+    assert manifest["tables"]["results"]["files"] == parts
+    # two more nights (Feb 2 and 3), in a third night file
+    build_db(db, 6, repeats=2, threads=(1,), nights_per_batch=6, start=START)
     build.build(db, out)  # over the previous build
     fresh = tmp_path / "fresh"
     build.build(db, fresh)  # from scratch
@@ -60,16 +63,27 @@ def test_a_rebuild_after_a_new_night_reuses_what_did_not_change(db: Path, tmp_pa
     assert len(old_runs) == 4 and len(runs) == 6
     for f in old_runs:  # the same file: taken over, not written again
         assert after[f] == before[f], f
-    part = (SQL / "results-202610.parquet").as_posix()
-    assert after[part] == before[part]
+    january, february = ((SQL / p).as_posix() for p in parts)
+    assert after[january] == before[january]  # its night files did not change
+    assert after[february] != before[february]  # a new night file has results of it
     manifest = json.loads((out / SQL / parquet.MANIFEST).read_text())
     results = manifest["tables"]["results"]
-    assert len(results["files"]) == 2 and results["files"][0] == "results-202610.parquet"
-    # the recomputed data sets are new files
-    assert after["data/csv/history.csv"] != before["data/csv/history.csv"]
-    with (out / "data" / "csv" / "history.csv").open(encoding="utf-8", newline="") as f:
-        history = list(csv.DictReader(f))
-    assert len({r["run_id"] for r in history}) == 6
+    assert results["files"] == parts
+    # each part holds its month's results, and every result is in one part
+    con = duckdb.connect()
+    months = con.execute(
+        "SELECT strftime(started_at, '%Y%m') AS m, count(*) FROM read_parquet(?) "
+        "GROUP BY m ORDER BY m",
+        [[str(out / SQL / p) for p in parts]],
+    ).fetchall()
+    with store.open_db(db, write=False) as st:
+        total = st.con.execute("SELECT count(*) FROM results").fetchone()
+    assert [m for m, _ in months] == ["202601", "202602"]
+    assert sum(n for _, n in months) == results["rows"] == (total or [0])[0]
+    assert results["part_rows"] == {p: n for p, (_, n) in zip(parts, months, strict=True)}
+    # the recomputed data sets are new files; the history is on the SQL page, not a CSV
+    assert after["data/history_cells.js"] != before["data/history_cells.js"]
+    assert not (out / "data" / "csv" / "history.csv").exists()
 
 
 def test_a_changed_run_is_written_again(db: Path, tmp_path: Path) -> None:

@@ -140,12 +140,14 @@ def test_build_exports_every_table_as_zstd_parquet_with_a_manifest(
     assert set(manifest["tables"]) == set(parquet.TABLES)
     con = nightfiles.connect(history_db)  # the DB's tables, night files included
     for name, t in manifest["tables"].items():
-        (path,) = [site / parquet.SUBDIR / f for f in t["files"]]
-        assert t["bytes"] == path.stat().st_size
+        paths = [site / parquet.SUBDIR / f for f in t["files"]]
+        assert len(paths) == 1 or name == parquet.PARTED  # results: one file per month
+        assert t["bytes"] == sum(p.stat().st_size for p in paths)
+        path = "', '".join(map(str, paths))  # read_parquet(['a', 'b']) below
         codecs = {
             c
             for (c,) in con.execute(
-                "SELECT compression FROM parquet_metadata(?)", [str(path)]
+                "SELECT compression FROM parquet_metadata(?)", [[str(p) for p in paths]]
             ).fetchall()
         }
         assert codecs <= {"ZSTD", "UNCOMPRESSED"} and (t["rows"] == 0 or "ZSTD" in codecs), codecs
@@ -153,8 +155,8 @@ def test_build_exports_every_table_as_zstd_parquet_with_a_manifest(
         (n,) = con.execute(f"SELECT count(*) FROM {name}").fetchone()
         assert t["rows"] == n
         for a, b in (
-            (name, f"read_parquet('{path}')"),
-            (f"read_parquet('{path}')", name),
+            (name, f"read_parquet(['{path}'])"),
+            (f"read_parquet(['{path}'])", name),
         ):
             (extra,) = con.execute(
                 f"SELECT count(*) FROM (FROM {a} EXCEPT ALL FROM {b})"
@@ -302,17 +304,19 @@ def test_a_table_split_into_files_reads_as_one_by_column_name(
     sql_dir = site / parquet.SUBDIR
     con = duckdb.connect()
     manifest = json.loads((sql_dir / parquet.MANIFEST).read_text())
-    (part,) = manifest["tables"]["results"]["files"]  # one month of night files: one part
-    whole = str(sql_dir / part)
+    parts = manifest["tables"]["results"]["files"]  # one file per month of results
+    whole = "[" + ", ".join(f"'{sql_dir / p}'" for p in parts) + "]"
     con.execute(
-        f"COPY (SELECT * EXCLUDE (phase) FROM '{whole}' WHERE run_id < 'synthetic-night-0006') "
+        f"COPY (SELECT * EXCLUDE (phase) FROM read_parquet({whole}) "
+        "WHERE run_id < 'synthetic-night-0006') "
         f"TO '{sql_dir / 'night-old.parquet'}' (FORMAT parquet, COMPRESSION zstd)"
     )
     con.execute(
-        f"COPY (SELECT * FROM '{whole}' WHERE run_id >= 'synthetic-night-0006') "
+        f"COPY (SELECT * FROM read_parquet({whole}) WHERE run_id >= 'synthetic-night-0006') "
         f"TO '{sql_dir / 'night-new.parquet'}' (FORMAT parquet, COMPRESSION zstd)"
     )
-    (sql_dir / part).unlink()
+    for part in parts:
+        (sql_dir / part).unlink()
     manifest["tables"]["results"]["files"] = ["night-old.parquet", "night-new.parquet"]
     (sql_dir / parquet.MANIFEST).write_text(json.dumps(manifest))
     open_sql(tab, served(site))

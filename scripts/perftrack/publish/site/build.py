@@ -36,17 +36,16 @@ TABLES = (
     "metric_verdicts",
     "summary",
     "charset",
-    "history",
     "hardware_changes",
     "annotations",
     "runs",
     "cost",
     "history_cells",
 )
-# Too large to load whole at a year of nights: only its CSV, written by DuckDB from the
-# store's table (store/queries/history.py); the history page loads its index
-# (`history_cells`) and one file per cell, data/history/hNNNNN.js (site/history.py).
-CSV_ONLY = ("history",)
+# The history (a row per series, server and night: ~770k at 1,000 nights) is not a data
+# set: the history page loads its index (`history_cells`) and one file per cell,
+# data/history/hNNNNN.js (site/history.py); its rows are one query away on the SQL page
+# (the example "Every night of a series"), from the results' monthly Parquet parts.
 
 
 @dataclass
@@ -149,10 +148,7 @@ def build(
             advice = advisor.page_data(st)
             alerts = regressions.page_data(st)
             parquet.export(st, tmp, previous)
-            if data.history is not None:  # the whole history, written by DuckDB
-                (tmp / "data" / "csv").mkdir(parents=True, exist_ok=True)
-                data.history.write_csv(tmp / "data" / "csv" / "history.csv", FORMULA_START)
-                data.history = None  # the store's table: gone with the connection
+            data.history = None  # the store's table: gone with the connection
         say(
             f"exported {len(data.verdicts)} verdicts, {len(data.summary)} summary rows, "
             f"{data.history_rows} history points, {len(data.runs)} runs"
@@ -197,7 +193,7 @@ def _write(
             f"{js}={columns.script_json(spec)};\n", encoding="ascii"
         )
     data_dir = tmp / "data"
-    sets: dict[str, Any] = {name: getattr(data, name) for name in TABLES if name not in CSV_ONLY}
+    sets: dict[str, Any] = {name: getattr(data, name) for name in TABLES}
     sets["change_points"] = data.change_points
     study_sets = data.studies
     res.data_bytes["meta"] = columns.write_data_file(data_dir / "meta.js", "meta", data.meta)

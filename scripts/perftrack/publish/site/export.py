@@ -75,7 +75,7 @@ class SiteData:
     summary: list[dict[str, Any]] = field(default_factory=list)
     charset: list[dict[str, Any]] = field(default_factory=list)
     # the history (a row per series, server and night) stays in the store: its rows
-    # count, and the table the build writes data/csv/history.csv from
+    # count, and the table the cell files are written from (site/history.py)
     history_rows: int = 0
     history: HistoryTable | None = None
     hardware_changes: list[dict[str, Any]] = field(default_factory=list)

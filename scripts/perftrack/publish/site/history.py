@@ -167,16 +167,25 @@ def split(
             columns.FLOAT_SIGNIFICANT_DIGITS,
             columns.DICT_MAX_DISTINCT_FRACTION,
         )
+    cell_cps = {
+        name: _cell_change_points(key, lines[name], cps)
+        for key, name in zip(keys, files, strict=True)
+    }
+    drawn = {
+        name: sorted({(c["server"], c["hw_key"]) for c in cs}, key=str)
+        for name, cs in cell_cps.items()
+        if cs
+    }
+    drawn_metrics = [m for m in names if any(m in present[f] for f in drawn)]
+    drawn_points = history.line_points(drawn, drawn_metrics) if drawn else {}
     index, out = [], {}
     for key, name, row in zip(keys, files, cells, strict=True):
-        cell_cps = _cell_change_points(key, lines[name], cps)
-        drawn = {(c["server"], c["hw_key"]) for c in cell_cps}
-        pts = history.line_points(name, sorted(drawn, key=str), present[name]) if drawn else []
+        pts = drawn_points.get(name, [])
         parts = {
             "metrics": columns.script_json(present[name]),
             "points": columns.script_json_text(points[name]),
-            "change_points": columns.script_json(columns.encode(cell_cps, CP_COLUMNS)),
-            "steps": columns.script_json(columns.encode(steps(pts, cell_cps, present[name]))),
+            "change_points": columns.script_json(columns.encode(cell_cps[name], CP_COLUMNS)),
+            "steps": columns.script_json(columns.encode(steps(pts, cell_cps[name], present[name]))),
         }
         out[name] = "{" + ",".join(f'"{k}":{v}' for k, v in parts.items()) + "}"
         index.append(
@@ -187,7 +196,7 @@ def split(
                 "nights": row["nights"],
                 "first_at": row["first_at"],
                 "last_at": row["last_at"],
-                "change_points": len(cell_cps),
+                "change_points": len(cell_cps[name]),
             }
         )
     return index, out

@@ -7,12 +7,14 @@ a user types in `duckdb data/results.duckdb`.
 
 Manifest shape: `tables.NAME.files` is a list of paths relative to the manifest. Each
 small, recomputed table is one file exported at every build. `results`, the table that
-grows every night, is one file per month of night files (`results-YYYYMM.parquet`, the
-month of the night file's name): a month's part is written again only when its night
-files changed (the current month, each night), otherwise taken from the previous build
-(`previous`), so a build costs the same after ten years as after one. Its entry also has
-`parts`: per file, the sha256 of its night files' sha256s (what the next build compares).
-The page combines a table's files by column name.
+grows every night, is one file per month of its results (`results-YYYYMM.parquet`, the
+UTC month of `started_at`): a month's part is written again only when the night files
+holding its results changed (the current month, each night), otherwise taken from the
+previous build (`previous`), so a build costs the same after ten years as after one.
+Its entry also has `parts` (per file, the sha256 of the schema version, the partitioning
+and its night files' sha256s: what the next build compares), `part_rows` (per file) and
+`night_files` (per night file, its sha256 and the months of its results: read once per
+file, as a file is never rewritten). The page combines a table's files by column name.
 """
 
 from __future__ import annotations
@@ -46,7 +48,8 @@ TABLES: dict[str, str] = {
 }
 
 
-PARTED = "results"  # the table written as one file per month of its night files
+PARTED = "results"  # the table written as one file per month of its results
+MONTH_OF = "started_at"  # …the month (UTC) of this column
 
 
 def export(st: Store, site: Path, previous: Path | None = None) -> dict[str, Any]:
@@ -77,42 +80,76 @@ def export(st: Store, site: Path, previous: Path | None = None) -> dict[str, Any
 
 
 def _export_parts(st: Store, out: Path, order: str, previous: Path | None) -> dict[str, Any]:
+    files = st.table_files(PARTED)
+    old_parts, old_months = _previous_parts(previous)
+    file_months: dict[str, list[str]] = {}  # night file -> its months, known once per sha256
     months: dict[str, list[tuple[str, str, int]]] = {}
-    for f in st.table_files(PARTED):
-        months.setdefault(Path(f[0]).name[:6], []).append(f)
-    old = _previous_parts(previous)
-    entry: dict[str, Any] = {"files": [], "rows": 0, "bytes": 0, "parts": {}}
-    for month, files in sorted(months.items()):
+    for f in files:
+        path, sha, _rows = f
+        known = old_months.get(path)
+        got = known[1] if known and known[0] == sha else st.file_months(PARTED, path, MONTH_OF)
+        file_months[path] = got
+        for m in got:
+            months.setdefault(m, []).append(f)
+    if files and not months:  # no result yet: one empty part, so the table and its
+        months[Path(files[0][0]).name[:6]] = files  # columns exist on the page
+    entry: dict[str, Any] = {"files": [], "rows": 0, "bytes": 0, "parts": {}, "part_rows": {}}
+    for month, month_files in sorted(months.items()):
         name = f"{PARTED}-{month}.parquet"
         digest = hashlib.sha256(
-            "\n".join([str(st.schema_version), *(sha for _, sha, _ in files)]).encode()
+            "\n".join(
+                [str(st.schema_version), MONTH_OF, *(sha for _, sha, _ in month_files)]
+            ).encode()
         ).hexdigest()
         path = out / name
-        if (
-            old.get(name) == digest
-            and previous is not None
-            and reuse(previous / SUBDIR / name, path)
-        ):
-            rows = sum(n for _, _, n in files)
-        else:
-            rows = st.copy_to_parquet(PARTED, order, path, files=[p for p, _, _ in files])
+        rows = _reused_rows(previous, name, path) if old_parts.get(name) == digest else None
+        if rows is None:
+            rows = st.copy_to_parquet(
+                PARTED, order, path, files=[p for p, _, _ in month_files], month=(MONTH_OF, month)
+            )
         entry["files"].append(name)
         entry["rows"] += rows
         entry["bytes"] += path.stat().st_size
         entry["parts"][name] = digest
+        entry["part_rows"][name] = rows
+    entry["night_files"] = {
+        path: {"sha256": sha, "months": file_months[path]} for path, sha, _ in files
+    }
     return entry
 
 
-def _previous_parts(previous: Path | None) -> dict[str, str]:
-    """{file: digest} of the previous build's results parts; {} if there is none."""
+def _reused_rows(previous: Path | None, name: str, path: Path) -> int | None:
+    """The previous build's part taken over (its rows, from its manifest), else None."""
     if previous is None:
-        return {}
+        return None
     try:
         manifest = json.loads((previous / SUBDIR / MANIFEST).read_text(encoding="utf-8"))
-        parts = manifest["tables"][PARTED].get("parts", {})
+        rows = int(manifest["tables"][PARTED]["part_rows"][name])
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+    return rows if reuse(previous / SUBDIR / name, path) else None
+
+
+def _previous_parts(
+    previous: Path | None,
+) -> tuple[dict[str, str], dict[str, tuple[str, list[str]]]]:
+    """({part file: digest}, {night file: (sha256, months)}) of the previous build's
+    results parts; empty if there is none (or it has another manifest format)."""
+    if previous is None:
+        return {}, {}
+    try:
+        manifest = json.loads((previous / SUBDIR / MANIFEST).read_text(encoding="utf-8"))
+        if manifest.get("format") != MANIFEST_FORMAT:
+            return {}, {}
+        entry = manifest["tables"][PARTED]
+        parts = {str(k): str(v) for k, v in entry.get("parts", {}).items()}
+        nights = {
+            str(k): (str(v["sha256"]), [str(m) for m in v["months"]])
+            for k, v in entry.get("night_files", {}).items()
+        }
     except (OSError, ValueError, KeyError, TypeError, AttributeError):
-        return {}
-    return {str(k): str(v) for k, v in parts.items()} if isinstance(parts, dict) else {}
+        return {}, {}
+    return parts, nights
 
 
 def reuse(old: Path, new: Path) -> bool:

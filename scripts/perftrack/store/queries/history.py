@@ -1,19 +1,18 @@
-"""The site's nightly history as a table DuckDB writes out (CSV, per-cell JSON).
+"""The site's nightly history as a table DuckDB writes out (per-cell JSON).
 
 One row per site series, server and run (night): the median of the night's repeats of
 each metric, throughput's min–max, in the site's row shape (`HISTORY_COLUMNS`). At 1,000
 nights of the nightly matrix that is ~800k rows: turned into a Python dict each, then
-into CSV and JSON by Python, it cost the site build a minute. So the rows stay in a TEMP
-table of the store's connection and DuckDB writes the CSV (`COPY`) and each cell's
-points as JSON text in the site's column encoding; Python sees only the labels (one per
-series, run and server), the cells' index and the points of the lines that have change
-points (publish/site/history.py draws their steps).
+into JSON by Python, it cost the site build a minute. So the rows stay in a TEMP table
+of the store's connection and DuckDB writes each cell's points as JSON text in the
+site's column encoding; Python sees only the labels (one per series, run and server),
+the cells' index and the points of the lines that have change points
+(publish/site/history.py draws their steps).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from pathlib import Path
 from typing import Any
 
 import duckdb
@@ -33,6 +32,7 @@ TABLE = "site_history"
 # the table's makings (dropped once it is made) and the cells' files
 _RAW, _SERIES, _FILES = "site_history_raw", "site_history_series", "site_history_files"
 _RUNS, _ORDER = "site_history_runs", "site_history_vorder"
+_WANTED = "site_history_lines"  # the lines whose points line_points reads
 # The columns of the DB that name a series, as the site's labels (`describe`) read them.
 SERIES_KEYS = (*(c for c in SITE_SERIES if c != "coll"), "coll")
 
@@ -115,18 +115,27 @@ class HistoryTable:
         ).fetchall()
 
     def line_points(
-        self, file: str, lines: Sequence[tuple[Any, Any]], metrics: Sequence[str]
-    ) -> list[dict[str, Any]]:
-        """The rows of one cell's lines (server, hw_key), oldest first: their line, night
-        (`at`, `run_id`) and `metrics`."""
-        wanted = set(lines)
-        cols = ", ".join(_col(self, c) for c in ("server", "hw_key", "at", "run_id", *metrics))
+        self, lines: Mapping[str, Sequence[tuple[Any, Any]]], metrics: Sequence[str]
+    ) -> dict[str, list[dict[str, Any]]]:
+        """{file: the rows of that cell's `lines` (server, hw_key), oldest first}: their
+        line, night (`at`, `run_id`) and `metrics`; every cell in one query."""
+        pairs = sorted({(f, str(s)) for f, ls in lines.items() for s, _ in ls if s is not None})
+        _temp(self.con, _WANTED, {"file": [f for f, _ in pairs], "server": [s for _, s in pairs]})
+        for c in ("server", "hw_key", "at", "run_id", *metrics):
+            _col(self, c)  # a history column
+        cols = ", ".join(f'h."{c}"' for c in ("server", "hw_key", "at", "run_id", *metrics))
         rows = self._all(
-            f"SELECT {cols} FROM {TABLE} "
-            "WHERE file = ? AND list_contains(?::VARCHAR[], server) ORDER BY rn",
-            [file, sorted({_text(s) for s, _ in lines} - {None})],
+            f"SELECT h.file AS _file, {cols} FROM {TABLE} h "
+            f"JOIN {_WANTED} w ON h.file = w.file AND h.server = w.server ORDER BY h.rn"
         )
-        return [r for r in rows if (r["server"], r["hw_key"]) in wanted]
+        self.con.execute(f"DROP TABLE {_WANTED}")
+        wanted = {f: set(ls) for f, ls in lines.items()}
+        out: dict[str, list[dict[str, Any]]] = {f: [] for f in lines}
+        for r in rows:
+            f = r.pop("_file")
+            if (r["server"], r["hw_key"]) in wanted[f]:
+                out[f].append(r)
+        return out
 
     def points_json(
         self, files: Sequence[str], columns: Sequence[str], digits: int, dict_fraction: float
@@ -179,40 +188,12 @@ class HistoryTable:
         ).fetchall()
         return {f: str(text) for f, text in got}
 
-    # --- the whole history as CSV --------------------------------------------------
-
-    def write_csv(self, path: Path, formula_start: Sequence[str]) -> int:
-        """Every row, oldest first, as CSV with a header (an empty file when there is no
-        row); a text starting with one of `formula_start` gets a leading `'` (a
-        spreadsheet would run it). Returns the rows written."""
-        n = self.count()
-        if not n:
-            path.write_text("", encoding="utf-8")
-            return 0
-        types = self._types()
-        starts = "[" + ", ".join(f"chr({ord(s)})" for s in formula_start) + "]"
-        cols = []
-        for c in self.columns:
-            q = _col(self, c)
-            if types[c] == "VARCHAR":
-                q = f"CASE WHEN list_contains({starts}, left({q}, 1)) THEN '''' || {q} ELSE {q} END"
-            cols.append(f'{q} AS "{c}"')
-        self.con.execute(
-            f"COPY (SELECT {', '.join(cols)} FROM {TABLE} ORDER BY rn) TO ? (FORMAT csv, HEADER)",
-            [str(path)],
-        )
-        return n
-
 
 def _col(table: HistoryTable, name: str) -> str:
     """A column of the table, quoted (`collation` is a keyword)."""
     if name not in (*table.columns, "file", "rn"):
         raise ValueError(f"not a history column: {name!r}")
     return f'"{name}"'
-
-
-def _text(value: Any) -> str | None:
-    return None if value is None else str(value)
 
 
 class HistoryQueries:
@@ -236,15 +217,24 @@ class HistoryQueries:
         extra = "".join(f", r.{c}" for c in cols)
         medians = "".join(f", median({c}) AS {c}" for c in cols)
         g = ", ".join(SITE_SERIES)
+        on = " AND ".join(f"a.{k} IS NOT DISTINCT FROM s.{k}" for k in SITE_SERIES)
+        # sid: the series' rank in series order, ranked over the distinct series and
+        # joined back; rn: the row's place by run time, run, series (sid ranks them in
+        # the same order as their columns would) and server. Two sorts of every row by
+        # all the series' columns cost more than the medians.
         self.con.execute(f"""
             CREATE OR REPLACE TEMP TABLE {_RAW} AS
-            SELECT dense_rank() OVER (ORDER BY {g}) AS sid,
-                   row_number() OVER (ORDER BY run_at, run_id, {g}, server) AS rn, *
-            FROM (WITH ok AS ({ok_results(extra)})
-                  SELECT {g}, server, run_id, any_value(run_at) AS run_at, count(*) AS n,
-                         median(tps) AS tps, min(tps) AS tps_min, max(tps) AS tps_max,
-                         median(latency_pct_ms) AS p95_ms{medians}
-                  FROM ok GROUP BY {g}, server, run_id)""")
+            WITH agg AS (
+                WITH ok AS ({ok_results(extra)})
+                SELECT {g}, server, run_id, any_value(run_at) AS run_at, count(*) AS n,
+                       median(tps) AS tps, min(tps) AS tps_min, max(tps) AS tps_max,
+                       median(latency_pct_ms) AS p95_ms{medians}
+                FROM ok GROUP BY {g}, server, run_id),
+            s AS (SELECT {g}, dense_rank() OVER (ORDER BY {g}) AS sid
+                  FROM (SELECT DISTINCT {g} FROM agg))
+            SELECT s.sid, row_number() OVER (ORDER BY a.run_at, a.run_id, s.sid, a.server) AS rn,
+                   a.*
+            FROM agg a JOIN s ON {on}""")
         series = table._all(f"SELECT DISTINCT sid, {', '.join(SERIES_KEYS)} FROM {_RAW}")
         labels = [describe(s) for s in series]
         _temp(

@@ -34,6 +34,16 @@ def ok_results(extra: str = "") -> str:
 
 _OK = ok_results()
 _G = ", ".join(SITE_SERIES)
+# The newest run of each site series and server in `ok` (a hash aggregate and a join: a
+# window over every result partitioned by series took seconds at 1,000 nights), and the
+# join of `ok o` to it; rows in series order (the pages' sorts keep it among equals),
+# lists in a row in no particular order unless ordered.
+_NEWEST = f"newest AS (SELECT {_G}, server, max(run_at) AS newest_at FROM ok GROUP BY ALL)"
+_OG = ", ".join(f"o.{c}" for c in SITE_SERIES)
+_ON = " AND ".join(
+    [*(f"o.{c} IS NOT DISTINCT FROM n.{c}" for c in (*SITE_SERIES, "server")),
+     "o.run_at = n.newest_at"]
+)  # fmt: skip
 
 
 class SiteQueries(QueryBase):
@@ -65,13 +75,11 @@ class SiteQueries(QueryBase):
     def newest_repeats(self) -> list[dict[str, Any]]:
         """Per site series and server, the newest run's ok repeats: tps (sorted) and p95."""
         return self._dicts(f"""
-            WITH ok AS ({_OK}),
-            marked AS (SELECT *, max(run_at) OVER (PARTITION BY {_G}, server) AS newest_at
-                       FROM ok)
-            SELECT {_G}, server, run_id, any_value(run_at) AS run_at,
-                   list(tps ORDER BY tps) AS tps, list(latency_pct_ms) AS p95
-            FROM marked WHERE run_at = newest_at
-            GROUP BY {_G}, server, run_id""")
+            WITH ok AS ({_OK}), {_NEWEST}
+            SELECT {_OG}, o.server, o.run_id, any_value(o.run_at) AS run_at,
+                   list(o.tps ORDER BY o.tps) AS tps, list(o.latency_pct_ms) AS p95
+            FROM ok o JOIN newest n ON {_ON}
+            GROUP BY ALL ORDER BY {_OG}, o.server, o.run_id""")
 
     def newest_cost(self, columns: Sequence[str]) -> list[dict[str, Any]]:
         """Per site series and server, the newest run's ok repeats (latest attempts):
@@ -79,7 +87,7 @@ class SiteQueries(QueryBase):
         the list of cpu_us_per_txn."""
         cols = [metric_column(c) for c in columns]
         picked = ", ".join(f"r.{c}" for c in cols)
-        lists = ", ".join(f"list({c}) FILTER (WHERE {c} IS NOT NULL) AS {c}" for c in cols)
+        lists = ", ".join(f"list(o.{c}) FILTER (WHERE o.{c} IS NOT NULL) AS {c}" for c in cols)
         return self._dicts(f"""
             WITH ok AS (
                 SELECT ru.runner_class, ru.hw_key, ru.first_started_at AS run_at, r.run_id,
@@ -87,14 +95,13 @@ class SiteQueries(QueryBase):
                        r.workload, r.threads, r."collation" AS coll,
                        s.server_id AS server, {picked}, r.noisy, r.cpu_us_per_txn AS cpu_total
                 FROM results r JOIN runs ru USING (run_id) JOIN servers s USING (server_key)
-                WHERE r.status = 'ok' AND r.tps IS NOT NULL AND {LATEST_ATTEMPT}),
-            marked AS (SELECT *, max(run_at) OVER (PARTITION BY {_G}, server) AS newest_at
-                       FROM ok)
-            SELECT {_G}, server, run_id, count(*) AS n, count(*) FILTER (WHERE noisy) AS noisy,
-                   median(cpu_total) AS cpu_us_per_txn,
-                   list(cpu_total) FILTER (WHERE cpu_total IS NOT NULL) AS cpu_total, {lists}
-            FROM marked WHERE run_at = newest_at
-            GROUP BY {_G}, server, run_id""")
+                WHERE r.status = 'ok' AND r.tps IS NOT NULL AND {LATEST_ATTEMPT}), {_NEWEST}
+            SELECT {_OG}, o.server, o.run_id, count(*) AS n,
+                   count(*) FILTER (WHERE o.noisy) AS noisy,
+                   median(o.cpu_total) AS cpu_us_per_txn,
+                   list(o.cpu_total) FILTER (WHERE o.cpu_total IS NOT NULL) AS cpu_total, {lists}
+            FROM ok o JOIN newest n ON {_ON}
+            GROUP BY ALL ORDER BY {_OG}, o.server, o.run_id""")
 
     def hardware_timeline(self) -> list[tuple[Any, ...]]:
         """(runner_class, hw_key, first_started_at, cpu_model) of every run, oldest first."""

@@ -28,15 +28,36 @@ class SnapshotQueries(QueryBase):
             [table],
         )
 
+    def file_months(self, table: str, file: str, time_column: str) -> list[str]:
+        """The months (UTC, `YYYYMM`) of `time_column` in one night file of `table`: a
+        file is never rewritten, so its months are known once and for all."""
+        source = f"({nightfiles.select_files(self.con, self.path, table, [file])})"
+        return [
+            str(m)
+            for (m,) in self._tuples(
+                f"SELECT DISTINCT strftime({time_column}, '%Y%m') AS m FROM {source} ORDER BY m"
+            )
+        ]
+
     def copy_to_parquet(
-        self, table: str, order_by: str, path: Path, files: list[str] | None = None
+        self,
+        table: str,
+        order_by: str,
+        path: Path,
+        files: list[str] | None = None,
+        month: tuple[str, str] | None = None,
     ) -> int:
         """Write `table` (all columns, rows in `order_by` order) to `path`; its row count.
-        `files`: only the rows of these night files of the table (`table_files` paths).
-        `table` and `order_by` are names from the caller's own table list, not input."""
+        `files`: only the rows of these night files of the table (`table_files` paths);
+        `month`: (time column, `YYYYMM`): only the rows of that month (UTC).
+        `table`, `order_by` and the column are names from the caller's own list, not input."""
         source = table
         if files is not None:
             source = f"({nightfiles.select_files(self.con, self.path, table, files)})"
+        if month is not None:
+            source = f"(SELECT * FROM {source} WHERE strftime({month[0]}, '%Y%m') = '{month[1]}')"
+            if not month[1].isdigit():
+                raise ValueError(f"not a month: {month[1]!r}")
         try:
             self.con.execute(
                 f"COPY (SELECT * FROM {source} ORDER BY {order_by}) TO ? ({COPY_OPTIONS})",
