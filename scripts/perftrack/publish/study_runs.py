@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from perftrack.core.errors import ConfigError
+from perftrack.planning.matrix import Matrix
 from perftrack.planning.study import Study
 from perftrack.planning.workloads import PREPOST_WORKLOAD
 
@@ -31,7 +32,11 @@ def read_records(run_dirs: Path | list[Path]) -> list[dict[str, Any]]:
 def of_study(st: Study, scale: str, cell: dict[str, Any]) -> bool:
     """A cell one of the scale's matrices plans (the servers' other runs in the DB, the
     nightly's or another study's, have other workloads, threads, lengths or profiles)."""
-    for m in st.matrices(scale):
+    return _planned(st.matrices(scale), cell)
+
+
+def _planned(matrices: list[Matrix], cell: dict[str, Any]) -> bool:
+    for m in matrices:
         workloads = set(m.workloads) | ({PREPOST_WORKLOAD} if m.prepost else set())
         if (
             cell["workload"] in workloads
@@ -46,7 +51,8 @@ def of_study(st: Study, scale: str, cell: dict[str, Any]) -> bool:
 
 def db_records(st: Study, scale: str, records: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """The records (from the DB's `cell_records`) of the cells this study plans at this scale."""
-    return [r for r in records if of_study(st, scale, r["cell"])]
+    matrices = st.matrices(scale)  # read once: building them parses YAML files
+    return [r for r in records if _planned(matrices, r["cell"])]
 
 
 def find_runs(st: Study, scale: str, runs_dir: Path, run_ids: list[str]) -> list[Path]:

@@ -68,9 +68,10 @@ def page_data(s: StudyPage, records: list[dict[str, Any]]) -> dict[str, Any]:
 
 def scale_shown(st: study_mod.Study, records: list[dict[str, Any]]) -> str:
     counts = {scale: 0 for scale in st.scales}
+    servers = {scale: set(st.servers(scale)) for scale in counts}  # once, not per record
     for rec in records:
         for scale in counts:
-            if rec["server"]["id"] in st.servers(scale):
+            if rec["server"]["id"] in servers[scale]:
                 counts[scale] += 1
     return max(counts, key=lambda k: (counts[k], k == "full"))
 
