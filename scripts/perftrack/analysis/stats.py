@@ -104,7 +104,8 @@ def compare(
         )
         lo, hi = float(res.confidence_interval.low), float(res.confidence_interval.high)
         p = float(stats.mannwhitneyu(xa, xb, alternative="two-sided").pvalue)
-    return _judged(xa, xb, ratio, lo, hi, p, threshold, higher_is_better, min_effect)
+    sizes, medians = (len(xa), len(xb)), (float(np.median(xa)), float(np.median(xb)))
+    return _judged(sizes, medians, ratio, lo, hi, p, threshold, higher_is_better, min_effect)
 
 
 def compare_paired(
@@ -172,25 +173,14 @@ def compare_paired_all(
             ratio = math.exp(mean)
             thr, higher = thresholds[i], higher_is_better[i]
             thr = thr(sd) if callable(thr) else thr
-            out[i] = Comparison(
-                n,
-                n,
-                float(med_a[j]),
-                float(med_b[j]),
-                ratio,
-                lo,
-                hi,
-                pv,
-                thr,
-                verdict(ratio, lo, hi, pv, thr, higher, min_effect),
-                paired=True,
-            )
+            medians = (float(med_a[j]), float(med_b[j]))
+            out[i] = _judged((n, n), medians, ratio, lo, hi, pv, thr, higher, min_effect, True)
     return out
 
 
 def _judged(
-    xa: np.ndarray,
-    xb: np.ndarray,
+    sizes: tuple[int, int],
+    medians: tuple[float, float],
     ratio: float,
     lo: float,
     hi: float,
@@ -202,10 +192,8 @@ def _judged(
 ) -> Comparison:
     """The comparison with its verdict, by the one rule (`verdict`)."""
     return Comparison(
-        len(xa),
-        len(xb),
-        float(np.median(xa)),
-        float(np.median(xb)),
+        *sizes,
+        *medians,
         ratio,
         lo,
         hi,
