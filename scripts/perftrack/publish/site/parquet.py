@@ -102,7 +102,10 @@ def _export_parts(st: Store, out: Path, order: str, previous: Path | None) -> di
             ).encode()
         ).hexdigest()
         path = out / name
-        rows = _reused_rows(previous, name, path) if old_parts.get(name) == digest else None
+        old_digest, old_rows = old_parts.get(name, (None, None))
+        rows = None
+        if old_digest == digest and old_rows is not None and previous is not None:
+            rows = old_rows if reuse(previous / SUBDIR / name, path) else None
         if rows is None:
             rows = st.copy_to_parquet(
                 PARTED, order, path, files=[p for p, _, _ in month_files], month=(MONTH_OF, month)
@@ -118,23 +121,12 @@ def _export_parts(st: Store, out: Path, order: str, previous: Path | None) -> di
     return entry
 
 
-def _reused_rows(previous: Path | None, name: str, path: Path) -> int | None:
-    """The previous build's part taken over (its rows, from its manifest), else None."""
-    if previous is None:
-        return None
-    try:
-        manifest = json.loads((previous / SUBDIR / MANIFEST).read_text(encoding="utf-8"))
-        rows = int(manifest["tables"][PARTED]["part_rows"][name])
-    except (OSError, ValueError, KeyError, TypeError):
-        return None
-    return rows if reuse(previous / SUBDIR / name, path) else None
-
-
 def _previous_parts(
     previous: Path | None,
-) -> tuple[dict[str, str], dict[str, tuple[str, list[str]]]]:
-    """({part file: digest}, {night file: (sha256, months)}) of the previous build's
-    results parts; empty if there is none (or it has another manifest format)."""
+) -> tuple[dict[str, tuple[str, int | None]], dict[str, tuple[str, list[str]]]]:
+    """({part file: (digest, rows)}, {night file: (sha256, months)}) of the previous
+    build's results parts, from its manifest read once; empty if there is none (or it has
+    another manifest format)."""
     if previous is None:
         return {}, {}
     try:
@@ -142,7 +134,11 @@ def _previous_parts(
         if manifest.get("format") != MANIFEST_FORMAT:
             return {}, {}
         entry = manifest["tables"][PARTED]
-        parts = {str(k): str(v) for k, v in entry.get("parts", {}).items()}
+        counts = entry.get("part_rows", {})
+        parts = {
+            str(k): (str(v), int(counts[k]) if k in counts else None)
+            for k, v in entry.get("parts", {}).items()
+        }
         nights = {
             str(k): (str(v["sha256"]), [str(m) for m in v["months"]])
             for k, v in entry.get("night_files", {}).items()
