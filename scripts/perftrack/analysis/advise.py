@@ -90,15 +90,11 @@ def _pairs(
     main = compare.versus_all([(a, b, t.noise_cv, higher, t.aa_spread) for t, a, b in chosen])
     lat = [(_latency_row(a), _latency_row(b)) for _t, a, b in chosen]
     p95 = compare.versus_all([(la, lb, None, False, None) for la, lb in lat], defer_unpaired=True)
-    p95 = [
-        compare.versus(la, lb, stats.cv(la.values + lb.values), False)
-        if isinstance(c, compare.Deferred)
-        else c
-        for (la, lb), c in zip(lat, p95, strict=True)
-    ]
     out = []
-    for m, q in zip(main, p95, strict=True):
-        assert not isinstance(m, compare.Deferred) and not isinstance(q, compare.Deferred)
+    for m, (la, lb), q in zip(main, lat, p95, strict=True):
+        if isinstance(q, compare.Deferred):  # unpaired: the pooled CV, for such a pair only
+            q = compare.versus(la, lb, stats.cv(la.values + lb.values), False)
+        assert not isinstance(m, compare.Deferred)
         out.append((_estimate(m), _estimate(q)))
     return out
 

@@ -120,7 +120,7 @@ def tables(
         row.rounds = list(zip(run_ids, repeats, strict=True))
         groups[tuple(s[:n])].append(row)
     out: list[Table] = []
-    pairs: list[tuple[Row, Row, float | None, bool, float | None]] = []
+    pairs: list[Pair] = []
     for gk, rows in sorted(groups.items(), key=lambda kv: tuple(map(str, kv[0]))):
         t = Table(dict(zip(GROUP_COLS, gk, strict=True)))
         t.rows = sorted(rows, key=lambda r: _version_key(r.product, r.version))
