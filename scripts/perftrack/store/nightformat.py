@@ -82,9 +82,7 @@ def _seconds(version: int) -> tuple[list[str], list[str]]:
     ]
 
 
-def encoded_select(
-    con: duckdb.DuckDBPyConnection, relation: str, version: int = SECONDS_VERSION
-) -> str:
+def encoded_select(con: duckdb.DuckDBPyConnection, relation: str, version: int) -> str:
     """The SELECT list that writes `relation` (rows of `results`, in its column types) in
     the format of schema `version` (≥ 10): each DOUBLE column at the smallest exact scale,
     record_id null where it is derived, and since v11 whole-second timestamps as
@@ -105,7 +103,7 @@ def encoded_select(
     return ", ".join([f"* REPLACE ({', '.join(replace + times)})", *added])
 
 
-def decoded_select(version: int = SECONDS_VERSION) -> str:
+def decoded_select(version: int) -> str:
     """The view's SELECT list over results files up to schema `version` (the newest of
     the files it reads, ≥ 10): record_id recomputed where a file left it null, every
     DOUBLE column cast back (a no-op on files written before v10), and since v11 the

@@ -55,9 +55,9 @@ class SnapshotQueries(QueryBase):
         if files is not None:
             source = f"({nightfiles.select_files(self.con, self.path, table, files)})"
         if month is not None:
-            source = f"(SELECT * FROM {source} WHERE strftime({month[0]}, '%Y%m') = '{month[1]}')"
             if not month[1].isdigit():
                 raise ValueError(f"not a month: {month[1]!r}")
+            source = f"(SELECT * FROM {source} WHERE strftime({month[0]}, '%Y%m') = '{month[1]}')"
         try:
             self.con.execute(
                 f"COPY (SELECT * FROM {source} ORDER BY {order_by}) TO ? ({COPY_OPTIONS})",
