@@ -21,6 +21,7 @@ import shutil
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
@@ -35,9 +36,9 @@ from perftrack.store import nightfiles, store  # noqa: E402
 DB_NAME = "synthetic-history.duckdb"  # history_scale.py's
 
 
-def _timed(step: str, fn: object) -> float:
+def _timed(step: str, fn: Callable[[], object]) -> float:
     t0 = time.perf_counter()
-    rc = fn()  # type: ignore[operator]
+    rc = fn()
     took = time.perf_counter() - t0
     if isinstance(rc, int) and rc != 0:
         raise SystemExit(f"{step} failed (exit {rc})")
