@@ -63,3 +63,27 @@ def test_series_samples_are_series_values_grouped_by_series_and_server(
         )
     assert sum(len(s[n + 5]) for s in samples) == len(values)
     assert max(len(s[n + 5]) for s in samples) == (recent or 6)
+
+
+@pytest.mark.parametrize("without_latency", [0, 1])  # ok results with tps and no p95
+def test_p95_samples_are_their_own_query_s_answer_whether_or_not_taken_from_throughput_s(
+    tmp_path: Path, without_latency: int
+) -> None:
+    """On a read-only store, p95's samples come from throughput's answer when both pick
+    the same rows, and from their own query when a result has one and not the other:
+    either way they are what the query gives. A writer keeps no answer."""
+    recs = records()
+    for rec in recs[:without_latency]:
+        rec["result"]["latency_pct_ms"] = None
+    db = tmp_path / "r.duckdb"
+    with store.open_db(db, write=True) as st:
+        st.ingest(recs)
+        assert st.series_samples("tps", recent=5) is not st.series_samples("tps", recent=5)
+    with store.open_db(db, write=False) as st:
+        assert st._same_selection("tps", "latency_pct_ms") is (without_latency == 0)
+        p95 = st.series_samples("latency_pct_ms", recent=5)
+        assert p95 == st._samples("latency_pct_ms", None, None, 5)
+        assert len(p95) == 4 and all(None not in s[-4] for s in p95)
+        assert st.series_samples("latency_pct_ms", recent=5) is p95  # asked once
+        taken = "tps" in {k[1] for k in st.__dict__["_kept_answers"] if k[0] == "series_samples"}
+        assert taken is (without_latency == 0)

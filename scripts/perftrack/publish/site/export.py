@@ -97,6 +97,9 @@ class SiteData:
 DESCRIBED = ("runner_class", "hw_key", "profile", "tables", "table_size", "duration_s")
 DESCRIBED += ("connection", *AXES, "workload", "threads")
 
+# What `series_samples` gives of a series' server after the series columns.
+SAMPLE_SERVER = ("server_id", "product", "version", "version_string", "stand_in")
+
 
 class Exporter:
     """Reads one open store (its named site queries); each method returns one data set."""
@@ -249,19 +252,11 @@ class Exporter:
         hardware): each side the newest run that measured it, compared by the axis
         comparison of `perftrack compare SERVER --axis charset` (analysis/axis.py
         `compared`, i.e. compare.versus: paired when both come from one run)."""
-        rows = self.st.series_values(
-            compare.METRICS[verdicts.METRIC][0], recent=compare.RECENT_VALUES
-        )
         fixed = axis.fixed_columns("charset")
         by_cell: dict[tuple[Any, ...], dict[str, list[dict[str, Any]]]] = defaultdict(dict)
-        for d in rows:  # oldest first: a later run of a collation replaces the earlier one
-            if self.current_hw.get(d["runner_class"]) != d["hw_key"]:
-                continue
+        for d in self._newest_run_values():
             colls = by_cell[(*(d[c] for c in fixed), d["server_id"])]
-            side = colls.setdefault(d["collation"], [])
-            if side and side[-1]["run_id"] != d["run_id"]:
-                side.clear()
-            side.append(d)
+            colls[d["collation"]] = d["values"]
         noise, spreads = self.st.noise_cv(), self.st.noise_spread()
         out = []
         for cell, cells in by_cell.items():
@@ -299,6 +294,33 @@ class Exporter:
                     }
                 )
         out.sort(key=lambda r: (r["workload"], r["threads"], r["collation"], r["vorder"]))
+        return out
+
+    def _newest_run_values(self) -> list[dict[str, Any]]:
+        """Per series and server (current hardware only): the values of its newest run,
+        as `series_values` rows (key `values`), from the store's `series_samples` of the
+        comparisons' window: the answer compare.tables reads (advisor), asked once."""
+        samples = self.st.series_samples(
+            compare.METRICS[verdicts.METRIC][0], recent=compare.RECENT_VALUES
+        )
+        n = len(compare.GROUP_COLS)
+        out = []
+        for s in samples:  # values oldest first: the newest run's are the last ones
+            series = dict(zip(compare.GROUP_COLS, s[:n], strict=True))
+            if self.current_hw.get(series["runner_class"]) != series["hw_key"]:
+                continue
+            ident = dict(zip(SAMPLE_SERVER, s[n : n + 5], strict=True))
+            values, latency, run_ids, rounds = s[n + 5 :]
+            first = len(run_ids)
+            while first > 0 and run_ids[first - 1] == run_ids[-1]:
+                first -= 1
+            rows = [
+                {**series, **ident, "value": v, "latency_pct_ms": lat, "run_id": r, "round": k}
+                for v, lat, r, k in zip(
+                    values[first:], latency[first:], run_ids[first:], rounds[first:], strict=True
+                )
+            ]
+            out.append({**series, "server_id": ident["server_id"], "values": rows})
         return out
 
     # --- history ---------------------------------------------------------------------

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import Any
+from collections.abc import Callable, Hashable, Sequence
+from typing import Any, TypeVar
 
 import duckdb
+
+T = TypeVar("T")
 
 
 class QueryBase:
@@ -24,6 +26,17 @@ class QueryBase:
 
     def _one(self, sql: str, params: Sequence[Any] = ()) -> tuple[Any, ...] | None:
         return self.con.execute(sql, list(params)).fetchone()
+
+    def _kept(self, key: Hashable, compute: Callable[[], T]) -> T:
+        """`compute()`, once per `key` on a read-only store: nothing can change its data
+        while it is open (the site build asks several pages' questions of one store). A
+        writer's answers are never kept. Callers read a kept answer, never change it."""
+        if self.write:
+            return compute()
+        kept: dict[Hashable, Any] = self.__dict__.setdefault("_kept_answers", {})
+        if key not in kept:
+            kept[key] = compute()
+        return kept[key]
 
 
 def marks(values: Sequence[Any]) -> str:

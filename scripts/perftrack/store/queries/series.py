@@ -92,7 +92,27 @@ class SeriesQueries(QueryBase):
         server, in order of their oldest value: the series columns, server_id, product,
         version, version_string, stand_in (of its oldest value), then its values, their
         latency_pct_ms (None where not measured), run_ids and repeats, each a list oldest
-        first. compare reads these: a dict per value was ~1.4 s of detect at 1,000 nights."""
+        first. compare reads these: a dict per value was ~1.4 s of detect at 1,000 nights.
+        Asked once per read-only store (`_kept`): the site's pages share one answer."""
+        key = ("series_samples", column, run_id, tuple(servers or ()), recent)
+        if column == "latency_pct_ms" and not self.write and self._same_selection("tps", column):
+            # the same rows as throughput's: their latency lists, from throughput's answer
+            kept = self.series_samples("tps", run_id=run_id, servers=servers, recent=recent)
+            return self._kept(key, lambda: [(*s[:-4], s[-3], s[-3], *s[-2:]) for s in kept])
+        return self._kept(key, lambda: self._samples(column, run_id, servers, recent))
+
+    def _same_selection(self, a: str, b: str) -> bool:
+        """No ok result has a value of one of the two columns and not of the other: the
+        two columns' series_values pick the same rows."""
+        ca, cb = metric_column(a), metric_column(b)
+        row = self._one(
+            f"SELECT count(*) FROM results WHERE status = 'ok' AND ({ca} IS NULL) <> ({cb} IS NULL)"
+        )
+        return bool(row) and row[0] == 0
+
+    def _samples(
+        self, column: str, run_id: str | None, servers: list[str] | None, recent: int | None
+    ) -> list[tuple[Any, ...]]:
         sql, args = self._values_sql(column, run_id, servers, recent)
         cols = ", ".join(f'"{c}"' for c in (*SERIES_COLS, "server_id"))
         first = ", ".join(
@@ -160,7 +180,10 @@ class SeriesQueries(QueryBase):
 
     def series_varsets(self) -> dict[tuple[Any, ...], str]:
         """(series…, server_id) -> the server's most common variable set in that series (of
-        two as common, the first by hash)."""
+        two as common, the first by hash). Asked once per read-only store (`_kept`)."""
+        return self._kept("series_varsets", self._varsets)
+
+    def _varsets(self) -> dict[tuple[Any, ...], str]:
         rows = self._tuples(f"""
             SELECT {series_select()}, s.server_id, r.varset_hash, count(*) AS n
             FROM results r JOIN runs ru USING (run_id) JOIN servers s USING (server_key)
@@ -200,7 +223,10 @@ class SeriesQueries(QueryBase):
 
     def series_last_run(self) -> dict[tuple[Any, ...], tuple[datetime, str]]:
         """(series…, server_id) -> when that server last finished an ok cell of it, and
-        that cell's run id."""
+        that cell's run id. Asked once per read-only store (`_kept`)."""
+        return self._kept("series_last_run", self._last_run)
+
+    def _last_run(self) -> dict[tuple[Any, ...], tuple[datetime, str]]:
         rows = self._tuples(f"""
             SELECT {series_select()}, s.server_id, max(r.finished_at),
                    arg_max(r.run_id, r.finished_at)
