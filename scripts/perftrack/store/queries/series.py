@@ -77,7 +77,7 @@ class SeriesQueries(QueryBase):
         many values per series."""
         sql, args = self._values_sql(column, run_id, servers, recent)
         return self._dicts(
-            f"SELECT * EXCLUDE (started_at, record_id) FROM ({sql}) ORDER BY started_at", args
+            f"SELECT * EXCLUDE (started_at, cell_id) FROM ({sql}) ORDER BY started_at", args
         )
 
     def series_samples(
@@ -119,9 +119,11 @@ class SeriesQueries(QueryBase):
             f"arg_min({c}, started_at)"
             for c in ("product", "version", "version_string", "stand_in")
         )
-        # one order for every list: by time, then the row's id (equal times stay aligned)
+        # one order for every list: by time, then the row's run and cell (equal times stay
+        # aligned; the latest attempt of a cell is one row). Not record_id: the view makes
+        # it from these for every row of the history, before the window drops most of them.
         lists = ", ".join(
-            f'list("{c}" ORDER BY started_at, record_id)'
+            f'list("{c}" ORDER BY started_at, run_id, cell_id)'
             for c in ("value", "latency_pct_ms", "run_id", "round")
         )
         return self._tuples(
@@ -134,7 +136,7 @@ class SeriesQueries(QueryBase):
         self, column: str, run_id: str | None, servers: list[str] | None, recent: int | None
     ) -> tuple[str, list[Any]]:
         """The selection of series_values and series_samples, with started_at and
-        record_id."""
+        cell_id (their order)."""
         col = metric_column(column)
         where = ["r.status = 'ok'", f"r.{col} IS NOT NULL", LATEST_ATTEMPT]
         args: list[Any] = []
@@ -154,7 +156,7 @@ class SeriesQueries(QueryBase):
             f"""SELECT {series_select()},
                        s.server_id, s.product, s.version, s.version_string, s.stand_in,
                        r.{col} AS value, r.latency_pct_ms, r.run_id, r."repeat" AS round,
-                       r.started_at, r.record_id
+                       r.started_at, r.cell_id
                 FROM results r JOIN runs ru USING (run_id) JOIN servers s USING (server_key)
                 WHERE {" AND ".join(where)}
                 {newest}""",

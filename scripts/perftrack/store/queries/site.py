@@ -54,7 +54,7 @@ class SiteQueries(QueryBase):
             """SELECT s.server_id AS server, any_value(s.product) AS product,
                       any_value(s.version) AS version,
                       arg_max(s.version_string, r.started_at) AS version_string,
-                      any_value(s.stand_in) AS stand_in, count(r.record_id) AS results
+                      any_value(s.stand_in) AS stand_in, count(r.server_key) AS results
                FROM servers s LEFT JOIN results r USING (server_key)
                GROUP BY s.server_id"""
         )
