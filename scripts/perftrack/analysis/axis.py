@@ -119,10 +119,12 @@ def tables(
     noise = st.noise_cv() if noise is None else noise
     spreads = st.noise_spread() if spreads is None else spreads
     out = AxisResult(axis, server, values, one_sided=len(groups) - len(both))
+    items = []
     for k, (da, db) in sorted(both.items(), key=lambda kv: tuple(map(str, kv[0]))):
         key = dict(zip(fixed, k, strict=True))
         _check_rounds(axis, values, server, key, da, db)
-        out.tables.append(compared(axis, values, key, (da, db), metric, noise, spreads))
+        items.append((values, key, (da, db)))
+    out.tables = compared_all(axis, items, metric, noise, spreads)
     return out
 
 
@@ -131,26 +133,35 @@ def fixed_columns(axis: str) -> tuple[str, ...]:
     return tuple(c for c in compare.GROUP_COLS if c not in AXES[axis])
 
 
-def compared(
+Sides = tuple[list[dict[str, Any]], list[dict[str, Any]]]
+
+
+def compared_all(
     axis: str,
-    values: tuple[str, str],
-    key: dict[str, Any],
-    sides: tuple[list[dict[str, Any]], list[dict[str, Any]]],
+    items: list[tuple[tuple[str, str], dict[str, Any], Sides]],
     metric: str,
     noise: dict[Any, float],
     spreads: dict[Any, float],
-) -> compare.Table:
-    """One series' two sides (`series_values` rows of one server, equal on `key`: the
-    fixed columns) as a table of two rows, B against A by compare.versus. The one path of
-    every axis verdict: `compare --axis` and the site's charset page."""
-    ra, rb = (_row(axis, v, ds) for v, ds in zip(values, sides, strict=True))
-    t = compare.Table({**key, "server_id": ra.server_id}, [ra, rb], axis=axis)
-    nk = (key["runner_class"], key["hw_key"], key["workload"], metric)
-    t.noise_cv = noise.get(nk) or compare.group_cv(t.rows)
-    t.aa_spread = spreads.get(nk)
-    rb.previous = ra.label
-    rb.vs_previous = compare.versus(ra, rb, t.noise_cv, compare.METRICS[metric][1], t.aa_spread)
-    return t
+) -> list[compare.Table]:
+    """Each item (the two values, `key`: the fixed columns, the two sides: `series_values`
+    rows of one server, equal on `key`) as a table of two rows, B against A by
+    compare.versus_all (the paired comparisons in one batch). The one path of every axis
+    verdict: `compare --axis` and the site's charset page."""
+    tables = []
+    for values, key, sides in items:
+        ra, rb = (_row(axis, v, ds) for v, ds in zip(values, sides, strict=True))
+        t = compare.Table({**key, "server_id": ra.server_id}, [ra, rb], axis=axis)
+        nk = (key["runner_class"], key["hw_key"], key["workload"], metric)
+        t.noise_cv = noise.get(nk) or compare.group_cv(t.rows)
+        t.aa_spread = spreads.get(nk)
+        rb.previous = ra.label
+        tables.append(t)
+    higher = compare.METRICS[metric][1]
+    pairs = [(t.rows[0], t.rows[1], t.noise_cv, higher, t.aa_spread) for t in tables]
+    for t, c in zip(tables, compare.versus_all(pairs), strict=True):
+        assert not isinstance(c, compare.Deferred)
+        t.rows[1].vs_previous = c
+    return tables
 
 
 def _row(axis: str, value: str, ds: list[dict[str, Any]]) -> compare.Row:

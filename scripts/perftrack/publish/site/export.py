@@ -251,14 +251,13 @@ class Exporter:
         """Each collation's throughput ratio to the latin1 one, same server and cell (current
         hardware): each side the newest run that measured it, compared by the axis
         comparison of `perftrack compare SERVER --axis charset` (analysis/axis.py
-        `compared`, i.e. compare.versus: paired when both come from one run)."""
+        `compared_all`, i.e. compare.versus_all: paired when both come from one run)."""
         fixed = axis.fixed_columns("charset")
         by_cell: dict[tuple[Any, ...], dict[str, list[dict[str, Any]]]] = defaultdict(dict)
         for d in self._newest_run_values():
             colls = by_cell[(*(d[c] for c in fixed), d["server_id"])]
             colls[d["collation"]] = d["values"]
-        noise, spreads = self.st.noise_cv(), self.st.noise_spread()
-        out = []
+        items, where = [], []
         for cell, cells in by_cell.items():
             bases = [c for c in cells if self.charset_of.get(c) == BASELINE_CHARSET]
             if not bases:
@@ -266,33 +265,34 @@ class Exporter:
             base = BASELINE_COLLATION if BASELINE_COLLATION in bases else sorted(bases)[0]
             key = dict(zip(fixed, cell[:-1], strict=True))
             for coll, side in sorted(cells.items()):
-                if coll == base:
-                    continue
-                pair = (cells[base], side)
-                t = axis.compared(
-                    "charset", (base, coll), key, pair, verdicts.METRIC, noise, spreads
-                )
-                c = t.rows[1].vs_previous
-                if c is None:
-                    continue
-                out.append(
-                    {
-                        **self.describe({**key, "collation": coll}),
-                        "server": cell[-1],
-                        "vorder": self.order.get(cell[-1], -1),
-                        "baseline": base,
-                        "n": c.n_b,
-                        "n_baseline": c.n_a,
-                        "ratio": c.ratio,
-                        "ci_low": c.ci_low,
-                        "ci_high": c.ci_high,
-                        "p_value": c.p_value,
-                        "threshold": c.threshold,
-                        "paired": c.paired,
-                        "verdict": c.verdict,
-                        "run_id": side[-1]["run_id"],
-                    }
-                )
+                if coll != base:
+                    items.append(((base, coll), key, (cells[base], side)))
+                    where.append(cell[-1])
+        noise, spreads = self.st.noise_cv(), self.st.noise_spread()
+        tables = axis.compared_all("charset", items, verdicts.METRIC, noise, spreads)
+        out = []
+        for ((base, coll), key, (_, side)), server, t in zip(items, where, tables, strict=True):
+            c = t.rows[1].vs_previous
+            if c is None:
+                continue
+            out.append(
+                {
+                    **self.describe({**key, "collation": coll}),
+                    "server": server,
+                    "vorder": self.order.get(server, -1),
+                    "baseline": base,
+                    "n": c.n_b,
+                    "n_baseline": c.n_a,
+                    "ratio": c.ratio,
+                    "ci_low": c.ci_low,
+                    "ci_high": c.ci_high,
+                    "p_value": c.p_value,
+                    "threshold": c.threshold,
+                    "paired": c.paired,
+                    "verdict": c.verdict,
+                    "run_id": side[-1]["run_id"],
+                }
+            )
         out.sort(key=lambda r: (r["workload"], r["threads"], r["collation"], r["vorder"]))
         return out
 
