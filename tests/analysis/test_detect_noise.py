@@ -86,3 +86,47 @@ def test_a_variable_diff_is_read_once_and_callers_cannot_change_it(tmp_path: Pat
         again = st.variables_diff(a, b)
     assert calls == []  # from the cache
     assert [r[0] for r in again] == ["innodb_flush_log_at_trx_commit"]
+
+
+def _sql_diff(st: store.Store, a: str, b: str) -> list[tuple[object, ...]]:
+    """The variables diff as one SQL full outer join (what the store computed before)."""
+    return st._tuples(
+        """SELECT coalesce(x.name, y.name), x.value, y.value,
+                  CASE WHEN x.name IS NULL THEN 'added' WHEN y.name IS NULL THEN 'removed'
+                       ELSE 'changed' END
+           FROM (SELECT name, value FROM server_variables WHERE varset_hash = ?) x
+           FULL OUTER JOIN (SELECT name, value FROM server_variables WHERE varset_hash = ?) y
+           USING (name)
+           WHERE x.name IS NULL OR y.name IS NULL OR x.value IS DISTINCT FROM y.value
+           ORDER BY 1""",
+        [a, b],
+    )
+
+
+def test_a_variable_diff_is_the_full_join_of_the_two_sets_and_sees_sets_stored_later(
+    tmp_path: Path,
+) -> None:
+    """Added, removed, changed and null values, by name, as the SQL full outer join of the
+    two sets gives them; a set ingested after the sets were first read is read too."""
+    db = tmp_path / "v.duckdb"
+    a_vars = {**BASE_VARIABLES, "only_in_a": "1", "null_in_a": None, "same_null": None}
+    b_vars = {**BASE_VARIABLES, "only_in_b": "x", "null_in_a": "on", "same_null": None}
+    b_vars["innodb_flush_log_at_trx_commit"] = "2"
+    c_vars = {**BASE_VARIABLES, "innodb_buffer_pool_size": "1"}
+    hashes = "SELECT varset_hash FROM results ORDER BY cell_id"
+    with store.open_db(db, write=True) as st:
+        st.ingest([make_record(cell=0, variables=a_vars), make_record(cell=1, variables=b_vars)])
+        ha, hb = (h for (h,) in st.con.execute(hashes).fetchall())
+        got = st.variables_diff(ha, hb)
+        assert got == _sql_diff(st, ha, hb)
+        assert {r[0]: r[3] for r in got} == {
+            "innodb_flush_log_at_trx_commit": "changed",
+            "null_in_a": "changed",
+            "only_in_a": "removed",
+            "only_in_b": "added",
+        }
+        st.ingest([make_record(cell=2, variables=c_vars)])  # stored after the first read
+        hc = st.con.execute(hashes).fetchall()[2][0]
+        later = st.variables_diff(ha, hc)
+        assert later == _sql_diff(st, ha, hc)
+        assert "innodb_buffer_pool_size" in [r[0] for r in later]
