@@ -61,7 +61,9 @@ def test_regression_with_the_changed_default_attached(tmp_path: Path):
             "SELECT base_server, new_server, verdict, ratio, ci_high, threshold, acknowledged, "
             "variables_diff FROM verdicts"
         ).fetchall()
-        noise = st.con.execute("SELECT series, cv_median FROM noise").fetchall()
+        noise = st.con.execute(
+            "SELECT series, cv_median FROM noise WHERE metric = 'tps'"
+        ).fetchall()
     assert s.regressions == 1
     base, new, verdict, ratio, ci_high, threshold, ack, diff = row
     assert (base, new, verdict, ack) == (

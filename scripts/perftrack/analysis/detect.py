@@ -44,6 +44,10 @@ MAX_DIFF_VARIABLES = 200  # a verdict carries at most this many changed variable
 # class, so `detect` costs the same after a year as after two months instead of
 # bootstrapping ever longer samples.
 NOISE_RECENT_RUNS = 60
+# Metrics whose noise `detect METRIC` stores too (the verdicts and change points are the
+# metric's own): the site's heatmap judges p95 with it at build time (publish/site/
+# verdicts.py), and `compare --metric p95` then uses the same noise.
+NOISE_ALSO = {"tps": ("p95",)}
 
 
 @dataclass
@@ -267,6 +271,8 @@ def run(
     st.replace_derived(
         metric, {"noise": noise, "verdicts": verdicts, "change_points": cps, "alerts": rows}
     )
+    for other in NOISE_ALSO.get(metric, ()):  # after the verdicts: computed_at says so
+        st.replace_derived(other, {"noise": compute_noise(st, other)})
     stored = st.stored_alerts(metric)
     return DetectCounts(
         noise=len(noise),

@@ -42,8 +42,22 @@ def raw(
     if _stored_is_current(st, metric):
         return st.stored_verdicts(metric), "detect"
     names = st.verdict_columns()
-    rows = detect.compute_verdicts(st, notes, metric)
+    tables = detect.verdict_tables(st, metric, _current_noise(st, metric))
+    rows = detect.compute_verdicts(st, notes, metric, tables)
     return [dict(zip(names, r, strict=True)) for r in rows], "computed at build time"
+
+
+def _current_noise(st: Store, metric: str) -> list[tuple[Any, ...]] | None:
+    """The metric's stored noise if the detect that stored it saw every result (it stored
+    it after throughput's verdicts, which are current: detect.NOISE_ALSO); else None (the
+    caller computes it, as detect would)."""
+    if metric not in detect.NOISE_ALSO.get(METRIC, ()) or not _stored_is_current(st, METRIC):
+        return None
+    rows, computed = st.stored_noise(metric)
+    verdicts_at = st.verdicts_freshness(METRIC)[0]
+    if not rows or computed is None or verdicts_at is None or computed < verdicts_at:
+        return None
+    return rows
 
 
 def latest(

@@ -46,6 +46,15 @@ class DerivedQueries(QueryBase):
             return {}
         return {(r[0], r[1], r[2], r[3]): float(r[4]) for r in rows}
 
+    def stored_noise(self, metric: str) -> tuple[list[tuple[Any, ...]], Any]:
+        """The noise table's rows of a metric (in its column order: detect.compute_noise's
+        tuples) and when they were computed (the newest computed_at; None without rows)."""
+        rows = self._tuples(
+            "SELECT * FROM noise WHERE metric = ? ORDER BY runner_class, hw_key, workload",
+            [metric],
+        )
+        return rows, max((r[8] for r in rows), default=None)
+
     def verdict_columns(self) -> list[str]:
         """The columns of `verdicts`, in table order (detect writes rows positionally)."""
         return [d[0] for d in self.con.execute("SELECT * FROM verdicts LIMIT 0").description]
