@@ -99,7 +99,7 @@ def study_report(
         report.render(st, scale, dirs, emit)
         return
     with store.open_db(db, write=False) as s:
-        records = study_runs.db_records(st, scale, s.cell_records(st.servers(scale)))
+        records = study_runs.db_records(st, scale, s)
     if not records:
         raise ConfigError(
             f"no results of study {st.name} at scale {scale} in {db} or {out_dir}: "

@@ -6,12 +6,15 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from perftrack.core.errors import ConfigError
 from perftrack.planning.matrix import Matrix
 from perftrack.planning.study import Study
 from perftrack.planning.workloads import PREPOST_WORKLOAD
+
+if TYPE_CHECKING:
+    from perftrack.store.store import Store
 
 
 def read_records(run_dirs: Path | list[Path]) -> list[dict[str, Any]]:
@@ -32,27 +35,34 @@ def read_records(run_dirs: Path | list[Path]) -> list[dict[str, Any]]:
 def of_study(st: Study, scale: str, cell: dict[str, Any]) -> bool:
     """A cell one of the scale's matrices plans (the servers' other runs in the DB, the
     nightly's or another study's, have other workloads, threads, lengths or profiles)."""
-    return _planned(st.matrices(scale), cell)
+    return _planned(planned_cells(st.matrices(scale)), cell)
 
 
-def _planned(matrices: list[Matrix], cell: dict[str, Any]) -> bool:
-    for m in matrices:
-        workloads = set(m.workloads) | ({PREPOST_WORKLOAD} if m.prepost else set())
-        if (
-            cell["workload"] in workloads
-            and cell["threads"] in m.threads
-            and cell["profile"] in (m.profiles or (m.profile,))
-            and cell["duration_s"] == m.duration_s
-            and cell["tables"] == m.tables
-        ):
-            return True
-    return False
+def planned_cells(matrices: list[Matrix]) -> list[dict[str, tuple[Any, ...]]]:
+    """The one definition of the cells the matrices plan, as one set per matrix of the
+    values each field may take: its workloads (with the pre/post workload), threads,
+    profiles, duration and tables. `_planned` tests a cell against them in Python,
+    `Store.cell_records` in SQL (a test keeps the two in agreement)."""
+    return [
+        {
+            "workload": (*m.workloads, *((PREPOST_WORKLOAD,) if m.prepost else ())),
+            "threads": m.threads,
+            "profile": m.profiles or (m.profile,),
+            "duration_s": (m.duration_s,),
+            "tables": (m.tables,),
+        }
+        for m in matrices
+    ]
 
 
-def db_records(st: Study, scale: str, records: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """The records (from the DB's `cell_records`) of the cells this study plans at this scale."""
-    matrices = st.matrices(scale)  # read once: building them parses YAML files
-    return [r for r in records if _planned(matrices, r["cell"])]
+def _planned(cell_sets: list[dict[str, tuple[Any, ...]]], cell: dict[str, Any]) -> bool:
+    return any(all(cell[k] in values for k, values in s.items()) for s in cell_sets)
+
+
+def db_records(st: Study, scale: str, db: Store) -> list[dict[str, Any]]:
+    """The DB's records (latest attempts) of the cells this study plans at this scale, on
+    the scale's servers: the filter runs in the query, not on every record of the servers."""
+    return db.cell_records(st.servers(scale), planned_cells(st.matrices(scale)))
 
 
 def find_runs(st: Study, scale: str, runs_dir: Path, run_ids: list[str]) -> list[Path]:

@@ -56,6 +56,7 @@ from perftrack.store.queries.runs import RunQueries
 from perftrack.store.queries.series import SERIES_COLS, SeriesQueries
 from perftrack.store.queries.site import SITE_SERIES, SiteQueries
 from perftrack.store.queries.snapshot import SnapshotQueries
+from perftrack.store.queries.studies import StudyQueries
 from perftrack.store.rows import (
     RESULT_COLUMNS,
     SERIES_POINTS,
@@ -159,6 +160,7 @@ class Store(
     RunQueries,
     PlanningQueries,
     SnapshotQueries,
+    StudyQueries,
 ):
     """An open results DB. Every read another stage makes is a named query inherited from
     the rooms of `store/queries/`; `con` is the connection, for the store's own modules
@@ -285,48 +287,6 @@ class Store(
             [run_id] if run_id else [],
         ).fetchall()
         return [r[0] for r in rows]
-
-    def cell_records(self, server_ids: list[str]) -> list[dict[str, Any]]:
-        """The latest attempt of every cell of these servers, shaped like run records
-        (run_id, server.id, status, reason, cell fields with repeat, result.qps): what a
-        study page and `study report --from-db` read."""
-        if not server_ids:
-            return []
-        axes = ", ".join(f"r.{a}" for a in record.OPTIONAL_CELL_FIELDS)
-        cur = self.con.execute(
-            f"""SELECT r.run_id, s.server_id, r.status, r.reason, r.qps, r.workload, r.threads,
-                       r."collation", r.profile, r.tables, r.duration_s, r."repeat", {axes}
-                FROM results r JOIN servers s USING (server_key)
-                WHERE s.server_id IN (SELECT unnest(?))
-                QUALIFY row_number() OVER (PARTITION BY r.run_id, r.cell_id
-                                           ORDER BY r.attempt DESC) = 1""",
-            [server_ids],
-        )
-        out = []
-        for row in cur.fetchall():
-            run_id, sid, status, reason, qps, workload, threads, coll, profile, tables, *rest = row
-            dur, repeat, *ax = rest
-            cell = {
-                "workload": workload,
-                "threads": threads,
-                "collation": coll,
-                "profile": profile,
-                "tables": tables,
-                "duration_s": dur,
-                "repeat": repeat,
-                **dict(zip(record.OPTIONAL_CELL_FIELDS, ax, strict=True)),
-            }
-            out.append(
-                {
-                    "run_id": run_id,
-                    "server": {"id": sid},
-                    "status": status,
-                    "reason": reason,
-                    "cell": cell,
-                    "result": {"qps": qps},
-                }
-            )
-        return out
 
     def info(self) -> dict[str, Any]:
         """A summary for `perftrack db info`; times are ISO strings (UTC) or None."""

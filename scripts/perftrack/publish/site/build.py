@@ -143,8 +143,8 @@ def build(
     try:
         with store.open_db(db, write=False) as st:  # one snapshot for the charts and the SQL
             data = export.export(st, notes, _kept_runs(previous))
-            records = st.cell_records(study_files.servers(studies))
-            data.studies = [study_files.page_data(s, records) for s in studies]
+            counts = st.cell_counts(study_files.servers(studies))
+            data.studies = [study_files.page_data(s, st, counts) for s in studies]
             advice = advisor.page_data(st)
             alerts = regressions.page_data(st)
             parquet.export(st, tmp, previous)

@@ -2,11 +2,11 @@
 
 The page says what `perftrack study report` says, from the same code: the study file is
 read by `planning.study.load`, the rows, intervals, "outside the noise" marks and claim
-checks come from `publish.study_report`, fed with the results DB's records of the study's
-servers (latest attempt of each cell) instead of a run directory. The scale shown is the
-one whose servers have the most results (`full` wins a tie): a runner's DB shows the
-article's servers, this machine's shows the labelled stand-ins. Skipped and failed cells
-are listed with their reasons, like the report's "not measured".
+checks come from `publish.study_report`, fed with the results DB's records of the cells the
+study plans (latest attempt of each, `study_runs.db_records`) instead of a run directory.
+The scale shown is the one whose servers have the most cells (`full` wins a tie): a
+runner's DB shows the article's servers, this machine's shows the labelled stand-ins.
+Skipped and failed cells are listed with their reasons, like the report's "not measured".
 """
 
 from __future__ import annotations
@@ -20,6 +20,7 @@ from perftrack.core.errors import ConfigError
 from perftrack.planning import study as study_mod
 from perftrack.publish import study_report as report
 from perftrack.publish import study_runs
+from perftrack.store.store import Store
 
 NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
 
@@ -43,11 +44,12 @@ def load_all(directory: Path | None) -> list[StudyPage]:
     return out
 
 
-def page_data(s: StudyPage, records: list[dict[str, Any]]) -> dict[str, Any]:
-    """Everything the study page shows, from the DB's records of the study's servers."""
+def page_data(s: StudyPage, db: Store, counts: dict[str, int]) -> dict[str, Any]:
+    """Everything the study page shows, from the DB's records of the study's cells;
+    `counts`: the cells of each study server (`Store.cell_counts`), which pick the scale."""
     st = s.study
-    scale = scale_shown(st, records)
-    mine = study_runs.db_records(st, scale, records)
+    scale = scale_shown(st, counts)
+    mine = study_runs.db_records(st, scale, db)
     side, skipped = report.collect(st, scale, mine)
     table = report.rows(st, side)
     return {
@@ -66,14 +68,10 @@ def page_data(s: StudyPage, records: list[dict[str, Any]]) -> dict[str, Any]:
     }
 
 
-def scale_shown(st: study_mod.Study, records: list[dict[str, Any]]) -> str:
-    counts = {scale: 0 for scale in st.scales}
-    servers = {scale: set(st.servers(scale)) for scale in counts}  # once, not per record
-    for rec in records:
-        for scale in counts:
-            if rec["server"]["id"] in servers[scale]:
-                counts[scale] += 1
-    return max(counts, key=lambda k: (counts[k], k == "full"))
+def scale_shown(st: study_mod.Study, counts: dict[str, int]) -> str:
+    """The scale whose servers have the most cells (`full` wins a tie)."""
+    cells = {sc: sum(counts.get(sid, 0) for sid in set(st.servers(sc))) for sc in st.scales}
+    return max(cells, key=lambda k: (cells[k], k == "full"))
 
 
 def _row(r: report.ReportRow) -> dict[str, Any]:
@@ -93,5 +91,5 @@ def _row(r: report.ReportRow) -> dict[str, Any]:
 
 
 def servers(studies: list[StudyPage]) -> list[str]:
-    """Every server id any study names (the records the site reads for the pages)."""
+    """Every server id any study names (the cells the site counts for the pages)."""
     return sorted({sid for s in studies for sc in s.study.scales for sid in s.study.servers(sc)})

@@ -14,4 +14,5 @@ through `Store.replace_derived` under the store's lock. Queries name tables (`re
   runs     what given runs produced (the job summary, sequential comparisons)
   planning what planning reads (past durations, servers seen, open regressions)
   snapshot a table copied to a Parquet file (the site's SQL page)
+  studies  a study's cells: counted per server, and the records of the cells it plans
 """
