@@ -4,13 +4,17 @@ Every night adds a run to every cell, but no past run's aggregate and no past mo
 points change. So the build keeps, under `data/history/`:
 
 - `parts/YYYYMM.parquet`: the history's aggregate (per result series, server and run:
-  the medians, `HistoryQueries.history_part`) of the results that started in that month
-  (UTC), one part per month of the SQL page's results parts (publish/site/parquet.py
-  `results_months`: the same months and night files). A part's digest is the sha256 of
-  the cache's format, the schema version, the metrics, the servers' night files and its
-  own night files: a part whose digest is unchanged is taken from the previous build,
-  the others (the open month, each night) are aggregated again. The labels, version
-  order and run times are joined after (store/queries/history.py), never cached.
+  the medians, `HistoryQueries.history_part`) of the results night files whose first
+  result is of that month (UTC; the months of each file as the SQL page's parts know
+  them, publish/site/parquet.py `results_months`): a night's run is in one file, so in
+  one part, even across midnight at a month's end (parts by the month of each result
+  would cut such runs in two; a run ingested in two files of two parts is aggregated
+  again from those parts' files, store/queries/history.py). A part's digest is the
+  sha256 of the cache's format, the schema version, the metrics, the servers' night
+  files and its own night files: a part whose digest is unchanged is taken from the
+  previous build, the others (the open month, each night) are aggregated again. The
+  labels, version order and run times are joined after (store/queries/history.py),
+  never cached.
 - `pHEX.js`: a cell's closed rows (the runs before the open month), named by the digest
   of what they are made of (`past_name`: the closed parts' digests and the cell's own
   inputs, publish/site/history.py `_past_names`), written once a month, taken from the
@@ -58,28 +62,35 @@ class HistoryCache:
 
     # --- the aggregate ------------------------------------------------------------
 
-    def aggregate(self, st: Store, metrics: Sequence[str]) -> list[Path]:
-        """The history's aggregate parts, oldest first: taken from the previous build or
-        made (`Store.history_part`). Empty when the DB has no results night file."""
+    def aggregate(self, st: Store, metrics: Sequence[str]) -> list[tuple[Path, list[str]]]:
+        """The history's aggregate parts, oldest first, each with its night files: taken
+        from the previous build or made (`Store.history_part`). Empty when the DB has no
+        results night file."""
         _, old_months = parquet.previous_parts(self.previous)
-        _, months, _ = parquet.results_months(st, old_months)
+        files, _, file_months = parquet.results_months(st, old_months)
+        months: dict[str, parquet.Files] = {}
+        for f in files:  # by the first month of the file's results (none: no part)
+            if file_months.get(f[0]):
+                months.setdefault(file_months[f[0]][0], []).append(f)
         servers = [sha for _, sha, _ in st.table_files("servers")]
         (self.dir / PARTS).mkdir(parents=True, exist_ok=True)
-        out, digests = [], []
+        out: list[tuple[Path, list[str]]] = []
+        digests: list[str] = []
         for month, files in sorted(months.items()):
             name = f"{PARTS}/{month}.parquet"
             digest = self.digest(
                 "\n".join(
-                    [str(FORMAT), str(st.schema_version), month, *metrics, "", *servers, ""]
-                    + [sha for _, sha, _ in files]
+                    [str(FORMAT), str(st.schema_version), *metrics, "", *servers, ""]
+                    + [f"{path} {sha}" for path, sha, _ in files]
                 )
             )
             path = self.dir / name
             old = self.old["parts"].get(name) or {}
+            night = [p for p, _, _ in files]
             if not (old.get("digest") == digest and self._take(name, old.get("sha256"))):
-                st.history_part([p for p, _, _ in files], month, metrics, path)
+                st.history_part(night, metrics, path)
             self.parts[name] = {"digest": digest, "sha256": sha256_file(path)}
-            out.append(path)
+            out.append((path, night))
             digests.append(digest)
         self.closed = self.digest("\n".join(digests[:-1]))
         return out

@@ -275,19 +275,14 @@ class HistoryQueries:
     con: duckdb.DuckDBPyConnection
     path: Path
 
-    def history_part(
-        self, files: Sequence[str], month: str, metrics: Sequence[str], out: Path
-    ) -> int:
-        """Write the aggregate (`_aggregate`) of the results of night files `files` that
-        started in `month` (UTC, `YYYYMM`) to Parquet `out`, rows in key order; its rows.
-        A part depends only on those files: the site keeps it from build to build."""
-        if not month.isdigit():
-            raise ValueError(f"not a month: {month!r}")
+    def history_part(self, files: Sequence[str], metrics: Sequence[str], out: Path) -> int:
+        """Write the aggregate (`_aggregate`) of the results of night files `files` to
+        Parquet `out`, rows in key order; its rows. A part depends only on those files
+        (and the servers' names): the site keeps it from build to build."""
         cols = [metric_column(m) for m in metrics]
         source = f"({nightfiles.select_files(self.con, self.path, 'results', list(files))})"
-        where = f"strftime(r.started_at, '%Y%m') = '{month}'"
         order = ", ".join(f'"{c}"' for c in AGGREGATE_KEYS)
-        sql = _aggregate(source, cols, where)
+        sql = _aggregate(source, cols)
         self.con.execute(f"COPY ({sql} ORDER BY {order}) TO ? ({PART_OPTIONS})", [str(out)])
         row = self.con.execute("SELECT count(*) FROM read_parquet(?)", [str(out)]).fetchone()
         return int(row[0]) if row else 0
@@ -298,35 +293,47 @@ class HistoryQueries:
         describe: Callable[[dict[str, Any]], Mapping[str, Any]],
         vorder: Mapping[str, int],
         at: Callable[[Any], str | None],
-        parts: Sequence[Path] | None = None,
+        parts: Sequence[tuple[Path, Sequence[str]]] | None = None,
     ) -> HistoryTable:
         """Per site series, server and run: n, median/min/max tps, median p95 (`p95_ms`)
         and the median of each of `metrics` (null where none was measured). The labels
         come from the caller: `describe(series)` (the SERIES_KEYS of one series; returns
         its LABEL_COLUMNS), `vorder[server]` (-1 if absent), `at(run's start)`.
 
-        `parts`: the aggregate read from these `history_part` files (every month of the
-        results, oldest first) instead of computed from every result; a run found in two
-        parts (its results across a month's end) is aggregated again from its results.
+        `parts`: the aggregate read from these `history_part` files (with the night
+        files each is made of; every month of the results, oldest first) instead of
+        computed from every result; a run found in two parts (its results ingested in
+        two files of two parts) is aggregated again from those parts' night files.
         The rows of the runs in the last part are the open ones (`past` false), the
         others closed: the site writes them apart (publish/site/history.py)."""
         table = HistoryTable(self.con, metrics)
         cols = table.metrics
-        keys = ", ".join(f'"{c}"' for c in AGGREGATE_KEYS)
+        split: list[tuple[str, list[str]]] = []
         if parts:
-            files = [str(p) for p in parts]
-            self.con.execute(
-                f"CREATE OR REPLACE TEMP TABLE {_AGG} AS SELECT * FROM read_parquet(?)", [files]
-            )
-            split = [r for (r,) in self.con.execute(
-                f"SELECT DISTINCT run_id FROM {_AGG} GROUP BY {keys} HAVING count(*) > 1"
-            ).fetchall()]  # fmt: skip
+            files = [str(p) for p, _ in parts]
+            split = self.con.execute(
+                "SELECT run_id, list(filename) FROM (SELECT DISTINCT run_id, filename "
+                "FROM read_parquet(?, filename = true)) GROUP BY run_id HAVING count(*) > 1",
+                [files],
+            ).fetchall()
+            # read where it is used (a view: one pass over the parts), unless some runs
+            # are aggregated again (a table whose rows of those runs are replaced)
+            literal = "[" + ", ".join("'" + f.replace("'", "''") + "'" for f in files) + "]"
+            made = "TABLE" if split else "VIEW"
+            self.con.execute(f"CREATE TEMP {made} {_AGG} AS SELECT * FROM read_parquet({literal})")
             if split:
-                self.con.execute(f"DELETE FROM {_AGG} WHERE list_contains(?, run_id)", [split])
+                night = dict(zip(files, (n for _, n in parts), strict=True))
+                runs = [r for r, _ in split]
+                source = sorted({n for _, fs in split for f in fs for n in night[f]})
+                self.con.execute(f"DELETE FROM {_AGG} WHERE list_contains(?, run_id)", [runs])
                 self.con.execute(
                     f"INSERT INTO {_AGG} BY NAME "
-                    + _aggregate("results", cols, "list_contains($runs, r.run_id)"),
-                    {"runs": split},
+                    + _aggregate(
+                        f"({nightfiles.select_files(self.con, self.path, 'results', source)})",
+                        cols,
+                        "list_contains(?, r.run_id)",
+                    ),
+                    [runs],
                 )
             self.con.execute(
                 f"CREATE OR REPLACE TEMP TABLE {_OPEN} AS "
@@ -383,6 +390,7 @@ class HistoryQueries:
             CREATE OR REPLACE TEMP TABLE {TABLE} AS
             SELECT {picked}, r.rn, r.past FROM {_RAW} r JOIN {_SERIES} l USING (sid)
                 JOIN {_RUNS} a USING (run_id) JOIN {_ORDER} o USING (server)""")
-        for name in (_AGG, _OPEN, _RAW, _SERIES, _RUNS, _ORDER):
+        self.con.execute(f"DROP {'VIEW' if parts and not split else 'TABLE'} {_AGG}")
+        for name in (_OPEN, _RAW, _SERIES, _RUNS, _ORDER):
             self.con.execute(f"DROP TABLE {name}")
         return table
