@@ -2,9 +2,10 @@
  * calls it with its helpers (window.perftrack.lib) once the page's data files are in.
  *
  * The page loads data/history_cells.js (one row per cell: the filters' values and the
- * file of that cell) and then data/history/hNNNNN.js of the cell chosen: every night of
- * every version there, with each metric's median, the change points `perftrack detect`
- * stored and their before/after levels (publish/site/history.py).
+ * files of that cell) and then the two files of the cell chosen, data/history/pHEX.js
+ * (the nights before the open month) and hNNNNN.js (the open month's, the change points
+ * `perftrack detect` stored and their before/after levels): every night of every version
+ * there, with each metric's median (publish/site/history.py, histcache.py).
  *
  * The view is in the URL (#filters&metric=&median=&from=&to=&versions=): a link restores
  * it; a link naming what the data does not have says so on the page and shows the rest.
@@ -87,16 +88,26 @@
     writeHash(h);
   }
 
-  function loadCell(cell) {
-    const key = "history:" + cell.file;
-    if (!/^h\d{5}$/.test(cell.file)) return Promise.reject(new Error("bad history file name"));
+  function loadFile(name) {
+    const key = "history:" + name;
     if (DATA[key]) return Promise.resolve(DATA[key]);
     return new Promise((resolve, reject) => {
-      const s = el("script", { src: `data/history/${cell.file}.js` });
-      s.addEventListener("load", () => (DATA[key] ? resolve(DATA[key]) : reject(new Error(`data/history/${cell.file}.js is empty`))));
-      s.addEventListener("error", () => reject(new Error(`data/history/${cell.file}.js is missing: rebuild the site`)));
+      const s = el("script", { src: `data/history/${name}.js` });
+      s.addEventListener("load", () => (DATA[key] ? resolve(DATA[key]) : reject(new Error(`data/history/${name}.js is empty`))));
+      s.addEventListener("error", () => reject(new Error(`data/history/${name}.js is missing: rebuild the site`)));
       document.body.append(s);
     });
+  }
+
+  // A cell is two files, loaded together: its closed months (cell.past, pHEX.js, kept
+  // from build to build; absent while the history is one month) and the open month
+  // with the change points and steps (cell.file, hNNNNN.js). Their points, closed first.
+  function loadCell(cell) {
+    if (!/^h\d{5}$/.test(cell.file) || (cell.past != null && !/^p[0-9a-f]{20}$/.test(cell.past))) {
+      return Promise.reject(new Error("bad history file name"));
+    }
+    return Promise.all([loadFile(cell.file), cell.past != null ? loadFile(cell.past) : null]).then(([open, past]) =>
+      Object.assign({}, open, { pastPoints: past ? past.points : null }));
   }
 
   // Per line (version × hardware key), oldest first: the trailing median of the last
@@ -149,7 +160,7 @@
     ctl.median.value = String(view.median);
     const info = METRICS.get(view.metric) || { label: view.metric, unit: "" };
 
-    const all = decode(data.points);
+    const all = data.pastPoints ? decode(data.pastPoints).concat(decode(data.points)) : decode(data.points);
     const servers = [...new Set(all.map((p) => p.server))].sort((a, b) => (order.get(a) ?? 0) - (order.get(b) ?? 0));
     if (view.versions) {
       const unknown = view.versions.filter((v) => !servers.includes(v));

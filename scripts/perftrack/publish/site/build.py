@@ -24,7 +24,7 @@ from typing import Any
 
 from perftrack.analysis import annotations as ann
 from perftrack.core.errors import ConfigError
-from perftrack.publish.site import advisor, columns, export, parquet, regressions, source
+from perftrack.publish.site import advisor, columns, export, histcache, parquet, regressions, source
 from perftrack.publish.site import studies as study_files
 from perftrack.store import store
 
@@ -138,11 +138,13 @@ def build(
     tmp = out.parent / f".{out.name}.building-{os.getpid()}"
     shutil.rmtree(tmp, ignore_errors=True)
     # The site this build replaces: files that did not change are taken from it (run
-    # detail files, monthly results parts), so a night's build does not redo the history.
+    # detail files, monthly results parts, the history's monthly aggregates and closed
+    # rows), so a night's build does not redo the history.
     previous = out if (out / MARKER).is_file() else None
     try:
         with store.open_db(db, write=False) as st:  # one snapshot for the charts and the SQL
-            data = export.export(st, notes, _kept_runs(previous))
+            cache = histcache.HistoryCache(tmp, previous)
+            data = export.export(st, notes, _kept_runs(previous), cache)
             counts = st.cell_counts(study_files.servers(studies))
             data.studies = [study_files.page_data(s, st, counts) for s in studies]
             advice = advisor.page_data(st)

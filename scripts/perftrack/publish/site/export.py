@@ -29,6 +29,7 @@ from perftrack.analysis import axis, compare, stats
 from perftrack.analysis.annotations import Annotation
 from perftrack.publish.site import cost, metrics, verdicts
 from perftrack.publish.site import history as history_files
+from perftrack.publish.site.histcache import HistoryCache
 from perftrack.publish.site.rundetails import RunDetails
 from perftrack.publish.site.series import AXES, GROUP, axis_label, dataset_label, iso
 from perftrack.servers import rules
@@ -325,14 +326,15 @@ class Exporter:
 
     # --- history ---------------------------------------------------------------------
 
-    def history_table(self) -> HistoryTable:
+    def history_table(self, cache: HistoryCache | None = None) -> HistoryTable:
         """The history (every run, all hardware: a row per series, server and night) as
         the store's table, labelled as the other data sets are (`describe`, `vorder`,
-        `at`); DuckDB writes its CSV and cell files (store/queries/history.py)."""
+        `at`); DuckDB writes its cell files (store/queries/history.py). `cache`: a site
+        build's, whose monthly aggregate parts it is read from (publish/site/histcache.py)."""
         if self._history is None:
-            self._history = self.st.history_table(
-                history_files.COST_COLUMNS, self.describe, self.order, iso
-            )
+            metrics = history_files.COST_COLUMNS
+            parts = cache.aggregate(self.st, metrics) if cache is not None else None
+            self._history = self.st.history_table(metrics, self.describe, self.order, iso, parts)
         return self._history
 
     def history(self) -> list[dict[str, Any]]:
@@ -388,24 +390,30 @@ def cost_rows(ex: Exporter) -> list[dict[str, Any]]:
 
 
 def export(
-    st: Store, notes: list[Annotation], kept: dict[str, list[str]] | None = None
+    st: Store,
+    notes: list[Annotation],
+    kept: dict[str, list[str]] | None = None,
+    history_cache: HistoryCache | None = None,
 ) -> SiteData:
     """Every data set of the site from one open (read-only) store. `kept`: run_id ->
     [file, fingerprint] of the run detail files the previous build wrote (and that are
     still there); a run whose file and fingerprint are the same is not recomputed, its
-    file is listed in `reused_runs` for the build to take over."""
+    file is listed in `reused_runs` for the build to take over. `history_cache`: what
+    the history's data keeps from the previous build (publish/site/histcache.py)."""
     ex = Exporter(st, notes)
     newest = ex.newest()
     data = SiteData(meta=ex.meta())
     data.verdicts = ex.verdicts()
     data.summary = ex.summary(newest)
     data.charset = ex.charset()
-    data.history = ex.history_table()
+    data.history = ex.history_table(history_cache)
     data.history_rows = data.history.count()
     data.hardware_changes = ex.hardware_changes()
     data.change_points = ex.change_points()
     data.annotations = ex.annotations()
-    data.history_cells, data.history_files = history_files.split(data.history, data.change_points)
+    data.history_cells, data.history_files = history_files.split(
+        data.history, data.change_points, history_cache
+    )
     data.meta["verdicts_from"] = ex.verdicts_origin
     data.meta["metrics"] = metrics.defs()
     data.metric_verdicts = metrics.heatmap_verdicts(ex)

@@ -26,12 +26,16 @@ A cell file holds:
 
 from __future__ import annotations
 
-import statistics
+import bisect
+import json
 from collections import defaultdict
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
+import numpy as np
+
 from perftrack.publish.site import columns, metrics
+from perftrack.publish.site.histcache import HistoryCache
 from perftrack.store.queries.history import HistoryTable
 
 # The cell a chart draws: what the page's filters choose, in the page's filter order.
@@ -62,34 +66,59 @@ def kind(cp: dict[str, Any]) -> str:
 def steps(
     points: Sequence[dict[str, Any]], cps: Sequence[dict[str, Any]], metrics: Sequence[str]
 ) -> list[dict[str, Any]]:
-    """Before/after levels of each change point, for each metric (see the module doc)."""
+    """Before/after levels of each change point, for each metric (see the module doc),
+    from rows (`line_steps` of their lines)."""
     by_line: dict[tuple[Any, Any], list[dict[str, Any]]] = defaultdict(list)
     for p in points:
         by_line[(p["server"], p["hw_key"])].append(p)
+    lines = {}
+    for line, pts in by_line.items():
+        pts = sorted(pts, key=lambda p: p["at"])
+        lines[line] = {
+            "at": [p["at"] for p in pts],
+            "run_id": [p["run_id"] for p in pts],
+            **{m: np.array([_number(p.get(m)) for p in pts], dtype=float) for m in metrics},
+        }
+    return line_steps(lines, cps, metrics)
+
+
+def _number(v: Any) -> float:
+    return float("nan") if v is None else float(v)
+
+
+def line_steps(
+    lines: Mapping[tuple[Any, Any], Mapping[str, Any]],
+    cps: Sequence[dict[str, Any]],
+    metrics: Sequence[str],
+) -> list[dict[str, Any]]:
+    """`steps` of lines given as columns: {(server, hw_key): {"at": [...], "run_id":
+    [...], metric: float array (NaN: none)}}, each by time. A level is the median of a
+    metric's values (NaN and null left out) over the nights before or after the change."""
     cps_by_line: dict[tuple[Any, Any], list[tuple[int, dict[str, Any]]]] = defaultdict(list)
     for i, c in enumerate(cps):
         cps_by_line[(c["server"], c["hw_key"])].append((i, c))
     out = []
     for line, marks in cps_by_line.items():
-        pts = sorted(by_line.get(line, []), key=lambda p: p["at"])
-        where = {p["run_id"]: k for k, p in enumerate(pts)}
+        cols = lines.get(line) or {"at": [], "run_id": []}
+        ats, n = cols["at"], len(cols["at"])
+        where = {r: k for k, r in enumerate(cols["run_id"])}
         found = []  # (index of the first point after the change, cp number, cp)
         for i, c in marks:
             k = where.get(c["run_id"])
             if k is None:  # not one of the drawn nights: the first night from its time on
-                k = next((k for k, p in enumerate(pts) if p["at"] >= c["at"]), None)
-            if k is not None:
+                k = bisect.bisect_left(ats, c["at"])
+            if k < n:
                 found.append((k, i, c))
         found.sort(key=lambda x: x[0])
-        bounds = [0, *(k for k, _, _ in found), len(pts)]
+        bounds = [0, *(k for k, _, _ in found), n]
         for j, (k, i, c) in enumerate(found):
-            before, after = pts[bounds[j] : k], pts[k : bounds[j + 2]]
-            if not before or not after:
+            lo, hi = bounds[j], bounds[j + 2]
+            if lo >= k or k >= hi:
                 continue
             for m in metrics:
-                b = [p[m] for p in before if p.get(m) is not None]
-                a = [p[m] for p in after if p.get(m) is not None]
-                if not b or not a:
+                b, a = cols[m][lo:k], cols[m][k:hi]
+                b, a = b[~np.isnan(b)], a[~np.isnan(a)]
+                if not b.size or not a.size:
                     continue
                 out.append(
                     {
@@ -98,11 +127,11 @@ def steps(
                         "server": c["server"],
                         "hw_key": c["hw_key"],
                         "kind": c["kind"],
-                        "from_at": before[0]["at"],
-                        "at": pts[k]["at"],
-                        "to_at": after[-1]["at"],
-                        "before": statistics.median(b),
-                        "after": statistics.median(a),
+                        "from_at": ats[lo],
+                        "at": ats[k],
+                        "to_at": ats[hi - 1],
+                        "before": float(np.median(b)),
+                        "after": float(np.median(a)),
                     }
                 )
     return out
@@ -137,12 +166,20 @@ def _cell_change_points(
 
 
 def split(
-    history: HistoryTable | Sequence[dict[str, Any]], change_points: Sequence[dict[str, Any]]
+    history: HistoryTable | Sequence[dict[str, Any]],
+    change_points: Sequence[dict[str, Any]],
+    cache: HistoryCache | None = None,
 ) -> tuple[list[dict[str, Any]], dict[str, str]]:
     """(index rows, {file name: cell data as JSON text}) from the history (the store's
     table, or rows in its shape) and the exporter's change points. The points of every
     cell are encoded by DuckDB (`HistoryTable.points_json`, the encoding of
-    `columns.encode`); only the lines with change points come to Python, for their steps."""
+    `columns.encode`); only the lines with change points come to Python, as columns,
+    for their steps.
+
+    With `cache` (a site build's), a cell's closed rows (`HistoryTable.past_files`: the
+    runs before the open month) go to a file of their own, named by the digest of what
+    they are made of (`past_payload`) and taken from the previous build when it has
+    it; the index row names it (`past`), the cell's file holds the open rows."""
     if not isinstance(history, HistoryTable):
         history = HistoryTable.from_rows(history, COST_COLUMNS)
     names = [m for m, *_ in METRICS]
@@ -156,36 +193,42 @@ def split(
         lines[f].append((server, hw))
     cps = [{**c, "kind": kind(c)} for c in change_points]
     present = {f: [m for m in names if r[f"has_{m}"]] for f, r in zip(files, cells, strict=True)}
+    past = _past_names(history, cache, dict(zip(files, keys, strict=True)), present)
     by_metrics: dict[tuple[str, ...], list[str]] = defaultdict(list)
     for f in files:
         by_metrics[tuple(present[f])].append(f)
     points: dict[str, str] = {}
     for ms, fs in by_metrics.items():
-        points |= history.points_json(
-            fs,
-            [*POINT_COLUMNS, *ms],
-            columns.FLOAT_SIGNIFICANT_DIGITS,
-            columns.DICT_MAX_DISTINCT_FRACTION,
-        )
+        cols = [*POINT_COLUMNS, *ms]
+        points |= history.points_json(fs, cols, *ENCODING, past=False if cache else None)
+        todo = [f for f in fs if f in past and not cache.reuse_past(past[f])]  # type: ignore[union-attr]
+        if todo:
+            got = history.points_json(todo, cols, *ENCODING, past=True)
+            for f in todo:
+                cache.write_past(past[f], '{"points":' + columns.script_json_text(got[f]) + "}")  # type: ignore[union-attr]
+    if cache is not None:
+        cache.finish()
     cell_cps = {
         name: _cell_change_points(key, lines[name], cps)
         for key, name in zip(keys, files, strict=True)
     }
-    drawn = {
-        name: sorted({(c["server"], c["hw_key"]) for c in cs}, key=str)
-        for name, cs in cell_cps.items()
-        if cs
-    }
-    drawn_metrics = [m for m in names if any(m in present[f] for f in drawn)]
-    drawn_points = history.line_points(drawn, drawn_metrics) if drawn else {}
+    drawn = sorted(
+        {(name, c["server"], c["hw_key"]) for name, cs in cell_cps.items() for c in cs}, key=str
+    )
+    drawn_metrics = [m for m in names if any(m in present[f] for f, _, _ in drawn)]
+    line_cols = history.line_points(drawn, drawn_metrics)
+    by_file: dict[str, dict[tuple[Any, Any], Any]] = defaultdict(dict)
+    for (f, server, hw), cols in line_cols.items():
+        by_file[f][(server, hw)] = cols
     index, out = [], {}
     for key, name, row in zip(keys, files, cells, strict=True):
-        pts = drawn_points.get(name, [])
+        empty = columns.script_json(columns.encode([], [*POINT_COLUMNS, *present[name]]))
+        steps_of = line_steps(by_file.get(name, {}), cell_cps[name], present[name])
         parts = {
             "metrics": columns.script_json(present[name]),
-            "points": columns.script_json_text(points[name]),
+            "points": columns.script_json_text(points[name]) if name in points else empty,
             "change_points": columns.script_json(columns.encode(cell_cps[name], CP_COLUMNS)),
-            "steps": columns.script_json(columns.encode(steps(pts, cell_cps[name], present[name]))),
+            "steps": columns.script_json(columns.encode(steps_of)),
         }
         out[name] = "{" + ",".join(f'"{k}":{v}' for k, v in parts.items()) + "}"
         index.append(
@@ -193,6 +236,7 @@ def split(
                 **dict(zip(CELL_KEYS, key, strict=True)),
                 "charset": row["charset"],
                 "file": name,
+                "past": past.get(name),
                 "nights": row["nights"],
                 "first_at": row["first_at"],
                 "last_at": row["last_at"],
@@ -200,6 +244,35 @@ def split(
             }
         )
     return index, out
+
+
+ENCODING = (columns.FLOAT_SIGNIFICANT_DIGITS, columns.DICT_MAX_DISTINCT_FRACTION)
+
+
+def _past_names(
+    history: HistoryTable,
+    cache: HistoryCache | None,
+    keys: Mapping[str, tuple[Any, ...]],
+    present: Mapping[str, Sequence[str]],
+) -> dict[str, str]:
+    """{cell file: the name of its closed rows' file} of the cells that have some."""
+    if cache is None:
+        return {}
+    runs = cache.digest(json.dumps(history.past_runs(), default=str))
+    vorder = sorted(history.vorder.items(), key=str)
+    series: dict[tuple[Any, ...], list[str]] = defaultdict(list)
+    for labels, skeys in history.series:
+        series[cell_key(labels)].append(json.dumps(skeys, sort_keys=True, default=str))
+    return {
+        f: cache.past_name(
+            json.dumps(
+                [list(keys[f]), [*POINT_COLUMNS, *present[f]], runs, vorder,
+                 sorted(series[keys[f]])],
+                default=str,
+            )
+        )
+        for f in sorted(history.past_files())
+    }  # fmt: skip
 
 
 def _ms(iso: str | None) -> float | None:

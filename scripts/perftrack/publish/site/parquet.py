@@ -79,11 +79,20 @@ def export(st: Store, site: Path, previous: Path | None = None) -> dict[str, Any
     return manifest
 
 
-def _export_parts(st: Store, out: Path, order: str, previous: Path | None) -> dict[str, Any]:
+Files = list[tuple[str, str, int]]  # (path, sha256, rows) of night files (`table_files`)
+
+
+def results_months(
+    st: Store, old_months: dict[str, tuple[str, list[str]]]
+) -> tuple[Files, dict[str, Files], dict[str, list[str]]]:
+    """(every results night file, {month: the files with results of it}, {file: its
+    months}): a file's months read once, then taken from `old_months` (the second half
+    of `previous_parts`: the previous build's manifest; a file is never rewritten).
+    With files but no result yet: one month, of the first file's name, with every file
+    (so an empty part exists)."""
     files = st.table_files(PARTED)
-    old_parts, old_months = _previous_parts(previous)
     file_months: dict[str, list[str]] = {}  # night file -> its months, known once per sha256
-    months: dict[str, list[tuple[str, str, int]]] = {}
+    months: dict[str, Files] = {}
     for f in files:
         path, sha, _rows = f
         known = old_months.get(path)
@@ -93,6 +102,12 @@ def _export_parts(st: Store, out: Path, order: str, previous: Path | None) -> di
             months.setdefault(m, []).append(f)
     if files and not months:  # no result yet: one empty part, so the table and its
         months[Path(files[0][0]).name[:6]] = files  # columns exist on the page
+    return files, months, file_months
+
+
+def _export_parts(st: Store, out: Path, order: str, previous: Path | None) -> dict[str, Any]:
+    old_parts, old_months = previous_parts(previous)
+    files, months, file_months = results_months(st, old_months)
     entry: dict[str, Any] = {"files": [], "rows": 0, "bytes": 0, "parts": {}, "part_rows": {}}
     for month, month_files in sorted(months.items()):
         name = f"{PARTED}-{month}.parquet"
@@ -121,7 +136,7 @@ def _export_parts(st: Store, out: Path, order: str, previous: Path | None) -> di
     return entry
 
 
-def _previous_parts(
+def previous_parts(
     previous: Path | None,
 ) -> tuple[dict[str, tuple[str, int | None]], dict[str, tuple[str, list[str]]]]:
     """({part file: (digest, rows)}, {night file: (sha256, months)}) of the previous
