@@ -61,14 +61,19 @@ class DerivedQueries(QueryBase):
 
     def verdicts_freshness(self, metric: str) -> tuple[Any, Any, Any]:
         """(newest computed_at, newest last_result_at of the metric's verdicts, newest
-        finished_at of any result): whether detect ran after the newest result."""
+        finished_at of any result): whether detect ran after the newest result. The
+        newest result is read once per read-only store (a scan of every night file's
+        finished_at; the site build asks five times)."""
         row = self._one(
-            "SELECT (SELECT max(computed_at) FROM verdicts WHERE metric = ?), "
-            "(SELECT max(last_result_at) FROM verdicts WHERE metric = ?), "
-            "(SELECT max(finished_at) FROM results)",
-            [metric, metric],
+            "SELECT max(computed_at), max(last_result_at) FROM verdicts WHERE metric = ?",
+            [metric],
         )
-        return row if row else (None, None, None)  # type: ignore[return-value]
+        computed, seen = row if row else (None, None)
+        newest = self._kept(
+            "newest_finished",
+            lambda: (self._one("SELECT max(finished_at) FROM results") or (None,))[0],
+        )
+        return computed, seen, newest
 
     def stored_verdicts(self, metric: str) -> list[dict[str, Any]]:
         return self._dicts("SELECT * FROM verdicts WHERE metric = ?", [metric])
