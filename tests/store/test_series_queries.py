@@ -87,3 +87,22 @@ def test_p95_samples_are_their_own_query_s_answer_whether_or_not_taken_from_thro
         assert st.series_samples("latency_pct_ms", recent=5) is p95  # asked once
         taken = "tps" in {k[1] for k in st.__dict__["_kept_answers"] if k[0] == "series_samples"}
         assert taken is (without_latency == 0)
+
+
+@pytest.mark.parametrize("without_latency", [0, 1])
+def test_noise_samples_of_two_columns_are_each_column_s_own(
+    tmp_path: Path, without_latency: int
+) -> None:
+    """One query when both columns pick the same rows, one each when not: either way
+    what `noise_samples` gives for each column alone."""
+    recs = records()
+    for rec in recs[:without_latency]:
+        rec["result"]["latency_pct_ms"] = None
+    db = tmp_path / "r.duckdb"
+    with store.open_db(db, write=True) as st:
+        st.ingest(recs)
+        both = st.noise_samples_of(["tps", "latency_pct_ms"], 10)
+        alone = {c: st.noise_samples(c, 10) for c in ("tps", "latency_pct_ms")}
+    assert both == alone
+    assert len(both["tps"]) - len(both["latency_pct_ms"]) == 0  # a group keeps its row
+    assert sum(map(len, (r[3] for r in both["latency_pct_ms"]))) == 24 - without_latency

@@ -66,11 +66,15 @@ def _now() -> datetime:
     return datetime.now(UTC).replace(tzinfo=None)
 
 
-def compute_noise(st: Store, metric: str = "tps") -> list[tuple[Any, ...]]:
+def compute_noise(
+    st: Store, metric: str = "tps", samples: list[tuple[Any, ...]] | None = None
+) -> list[tuple[Any, ...]]:
     """Per runner class × hardware × workload: the A/A CV (median, p90 over the series of
     each run) and the paired A/A spread (stats.aa_spread over every server's consecutive
-    repeats of one run and series, each two an A/A pair; NULL below stats.MIN_AA_PAIRS)."""
-    rows = st.noise_samples(compare.METRICS[metric][0], NOISE_RECENT_RUNS)
+    repeats of one run and series, each two an A/A pair; NULL below stats.MIN_AA_PAIRS).
+    `samples`: the store's noise_samples of the metric, if the caller has them."""
+    col = compare.METRICS[metric][0]
+    rows = st.noise_samples(col, NOISE_RECENT_RUNS) if samples is None else samples
     pooled: dict[tuple[str, str, str], list[tuple[float, int]]] = defaultdict(list)
     aa: dict[tuple[str, str, str], list[float]] = defaultdict(list)
     rows = [r for r in rows if len(r[3]) >= MIN_REPEATS_FOR_NOISE]
@@ -258,7 +262,10 @@ def run(
     """Recompute the three tables and bring the alerts up to date; the store replaces
     them in one transaction. `strict`: an annotation that matches nothing is an error
     (before anything is written). `now` (tests): the alerts' clock."""
-    noise = compute_noise(st, metric)
+    also = NOISE_ALSO.get(metric, ())
+    cols = [compare.METRICS[m][0] for m in (metric, *also)]
+    samples = st.noise_samples_of(cols, NOISE_RECENT_RUNS)  # one scan for all of them
+    noise = compute_noise(st, metric, samples[cols[0]])
     tables = verdict_tables(st, metric, noise)
     last = st.server_last_result()  # read once, used twice
     verdicts = compute_verdicts(st, notes, metric, tables, last)
@@ -271,8 +278,8 @@ def run(
     st.replace_derived(
         metric, {"noise": noise, "verdicts": verdicts, "change_points": cps, "alerts": rows}
     )
-    for other in NOISE_ALSO.get(metric, ()):  # after the verdicts: computed_at says so
-        st.replace_derived(other, {"noise": compute_noise(st, other)})
+    for other, col in zip(also, cols[1:], strict=True):  # after the verdicts: computed_at
+        st.replace_derived(other, {"noise": compute_noise(st, other, samples[col])})
     stored = st.stored_alerts(metric)
     return DetectCounts(
         noise=len(noise),
