@@ -373,7 +373,7 @@ class HistoryTable:
         self, lines: Sequence[tuple[str, Any, Any]], metrics: Sequence[str]
     ) -> dict[tuple[str, Any, Any], dict[str, Any]]:
         """{(file, server, hw_key): that line's rows as columns, by time (then place)}:
-        `at` and `run_id` (lists), each of `metrics` (a float array, NaN where null);
+        `at` and `run_id` (sequences), each of `metrics` (a float array, NaN where null);
         every line in one query, columns fetched as arrays, not a dict per row. The
         closed rows of the lines too (read from the parts) when they are apart."""
         wanted = sorted(set(lines), key=str)
@@ -397,22 +397,32 @@ class HistoryTable:
             "ON h.file = w.file AND h.server IS NOT DISTINCT FROM w.server "
             "AND h.hw_key IS NOT DISTINCT FROM w.hw_key"
         )
-        order = 'w.li, h."at", h.rn'
         if self.closed:  # a run is closed or open; within a run and line, rn (open rows)
             # and the series' rank (closed rows) order the rows as rn does all of them;
-            # the runs' `ord` orders them by `at` (then run)
-            sql = sql.replace('h."at", ', "", 1) + self._closed_line_points(metrics)
+            # the runs' `ord` orders them by `at` (then run): fetched as numbers, then
+            # the runs' `at` and `run_id` taken by it (arrays, not a string per row)
+            sql = sql.replace('h."at", h.run_id, ', "h.run_id, ", 1)
+            sql += self._closed_line_points(metrics)
             sql = (
-                f'SELECT h.*, a."at" FROM ({sql}) h JOIN {_RUNS} a USING (run_id) '
-                "ORDER BY h.li, a.ord, h.rn"
+                f"SELECT h.* EXCLUDE (run_id, rn), a.ord FROM ({sql}) h "
+                f"JOIN {_RUNS} a USING (run_id) ORDER BY h.li, a.ord, h.rn"
             )
         else:
-            sql += f" ORDER BY {order}"
+            sql += ' ORDER BY w.li, h."at", h.rn'
         got = self.con.execute(sql).fetchnumpy()
         self.con.execute(f"DROP TABLE {_WANTED}")
         li = np.asarray(got["li"])
         bounds = np.searchsorted(li, np.arange(len(wanted) + 1))
-        at, run_id = list(got["at"]), list(got["run_id"])
+        at: Sequence[Any]
+        run_id: Sequence[Any]
+        if self.closed:
+            runs = self.con.execute(f'SELECT "at", run_id FROM {_RUNS} ORDER BY ord').fetchall()
+            by_ord = np.empty((len(runs) + 1, 2), dtype=object)
+            by_ord[1:] = runs
+            ords = np.asarray(got["ord"])
+            at, run_id = by_ord[ords, 0], by_ord[ords, 1]
+        else:
+            at, run_id = list(got["at"]), list(got["run_id"])
         values = {m: np.ma.filled(np.ma.asarray(got[m], dtype=float), np.nan) for m in metrics}
         out: dict[tuple[str, Any, Any], dict[str, Any]] = {}
         for n, line in enumerate(wanted):
