@@ -17,6 +17,7 @@ import pytest
 from fixtures.records.synthetic_history import build_db
 from perftrack.publish.site import build, columns, export, histcache, history
 from perftrack.store import store
+from perftrack.store.queries import histtable
 
 HISTORY = Path(histcache.SUBDIR)
 START = datetime(2026, 1, 29, 2, 0, tzinfo=UTC)  # nights across a month's end
@@ -177,9 +178,15 @@ def test_a_lost_closed_summary_is_made_again_from_the_closed_rows(db: Path, tmp_
     assert _history_bytes(out) == want
 
 
-def test_a_change_point_in_a_closed_month_draws_its_step(db: Path, tmp_path: Path) -> None:
+@pytest.mark.parametrize("hash_join", [True, False])
+def test_a_change_point_in_a_closed_month_draws_its_step(
+    db: Path, tmp_path: Path, hash_join: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """The closed rows are not in the table a night's build labels; the steps of a
-    change point in a closed month are drawn from them as from every row."""
+    change point in a closed month are drawn from them as from every row (the closed
+    rows found by their series' hash, or by its columns, as when two series' hashes
+    were the same)."""
+    monkeypatch.setattr(histtable, "HASH_JOIN", hash_join)
     _more_nights(db, 6)
     with store.open_db(db, write=False) as st:
         rows = export.Exporter(st, []).history()  # every row, in the table

@@ -49,6 +49,7 @@ _CLOSED, _CLOSED_RUNS, _PAST = (
     "site_history_closed_runs",
     "site_history_past",
 )
+HASH_JOIN = True  # join the closed rows to their series by hash when that is exact
 # The columns of the DB that name a series, as the site's labels (`describe`) read them.
 SERIES_KEYS = (*(c for c in SITE_SERIES if c != "coll"), "coll")
 
@@ -287,7 +288,7 @@ class HistoryTable:
         """SQL: the closed rows `c` are of series `s` (a row of `_LABELS`): by the hash of
         the series' columns when the known series' hashes differ (every closed row's
         series is one of them: one key to join on, not 16), else by the columns."""
-        if self._hashed:
+        if self._hashed and HASH_JOIN:
             return f"hash({', '.join(f'{c}.{k}' for k in SITE_SERIES)}) = {s}.h"
         return " AND ".join(f'{c}."{k}" IS NOT DISTINCT FROM {s}."k_{k}"' for k in SITE_SERIES)
 
