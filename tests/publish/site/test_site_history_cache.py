@@ -15,7 +15,9 @@ from typing import Any
 import pytest
 
 from fixtures.records.synthetic_history import build_db
-from perftrack.publish.site import build, columns, histcache, history
+from perftrack.publish.site import build, columns, export, histcache, history
+from perftrack.store import store
+from perftrack.store.queries import histtable
 
 HISTORY = Path(histcache.SUBDIR)
 START = datetime(2026, 1, 29, 2, 0, tzinfo=UTC)  # nights across a month's end
@@ -121,3 +123,91 @@ def test_a_previous_build_without_the_cache_is_made_again_whole(db: Path, tmp_pa
     build.build(db, fresh)
     assert charts(out) == charts(fresh)
     assert manifest(out) == manifest(fresh)
+
+
+def _history_bytes(site: Path) -> dict[str, bytes]:
+    """The history's index and files, as written."""
+    files = {p.name: p.read_bytes() for p in (site / HISTORY).glob("*.js")}
+    return {**files, "index": (site / "data" / "history_cells.js").read_bytes()}
+
+
+def test_a_month_that_closes_gives_the_index_and_files_of_a_build_from_scratch(
+    db: Path, tmp_path: Path
+) -> None:
+    """closed.json keeps what the index takes of the closed rows; the night a month
+    closes, the closed files are made again and the index rows are those of a build
+    from scratch (nights, first and last night, metrics), byte for byte."""
+    out = tmp_path / "site"
+    _more_nights(db, 6)  # January closed, February open
+    build.build(db, out)
+    kept = json.loads((out / HISTORY / histcache.CLOSED).read_text())
+    assert len(kept["cells"]) == 6 and kept["lines"]
+    _more_nights(db, 31)  # up to Feb 28: February still open, closed.json taken over
+    build.build(db, out)
+    assert json.loads((out / HISTORY / histcache.CLOSED).read_text()) == kept
+    before = manifest(out)
+    _more_nights(db, 33)  # March 1-2 in a file of their own: February closes
+    build.build(db, out)
+    fresh = tmp_path / "fresh"
+    build.build(db, fresh)
+    assert _history_bytes(out) == _history_bytes(fresh)
+    assert manifest(out) == manifest(fresh)
+    assert set(manifest(out)["past"]).isdisjoint(before["past"])  # all made again
+    closed = json.loads((out / HISTORY / histcache.CLOSED).read_text())
+    assert closed == json.loads((fresh / HISTORY / histcache.CLOSED).read_text()) != kept
+    index = columns.decode(columns.read_data_file(out / "data" / "history_cells.js"))
+    assert {r["nights"] for r in index} == {33}
+    assert {r["first_at"][:10] for r in index} == {"2026-01-29"}
+    assert {r["last_at"][:10] for r in index} == {"2026-03-02"}
+    assert all(r["past"] for r in index)
+
+
+def test_a_lost_closed_summary_is_made_again_from_the_closed_rows(db: Path, tmp_path: Path) -> None:
+    out = tmp_path / "site"
+    _more_nights(db, 6)
+    build.build(db, out)
+    want = _history_bytes(out)
+    kept = json.loads((out / HISTORY / histcache.CLOSED).read_text())
+    hand = {**kept, "cells": {k: {"nights": 1} for k in kept["cells"]}}  # not a summary
+    (out / HISTORY / histcache.CLOSED).write_text(json.dumps(hand))
+    build.build(db, out)
+    assert _history_bytes(out) == want
+    assert json.loads((out / HISTORY / histcache.CLOSED).read_text()) == kept
+    (out / HISTORY / histcache.CLOSED).unlink()
+    build.build(db, out)
+    assert _history_bytes(out) == want
+
+
+@pytest.mark.parametrize("hash_join", [True, False])
+def test_a_change_point_in_a_closed_month_draws_its_step(
+    db: Path, tmp_path: Path, hash_join: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The closed rows are not in the table a night's build labels; the steps of a
+    change point in a closed month are drawn from them as from every row (the closed
+    rows found by their series' hash, or by its columns, as when two series' hashes
+    were the same)."""
+    monkeypatch.setattr(histtable, "HASH_JOIN", hash_join)
+    _more_nights(db, 6)
+    with store.open_db(db, write=False) as st:
+        rows = export.Exporter(st, []).history()  # every row, in the table
+        first = min(r["at"] for r in rows)
+        row = next(r for r in rows if r["at"][:10] == "2026-01-31")  # closed (January)
+        cp = {
+            **{k: row[k] for k in (*history.CELL_KEYS, "hw_key", "at", "run_id", "server")},
+            "rel_change": -0.1, "p_value": 0.001, "environment": False, "control": False,
+            "acknowledged": None, "scope": "series",
+        }  # fmt: skip
+        want_index, want = history.split(rows, [cp])
+        cache = histcache.HistoryCache(tmp_path / "site", None)
+        table = export.Exporter(st, []).history_table(cache)
+        assert table.closed and table.count() == len(rows) > len(table.rows())
+        got_index, got = history.split(table, [cp], cache)
+    assert [{**r, "past": None} for r in got_index] == want_index
+    assert all(r["past"] for r in got_index)
+    name = next(r["file"] for r in got_index if history.cell_key(r) == history.cell_key(row))
+    cell = json.loads(got[name])
+    steps = columns.decode(cell["steps"])
+    assert steps and {s["metric"] for s in steps} >= {"tps", "p95_ms"}
+    assert {(s["from_at"], s["at"]) for s in steps} == {(first, row["at"])}
+    for k in ("steps", "change_points"):
+        assert cell[k] == json.loads(want[name])[k]

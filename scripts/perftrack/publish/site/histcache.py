@@ -19,6 +19,11 @@ points change. So the build keeps, under `data/history/`:
   of what they are made of (`past_name`: the closed parts' digests and the cell's own
   inputs, publish/site/history.py `_past_names`), written once a month, taken from the
   previous build the other nights. The cell's `hNNNNN.js` has the open month's rows.
+- `closed.json`: what the cells' index takes of the closed rows (`closed_state`): their
+  lines (series and server) and each cell's nights, first and last time, charset and
+  metrics, under the digest of the closed parts and runs (and per cell, of its series'
+  labels), so a night's build reads and labels the open month's rows only; the closed
+  ones are read again (from the parts) for the cells whose closed file is made.
 - `cache.json`: the manifest (`format`; per part its digest and sha256; per closed file
   its sha256). A previous file is taken (hard-linked, else copied) only when its digest
   is the one wanted and its bytes still have the sha256 the manifest recorded: a
@@ -41,6 +46,7 @@ from perftrack.store.store import Store
 SUBDIR = "data/history"  # in the built site
 PARTS = "parts"
 MANIFEST = "cache.json"
+CLOSED = "closed.json"
 FORMAT = 1  # bump when a part's or a closed file's content changes for the same inputs
 PAST_PREFIX = "p"
 PAST_HEX = 20  # hex digits of the digest in a closed file's name
@@ -58,6 +64,8 @@ class HistoryCache:
         self.parts: dict[str, dict[str, str]] = {}
         self.past: dict[str, str] = {}
         self.closed = ""  # the digest of every part but the last (the open month)
+        self.old_closed = _read_json(self.old_dir / CLOSED) if self.old_dir else {}
+        self.closed_out: dict[str, Any] | None = None
         self.reused: list[str] = []  # files taken from the previous build (relative)
 
     # --- the aggregate ------------------------------------------------------------
@@ -121,13 +129,39 @@ class HistoryCache:
         columns.write_data_text(path, f"history:{name}", json_text)
         self.past[name] = sha256_file(path)
 
+    # --- what the index takes of the closed rows ------------------------------------
+
+    def closed_state(self, runs: str) -> dict[str, Any] | None:
+        """The previous build's `closed.json` ({"lines": [...], "cells": {digest:
+        summary}}) if it is of the same closed rows: the same closed parts and `runs`
+        (the digest of the closed runs, with their time and hardware)."""
+        old = self.old_closed
+        if old.get("key") != self._closed_key(runs):
+            return None
+        if not isinstance(old.get("lines"), list) or not isinstance(old.get("cells"), dict):
+            return None
+        return old
+
+    def keep_closed(self, runs: str, lines: list[Any], cells: dict[str, Any]) -> None:
+        """What `finish` writes to `closed.json` (see `closed_state`)."""
+        self.closed_out = {"key": self._closed_key(runs), "lines": lines, "cells": cells}
+
+    def _closed_key(self, runs: str) -> str:
+        return self.digest(f"{FORMAT}\n{self.closed}\n{runs}")
+
     def finish(self) -> None:
-        """Write the manifest (sorted: the same inputs give the same bytes)."""
+        """Write the manifest and `closed.json` (sorted: the same inputs give the same
+        bytes)."""
         manifest = {"format": FORMAT, "parts": self.parts, "past": self.past}
         self.dir.mkdir(parents=True, exist_ok=True)
         (self.dir / MANIFEST).write_text(
             json.dumps(manifest, indent=1, sort_keys=True) + "\n", encoding="utf-8"
         )
+        if self.closed_out is not None:
+            (self.dir / CLOSED).write_text(
+                json.dumps(self.closed_out, sort_keys=True, separators=(",", ":")) + "\n",
+                encoding="utf-8",
+            )
 
     def _take(self, name: str, sha: Any) -> bool:
         """Hard-link the previous build's file `name` if its bytes have sha256 `sha`."""
@@ -163,3 +197,12 @@ def _read_manifest(where: Path | None) -> dict[str, dict[str, Any]]:
         }
     except (OSError, ValueError):
         return empty
+
+
+def _read_json(path: Path) -> dict[str, Any]:
+    """A JSON object from `path`; empty if there is none or it is unreadable."""
+    try:
+        got = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    return got if isinstance(got, dict) else {}

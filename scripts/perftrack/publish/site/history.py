@@ -101,10 +101,9 @@ def line_steps(
     for line, marks in cps_by_line.items():
         cols = lines.get(line) or {"at": [], "run_id": []}
         ats, n = cols["at"], len(cols["at"])
-        where = {r: k for k, r in enumerate(cols["run_id"])}
         found = []  # (index of the first point after the change, cp number, cp)
         for i, c in marks:
-            k = where.get(c["run_id"])
+            k = _last_of_run(ats, cols["run_id"], c)
             if k is None:  # not one of the drawn nights: the first night from its time on
                 k = bisect.bisect_left(ats, c["at"])
             if k < n:
@@ -130,11 +129,33 @@ def line_steps(
                         "from_at": ats[lo],
                         "at": ats[k],
                         "to_at": ats[hi - 1],
-                        "before": float(np.median(b)),
-                        "after": float(np.median(a)),
+                        "before": _median(b),
+                        "after": _median(a),
                     }
                 )
     return out
+
+
+def _median(x: np.ndarray) -> float:
+    """np.median of a non-empty float array without NaN, with less overhead per call
+    (the same value: the middle one, or the mean of the two middle ones)."""
+    k = x.size // 2
+    if x.size % 2:
+        return float(np.partition(x, k)[k])
+    p = np.partition(x, [k - 1, k])
+    return float((p[k - 1] + p[k]) / 2)
+
+
+def _last_of_run(ats: Sequence[Any], runs: Sequence[Any], cp: Mapping[str, Any]) -> int | None:
+    """The last place of the change's run among a line's points (by time), None if it has
+    none: looked for among the points of the change's time first (a run's points share
+    its time), then among all."""
+    lo, hi = bisect.bisect_left(ats, cp["at"]), bisect.bisect_right(ats, cp["at"])
+    for k in range(hi - 1, lo - 1, -1):
+        if runs[k] == cp["run_id"]:
+            return k
+    hits = [k for k, r in enumerate(runs) if r == cp["run_id"]]
+    return hits[-1] if hits else None
 
 
 # The cell keys a change of each scope shares with the cells it covers (`series`: all).
@@ -176,24 +197,32 @@ def split(
     `columns.encode`); only the lines with change points come to Python, as columns,
     for their steps.
 
-    With `cache` (a site build's), a cell's closed rows (`HistoryTable.past_files`: the
-    runs before the open month) go to a file of their own, named by the digest of what
-    they are made of (`past_payload`) and taken from the previous build when it has
-    it; the index row names it (`past`), the cell's file holds the open rows."""
+    With `cache` (a site build's) and a table made from the aggregate's parts, a cell's
+    closed rows (the runs before the open month) go to a file of their own, named by the
+    digest of what they are made of (`_Closed`) and taken from the previous build when
+    it has it; the index row names it (`past`), the cell's file holds the open rows."""
     if not isinstance(history, HistoryTable):
         history = HistoryTable.from_rows(history, COST_COLUMNS)
     names = [m for m, *_ in METRICS]
-    cells = history.cells(CELL_KEYS, names)
-    cells.sort(key=lambda r: tuple(_sortable(r[k]) for k in CELL_KEYS))
-    keys = [tuple(r[k] for k in CELL_KEYS) for r in cells]
-    files = [f"{FILE_PREFIX}{n:05d}" for n in range(1, len(cells) + 1)]
-    history.name_files(CELL_KEYS, list(zip(keys, files, strict=True)))
+    rows = {cell_key(r): r for r in history.cells(CELL_KEYS, names)}  # the table's rows
+    closed = _Closed(history, cache) if cache is not None and history.closed else None
+    keys = sorted(
+        set(rows) | set(closed.cells if closed else ()),
+        key=lambda k: tuple(_sortable(v) for v in k),
+    )
+    files = [f"{FILE_PREFIX}{n:05d}" for n in range(1, len(keys) + 1)]
+    file_of = dict(zip(keys, files, strict=True))
+    history.name_files(CELL_KEYS, list(file_of.items()))
     lines: dict[str, list[tuple[Any, Any]]] = defaultdict(list)
     for f, server, hw in history.lines():
         lines[f].append((server, hw))
+    for key, server, hw in closed.lines if closed else ():
+        lines[file_of[key]].append((server, hw))
     cps = [{**c, "kind": kind(c)} for c in change_points]
-    present = {f: [m for m in names if r[f"has_{m}"]] for f, r in zip(files, cells, strict=True)}
-    past = _past_names(history, cache, dict(zip(files, keys, strict=True)), present)
+    summary = closed.summaries(file_of, names) if closed else {}
+    cells = {f: _cell_row(rows.get(k), summary.get(f), names) for k, f in file_of.items()}
+    present = {f: [m for m in names if cells[f][f"has_{m}"]] for f in files}
+    past = closed.write(file_of, present) if closed else {}
     by_metrics: dict[tuple[str, ...], list[str]] = defaultdict(list)
     for f in files:
         by_metrics[tuple(present[f])].append(f)
@@ -201,11 +230,6 @@ def split(
     for ms, fs in by_metrics.items():
         cols = [*POINT_COLUMNS, *ms]
         points |= history.points_json(fs, cols, *ENCODING, past=False if cache else None)
-        todo = [f for f in fs if f in past and not cache.reuse_past(past[f])]  # type: ignore[union-attr]
-        if todo:
-            got = history.points_json(todo, cols, *ENCODING, past=True)
-            for f in todo:
-                cache.write_past(past[f], '{"points":' + columns.script_json_text(got[f]) + "}")  # type: ignore[union-attr]
     if cache is not None:
         cache.finish()
     cell_cps = {
@@ -221,7 +245,8 @@ def split(
     for (f, server, hw), cols in line_cols.items():
         by_file[f][(server, hw)] = cols
     index, out = [], {}
-    for key, name, row in zip(keys, files, cells, strict=True):
+    for key, name in zip(keys, files, strict=True):
+        row = cells[name]
         empty = columns.script_json(columns.encode([], [*POINT_COLUMNS, *present[name]]))
         steps_of = line_steps(by_file.get(name, {}), cell_cps[name], present[name])
         parts = {
@@ -249,30 +274,97 @@ def split(
 ENCODING = (columns.FLOAT_SIGNIFICANT_DIGITS, columns.DICT_MAX_DISTINCT_FRACTION)
 
 
-def _past_names(
-    history: HistoryTable,
-    cache: HistoryCache | None,
-    keys: Mapping[str, tuple[Any, ...]],
-    present: Mapping[str, Sequence[str]],
-) -> dict[str, str]:
-    """{cell file: the name of its closed rows' file} of the cells that have some."""
-    if cache is None:
-        return {}
-    runs = cache.digest(json.dumps(history.past_runs(), default=str))
-    vorder = sorted(history.vorder.items(), key=str)
-    series: dict[tuple[Any, ...], list[str]] = defaultdict(list)
-    for labels, skeys in history.series:
-        series[cell_key(labels)].append(json.dumps(skeys, sort_keys=True, default=str))
+def _cell_row(
+    opened: Mapping[str, Any] | None, closed: Mapping[str, Any] | None, names: Sequence[str]
+) -> dict[str, Any]:
+    """A cell's index values (`HistoryTable.cells`' row) from those of its open rows and
+    its closed ones (either may be None). The runs of the two are apart, so nights add
+    up; the charset is the first row's (a cell's rows have their collation's)."""
+    parts = [p for p in (closed, opened) if p is not None]
+    ats = [p[k] for p in parts for k in ("first_at", "last_at") if p[k] is not None]
     return {
-        f: cache.past_name(
-            json.dumps(
-                [list(keys[f]), [*POINT_COLUMNS, *present[f]], runs, vorder,
-                 sorted(series[keys[f]])],
-                default=str,
-            )
-        )
-        for f in sorted(history.past_files())
-    }  # fmt: skip
+        "charset": next((p["charset"] for p in parts if p["charset"] is not None), None),
+        "nights": sum(p["nights"] for p in parts),
+        "first_at": min(ats, default=None),
+        "last_at": max(ats, default=None),
+        **{f"has_{m}": any(p[f"has_{m}"] for p in parts) for m in names},
+    }
+
+
+SUMMARY = ("charset", "nights", "first_at", "last_at")  # and has_M: a cell's index values
+
+
+class _Closed:
+    """The cells' closed rows (a table made from parts, in a site build): their lines,
+    what the index takes of them and their files, reading and labelling them only for
+    the cells whose closed file is made (or whose summary the cache lacks)."""
+
+    def __init__(self, history: HistoryTable, cache: HistoryCache) -> None:
+        self.history, self.cache = history, cache
+        self.runs = cache.digest(json.dumps(history.closed_runs(), default=str))
+        self.state = cache.closed_state(self.runs) or {"cells": {}}
+        self.lines_kept = self.state.get("lines") or history.closed_lines()
+        labelled = history.add_closed(self.lines_kept)
+        self.lines = [(cell_key(lab), server, lab["hw_key"]) for lab, _, server in labelled]
+        series: dict[tuple[Any, ...], set[str]] = defaultdict(set)
+        for lab, keys, _ in labelled:
+            series[cell_key(lab)].add(json.dumps([lab, keys], sort_keys=True, default=str))
+        # a cell's summary is kept under the digest of its closed series' labels
+        self.cells = {k: cache.digest(json.dumps(sorted(s))) for k, s in series.items()}
+        self.loaded: set[str] = set()
+
+    def summaries(
+        self, file_of: Mapping[tuple[Any, ...], str], names: Sequence[str]
+    ) -> dict[str, Any]:
+        """{file: its closed rows' `HistoryTable.cells` row} of the cells with some."""
+        out, need = {}, []
+        for key, digest in self.cells.items():
+            got = self.state["cells"].get(digest)
+            if isinstance(got, dict) and {*SUMMARY, *(f"has_{m}" for m in names)} <= set(got):
+                out[file_of[key]] = got
+            else:
+                need.append(file_of[key])
+        if need:
+            self._load(need)
+            for row in self.history.cells(("file",), names, past=True):
+                if row["file"] in need:
+                    out[row["file"]] = {k: v for k, v in row.items() if k != "file"}
+        self.summary = {self.cells[k]: out[f] for k, f in file_of.items() if k in self.cells}
+        return out
+
+    def write(
+        self, file_of: Mapping[tuple[Any, ...], str], present: Mapping[str, Sequence[str]]
+    ) -> dict[str, str]:
+        """{cell file: the name of its closed rows' file}: taken from the previous build
+        or written (`HistoryCache`); keeps the closed rows' summary for the next build."""
+        history, cache = self.history, self.cache
+        vorder = sorted(history.vorder.items(), key=str)
+        series: dict[tuple[Any, ...], list[str]] = defaultdict(list)
+        for labels, skeys in history.series:
+            series[cell_key(labels)].append(json.dumps(skeys, sort_keys=True, default=str))
+        past = {}
+        for key in self.cells:
+            f = file_of[key]
+            cols = [*POINT_COLUMNS, *present[f]]
+            payload = [list(key), cols, self.runs, vorder, sorted(series[key])]
+            past[f] = cache.past_name(json.dumps(payload, default=str))
+        todo = [f for f in sorted(past) if not cache.reuse_past(past[f])]
+        self._load([f for f in todo if f not in self.loaded])
+        by_metrics: dict[tuple[str, ...], list[str]] = defaultdict(list)
+        for f in todo:
+            by_metrics[tuple(present[f])].append(f)
+        for ms, fs in by_metrics.items():
+            got = history.points_json(fs, [*POINT_COLUMNS, *ms], *ENCODING, past=True)
+            for f in fs:
+                cache.write_past(past[f], '{"points":' + columns.script_json_text(got[f]) + "}")
+        cache.keep_closed(self.runs, self.lines_kept, self.summary)
+        return past
+
+    def _load(self, files: Sequence[str]) -> None:
+        """Read and label the closed rows of `files` (and of those loaded before)."""
+        if files:
+            self.loaded |= set(files)
+            self.history.load_closed(sorted(self.loaded))
 
 
 def _ms(iso: str | None) -> float | None:
