@@ -19,7 +19,7 @@ import duckdb
 from perftrack.core import git
 from perftrack.core.errors import DatabaseError, EnvironmentProblem
 from perftrack.core.files import fsync_path
-from perftrack.store import migrations, nightfiles
+from perftrack.store import migrations, nightfiles, readcache
 
 # --- file format -----------------------------------------------------------------------
 # Storage format of a newly created file: "v1.1.0", which every DuckDB since 1.1 reads (the
@@ -179,12 +179,16 @@ def restore_hint(path: Path, good: Callable[[Path], bool]) -> str:
 def attach_files(path: Path, con: duckdb.DuckDBPyConnection, *, write: bool) -> None:
     """Since schema v6: verify the night files, and give the connection views over them
     with absolute paths (in write mode the stored views are also brought up to date when
-    the DB and its files moved to a directory of another name)."""
+    the DB and its files moved to a directory of another name). The views read the closed
+    months from the read cache (readcache); a writer deletes the cache files they no longer
+    read."""
     try:
         nightfiles.verify(con, path, migrations.CURRENT_VERSION, restore_hint)
         if write and not nightfiles.stored_views_current(con, path):
             nightfiles.create_views(con, path, temp=False)
-        nightfiles.create_views(con, path, temp=True)
+        used = nightfiles.create_views(con, path, temp=True)
+        if write:
+            readcache.prune(path, used)
     except duckdb.Error as exc:
         raise DatabaseError(f"{path}: cannot read its night files ({first_line(exc)})") from None
 

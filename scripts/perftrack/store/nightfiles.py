@@ -28,7 +28,7 @@ import duckdb
 
 from perftrack.core.errors import DatabaseError
 from perftrack.core.files import fsync_path, sha256_file
-from perftrack.store import nightformat
+from perftrack.store import nightformat, readcache
 
 FILES_TABLE = "data_files"
 # The tables kept as files, and the order each file's rows are written in (the key; the
@@ -187,10 +187,20 @@ def _by_name(table: str, versions: set[int]) -> bool:
     return len(versions) > 1 or (table == "results" and max(versions) >= nightformat.FORMAT_VERSION)
 
 
-def _view_sql(table: str, source: str, versions: set[int]) -> str:
-    by_name = ", union_by_name = true" if _by_name(table, versions) else ""
+def _view_sql(
+    table: str,
+    source: str,
+    versions: set[int],
+    *,
+    combine: bool = False,
+    runs_source: str | None = None,
+) -> str:
+    """The view over the files `source` names (a list or a pattern); `combine`: by column
+    name whatever the versions; `runs_source`: the runs' rows, each with its `filename`."""
+    by_name = ", union_by_name = true" if combine or _by_name(table, versions) else ""
     if table == "runs":
-        return RUNS_VIEW.format(source=f"read_parquet({source}, filename = true{by_name})")
+        runs = runs_source or f"read_parquet({source}, filename = true{by_name})"
+        return RUNS_VIEW.format(source=runs)
     if table == "results" and max(versions) >= nightformat.FORMAT_VERSION:
         decode = nightformat.decoded_select(max(versions))
         return f"SELECT {decode} FROM read_parquet({source}{by_name})"
@@ -218,11 +228,35 @@ def _glob(db: Path, table: str) -> str:
     return _sql_string(f"{view_prefix(db)}/*/*.{table}.parquet")
 
 
-def create_views(con: duckdb.DuckDBPyConnection, db: Path, *, temp: bool) -> None:
-    """(Re)create one view per file table over its files.
+def _cached_view_sql(table: str, root: Path, parts: Sequence[readcache.Part]) -> str:
+    """The TEMP view's SQL over the read cache's parts (readcache.consolidate): the files'
+    rows as `_view_sql` reads them, but from fewer files. Always combined by column name (a
+    cache file holds a month's union, whose types may differ from a night file's); the runs
+    view orders by each row's night file, relative to `root` in the cache and here alike."""
+    versions = {f.version for part in parts for f in part.files}
+    source = "[" + ", ".join(_sql_string(str(part.read)) for part in parts) + "]"
+    if not any(part.cached for part in parts):
+        return _view_sql(table, source, versions)
+    cached = [p.read for p in parts if p.cached]
+    night = [f for p in parts if not p.cached for f in p.files]
+    runs = None
+    if table == "runs":
+        cache_rows = "SELECT * FROM read_parquet([{}], union_by_name = true)".format(
+            ", ".join(_sql_string(str(p)) for p in cached)
+        )
+        night_rows = readcache.rows_sql(root, night, filename=True)
+        runs = f"({cache_rows} UNION ALL BY NAME {night_rows})"
+    return _view_sql(table, source, versions, combine=True, runs_source=runs)
 
-    temp=True: TEMP views over exactly the files `data_files` lists, with absolute paths,
-    for this connection only (they shadow the stored ones): what perftrack reads.
+
+def create_views(con: duckdb.DuckDBPyConnection, db: Path, *, temp: bool) -> set[str]:
+    """(Re)create one view per file table over its files; the names of the read cache's
+    files the views read.
+
+    temp=True: TEMP views over exactly the rows of the files `data_files` lists, with
+    absolute paths, for this connection only (they shadow the stored ones): what perftrack
+    reads. The closed months of more than one file are read from the read cache
+    (readcache, built here when missing), the rest from the night files.
     temp=False: the views stored in the file, for a plain `duckdb data/results.duckdb`
     from the checkout's root: a pattern relative to the directory above the DB's (see the
     module's doc), which every later file matches; the caller holds the transaction.
@@ -230,17 +264,22 @@ def create_views(con: duckdb.DuckDBPyConnection, db: Path, *, temp: bool) -> Non
     listed = _listed(con)
     if not temp:  # binding a view opens its first file: resolve the relative pattern here
         con.execute(f"SET file_search_path = {_sql_string(str(db.resolve().parent.parent))}")
-    base = str(files_dir(db).resolve())
+    root = files_dir(db).resolve()
+    shas = dict(con.execute(f"SELECT path, sha256 FROM {FILES_TABLE}").fetchall()) if temp else {}
     kind = "TEMP VIEW" if temp else "VIEW"
+    used: set[str] = set()
     for table, files in listed.items():
         if not files:  # every DB since v6 has at least one (maybe empty) file per table
             raise DatabaseError(f"{db}: no file of table {table} is listed in {FILES_TABLE}")
         if temp:
-            source = "[" + ", ".join(_sql_string(f"{base}/{p}") for p, _ in files) + "]"
+            entries = [readcache.Listed(p, shas[p], v) for p, v in files]
+            parts = readcache.consolidate(db, root, table, entries, filename=table == "runs")
+            used |= {p.read.name for p in parts if p.cached}
+            sql = _cached_view_sql(table, root, parts)
         else:
-            source = _glob(db, table)
-        sql = _view_sql(table, source, {v for _, v in files})
+            sql = _view_sql(table, _glob(db, table), {v for _, v in files})
         con.execute(f"CREATE OR REPLACE {kind} {table} AS {sql}")
+    return used
 
 
 def stored_views_current(con: duckdb.DuckDBPyConnection, db: Path) -> bool:
