@@ -5,12 +5,15 @@ files and the site built over it) and, `--runs` times, on a fresh copy of it: in
 whole night of record files (the night after the history's last, all runner classes:
 3,960 records of the nightly matrix), runs `perftrack detect`, and `perftrack site
 build` over the copy's previous build, as the nightly workflow does. The history itself is
-never written. First, in a scratch copy, the DB is migrated and the site built over the
+never written. Each run starts with the store's read cache (store/readcache.py) as the
+previous night left it; one last run ("cold") starts without it, as a fresh clone does
+(its first open builds it). First, in a scratch copy, the DB is migrated and the site built over the
 history's build by this code (a change of the site's file layout is paid there once), so
 no run times a migration or a one-off rewrite.
 
     .venv/bin/python benchmarks/history_scale.py --nights 1000 --fast --batch 50 --keep DIR
-    .venv/bin/python benchmarks/publish_night.py DIR --runs 3
+    .venv/bin/python benchmarks/per_night_files.py DIR DIR1  # one file set a night
+    .venv/bin/python benchmarks/publish_night.py DIR1 --runs 3
 """
 
 from __future__ import annotations
@@ -31,7 +34,7 @@ sys.path.insert(0, str(REPO / "benchmarks"))
 import synthetic_history as synth  # noqa: E402
 
 from perftrack import cli  # noqa: E402
-from perftrack.store import nightfiles, store  # noqa: E402
+from perftrack.store import nightfiles, readcache, store  # noqa: E402
 
 DB_NAME = "synthetic-history.duckdb"  # history_scale.py's
 
@@ -80,12 +83,17 @@ def main() -> None:
         night, count = whole_night(setup, last + 1, work)
         records = work / f"night-{night + 1}"
         rows = []
-        for run in range(a.runs):
-            here = work / f"run-{run}"
+        for run in range(a.runs + 1):  # the last one without the read cache: a fresh clone
+            cold = run == a.runs
+            # the base's directory name: the stored views name it (a copy under another
+            # name would have them rewritten, which a nightly checkout never does)
+            here = work / f"run-{run}" / "base"
             db = nightfiles.copy_db(base, here / DB_NAME)
+            if not cold and readcache.cache_dir(base).is_dir():  # as the last night left it
+                shutil.copytree(readcache.cache_dir(base), readcache.cache_dir(db))
             site = here / "site"
             shutil.copytree(base_site, site)
-            row = {"run": run + 1, "night": night + 1, "records": count}
+            row = {"run": "cold" if cold else run + 1, "night": night + 1, "records": count}
             row["ingest_s"] = _timed("ingest", lambda: store.ingest_paths(db, [records]))  # noqa: B023
             row["detect_s"] = _timed("detect", lambda: cli.main(["detect", "--db", str(db)]))  # noqa: B023
             row["build_s"] = _timed(  # the nightly's command (with the study pages)
@@ -94,7 +102,7 @@ def main() -> None:
             )
             rows.append(row)
             print(json.dumps(row), flush=True)
-            shutil.rmtree(here)
+            shutil.rmtree(here.parent)
     print("| run | ingest | detect | site build |")
     print("|---|---|---|---|")
     for r in rows:

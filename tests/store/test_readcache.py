@@ -5,7 +5,10 @@ files and Parquet files in tmp_path; records are synthetic fixtures (tests/fixtu
 from __future__ import annotations
 
 import hashlib
+import json
+import os
 import shutil
+import time
 from datetime import datetime
 from pathlib import Path
 
@@ -13,6 +16,7 @@ import duckdb
 import pytest
 
 from fixtures.records.synthetic import BASE_VARIABLES, make_record
+from perftrack.core.errors import DatabaseError
 from perftrack.core.files import sha256_file
 from perftrack.store import migrations, nightfiles, readcache, store
 
@@ -227,8 +231,28 @@ def test_writers_delete_the_cache_files_no_month_needs(history: Path) -> None:
         pass
     assert set(cache_files(history)) == kept - {stale.name}
     assert sorted(p.name for p in directory.iterdir() if not p.name.endswith(".parquet")) == sorted(
-        name + readcache.SIDECAR for name in kept - {stale.name}
+        [*(name + readcache.SIDECAR for name in kept - {stale.name}), readcache.MEMO]
     )
+
+
+def test_a_night_file_changed_since_the_last_open_is_read_again_and_refused(
+    history: Path,
+) -> None:
+    """The sha256s remembered between opens (readcache.MEMO) spare reading unchanged
+    files, not checking changed ones: a byte flipped in place, with the file's mtime put
+    back, still changes its ctime, and the next open names the file."""
+    read(history)
+    memo = readcache.cache_dir(history) / readcache.MEMO
+    assert memo.is_file() and len(json.loads(memo.read_text())) > 0
+    victim = sorted(nightfiles.files_dir(history).rglob("*.results.parquet"))[-1]
+    before = victim.stat()
+    data = bytearray(victim.read_bytes())
+    data[len(data) // 2] ^= 0xFF
+    time.sleep(0.01)
+    victim.write_bytes(bytes(data))
+    os.utime(victim, ns=(before.st_atime_ns, before.st_mtime_ns))
+    with pytest.raises(DatabaseError, match=victim.name):
+        read(history)
 
 
 def test_ingest_and_check_with_the_cache(history: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -182,11 +182,13 @@ def attach_files(path: Path, con: duckdb.DuckDBPyConnection, *, write: bool) -> 
     the DB and its files moved to a directory of another name). The views read the closed
     months from the read cache (readcache); a writer deletes the cache files they no longer
     read."""
+    known = readcache.known_hashes(path)  # the files' sha256s an earlier open read
     try:
-        nightfiles.verify(con, path, migrations.CURRENT_VERSION, restore_hint)
+        nightfiles.verify(con, path, migrations.CURRENT_VERSION, restore_hint, known)
         if write and not nightfiles.stored_views_current(con, path):
             nightfiles.create_views(con, path, temp=False)
-        used = nightfiles.create_views(con, path, temp=True)
+        used = nightfiles.create_views(con, path, temp=True, known=known)
+        known.save()
         if write:
             readcache.prune(path, used)
     except duckdb.Error as exc:

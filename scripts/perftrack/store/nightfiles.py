@@ -27,7 +27,7 @@ from pathlib import Path
 import duckdb
 
 from perftrack.core.errors import DatabaseError
-from perftrack.core.files import fsync_path, sha256_file
+from perftrack.core.files import KnownHashes, fsync_path, sha256_file
 from perftrack.store import nightformat, readcache
 
 FILES_TABLE = "data_files"
@@ -249,7 +249,9 @@ def _cached_view_sql(table: str, root: Path, parts: Sequence[readcache.Part]) ->
     return _view_sql(table, source, versions, combine=True, runs_source=runs)
 
 
-def create_views(con: duckdb.DuckDBPyConnection, db: Path, *, temp: bool) -> set[str]:
+def create_views(
+    con: duckdb.DuckDBPyConnection, db: Path, *, temp: bool, known: KnownHashes | None = None
+) -> set[str]:
     """(Re)create one view per file table over its files; the names of the read cache's
     files the views read.
 
@@ -273,7 +275,9 @@ def create_views(con: duckdb.DuckDBPyConnection, db: Path, *, temp: bool) -> set
             raise DatabaseError(f"{db}: no file of table {table} is listed in {FILES_TABLE}")
         if temp:
             entries = [readcache.Listed(p, shas[p], v) for p, v in files]
-            parts = readcache.consolidate(db, root, table, entries, filename=table == "runs")
+            parts = readcache.consolidate(
+                db, root, table, entries, filename=table == "runs", known=known
+            )
             used |= {p.read.name for p in parts if p.cached}
             sql = _cached_view_sql(table, root, parts)
         else:
@@ -336,14 +340,18 @@ def verify(
     db: Path,
     current: int,
     restore_hint: Callable[[Path, Callable[[Path], bool]], str],
+    known: KnownHashes | None = None,
 ) -> None:
     """Every listed file is there, byte for byte as written (size and sha256), listed once.
 
     Raises DatabaseError naming the first bad file and how to restore it; `restore_hint`
     (dbfile) walks the file's git history for the newest revision that passes a test.
-    Reads every byte of every file: ~300 MB at 1,000 nights of the nightly matrix, 0.4 s
-    of sha256 on the 2-core VM (docs/schema.md, "Night files").
+    Reads every byte of every file it does not know unchanged (`known`: the sha256s the
+    read cache's directory remembers by file identity, as git's index does; a file
+    written since is read again): ~300 MB at 1,000 nights of the nightly matrix, 0.4 s of
+    sha256 on the 2-core VM (docs/schema.md, "Night files"), once per clone.
     """
+    known = KnownHashes(None) if known is None else known
     root = files_dir(db)
     listed = con.execute(f"SELECT path, bytes, sha256 FROM {FILES_TABLE} ORDER BY path").fetchall()
     seen: dict[str, str] = {}
@@ -366,7 +374,7 @@ def verify(
 
         if not path.is_file():
             raise DatabaseError(f"{shown} is missing (listed in {db}); " + restore_hint(path, good))
-        if path.stat().st_size != size or sha256_file(path) != sha:
+        if path.stat().st_size != size or known.sha256(path) != sha:
             newer = _file_schema(path)
             if newer is not None and newer > current:
                 why = f"was written by schema v{newer} but this perftrack knows v{current}"

@@ -34,7 +34,7 @@ from pathlib import Path
 
 import duckdb
 
-from perftrack.core.files import sha256_file
+from perftrack.core.files import KnownHashes, sha256_file
 
 CACHE_FORMAT = 1  # in every digest: a change of how cache files are made renames them all
 # ZSTD level 1: a cache file is written when its month closes and when a clone first
@@ -43,6 +43,7 @@ CACHE_FORMAT = 1  # in every digest: a change of how cache files are made rename
 # 0.36 s at level 3 (DuckDB's default), 8.7 MB in 0.28 s with snappy (shared machine).
 COPY_OPTIONS = "FORMAT parquet, COMPRESSION zstd, COMPRESSION_LEVEL 1"
 SIDECAR = ".sha256"  # `<cache file>.sha256`: the sha256 of its bytes, as written
+MEMO = "hashes.json"  # the night and cache files' sha256s, by identity (KnownHashes)
 WRITING = "writing"  # `.<name>.writing-<pid>`: being written (a writer deletes leftovers)
 MONTH = re.compile(r"^\d{4}/(\d{6})\d\dT")  # `2026/20261125T…` -> 202611
 FILENAME = "filename"  # runs: the night file each row came from, relative (see consolidate)
@@ -111,11 +112,17 @@ def _sql_string(text: str) -> str:
     return "'" + text.replace("'", "''") + "'"
 
 
-def _trusted(path: Path) -> bool:
+def known_hashes(db: Path) -> KnownHashes:
+    """The sha256s `verify` and the cache's checks remember between opens (in the cache's
+    directory: where there is no cache, every file is read at every open, as before)."""
+    return KnownHashes(cache_dir(db) / MEMO)
+
+
+def _trusted(path: Path, known: KnownHashes) -> bool:
     """Is `path` there, byte for byte as its sidecar says it was written?"""
     sidecar = path.with_name(path.name + SIDECAR)
     try:
-        return sha256_file(path) == sidecar.read_text(encoding="ascii").strip()
+        return known.sha256(path) == sidecar.read_text(encoding="ascii").strip()
     except (OSError, UnicodeError):
         return False
 
@@ -164,18 +171,27 @@ def _built(root: Path, target: Path, files: Sequence[Listed], filename: bool) ->
 
 
 def consolidate(
-    db: Path, root: Path, table: str, files: Sequence[Listed], *, filename: bool = False
+    db: Path,
+    root: Path,
+    table: str,
+    files: Sequence[Listed],
+    *,
+    filename: bool = False,
+    known: KnownHashes | None = None,
 ) -> list[Part]:
     """What the view of `table` reads, in path order: a trusted cache file for each closed
     month of more than one file (built if missing or untrusted), the night files for the
     rest and for any month whose cache file cannot be written. `root`: the night files'
     directory (absolute); `filename`: the cache keeps each row's file (runs)."""
     directory = cache_dir(db)
+    known = known_hashes(db) if known is None else known
     parts: list[Part] = []
     for month, group in groups(files):
         if month is not None:
             target = directory / cache_name(table, month, group)
-            if _trusted(target) or (_built(root, target, group, filename) and _trusted(target)):
+            if _trusted(target, known) or (
+                _built(root, target, group, filename) and _trusted(target, known)
+            ):
                 parts.append(Part(read=target, files=tuple(group), cached=True))
                 continue
         parts += [Part(read=root / f.path, files=(f,), cached=False) for f in group]
@@ -192,6 +208,6 @@ def prune(db: Path, keep: set[str]) -> None:
         return
     for entry in entries:
         name = entry.name.removesuffix(SIDECAR)
-        if name not in keep or entry.name.startswith("."):
+        if (name not in keep and name != MEMO) or entry.name.startswith("."):
             with contextlib.suppress(OSError):
                 entry.unlink()
