@@ -73,7 +73,7 @@ class KnownHashes:
 
     def sha256(self, path: Path) -> str:
         """`sha256_file(path)`, read only if the file is not the one remembered."""
-        key = str(path.resolve())
+        key = os.path.abspath(path)  # no symlink resolved: a key, not an identity
         before = self._identity(path.stat())
         entry = self._known.get(key)
         if isinstance(entry, list) and len(entry) == 2 and entry[0] == before:

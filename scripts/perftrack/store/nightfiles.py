@@ -354,26 +354,28 @@ def verify(
     known = KnownHashes(None) if known is None else known
     root = files_dir(db)
     listed = con.execute(f"SELECT path, bytes, sha256 FROM {FILES_TABLE} ORDER BY path").fetchall()
-    seen: dict[str, str] = {}
+    seen: dict[str, Path] = {}
     for rel, size, sha in listed:
         path = root / rel
-        shown = _display(path)
         # Two results files with the same bytes hold the same record ids: one is a copy.
         # (Other tables may legitimately repeat: a run's bounds, written again.)
         if sha in seen and rel.endswith(".results.parquet"):
             raise DatabaseError(
-                f"{shown} is listed in {db} a second time (the same bytes as {seen[sha]}): "
+                f"{_display(path)} is listed in {db} a second time "
+                f"(the same bytes as {_display(seen[sha])}): "
                 "its records would count twice; "
                 + restore_hint(db, lambda candidate: _no_duplicates(candidate))
             )
         if rel.endswith(".results.parquet"):
-            seen[sha] = shown
+            seen[sha] = path
 
         def good(candidate: Path, sha: str = sha) -> bool:
             return sha256_file(candidate) == sha
 
         if not path.is_file():
-            raise DatabaseError(f"{shown} is missing (listed in {db}); " + restore_hint(path, good))
+            raise DatabaseError(
+                f"{_display(path)} is missing (listed in {db}); " + restore_hint(path, good)
+            )
         if path.stat().st_size != size or known.sha256(path) != sha:
             newer = _file_schema(path)
             if newer is not None and newer > current:
@@ -382,7 +384,7 @@ def verify(
             else:
                 why = "differs from what was written (hand-edited or truncated)"
                 what = ""
-            raise DatabaseError(f"{shown} {why}; {what}" + restore_hint(path, good))
+            raise DatabaseError(f"{_display(path)} {why}; {what}" + restore_hint(path, good))
 
 
 def _no_duplicates(candidate: Path) -> bool:
