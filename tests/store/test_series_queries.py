@@ -65,6 +65,17 @@ def test_series_samples_are_series_values_grouped_by_series_and_server(
     assert max(len(s[n + 5]) for s in samples) == (recent or 6)
 
 
+def _without_latency(tmp_path: Path, n: int) -> Path:
+    """A DB of `records()` whose first `n` ok results have tps and no p95."""
+    recs = records()
+    for rec in recs[:n]:
+        rec["result"]["latency_pct_ms"] = None
+    db = tmp_path / "r.duckdb"
+    with store.open_db(db, write=True) as st:
+        st.ingest(recs)
+    return db
+
+
 @pytest.mark.parametrize("without_latency", [0, 1])  # ok results with tps and no p95
 def test_p95_samples_are_their_own_query_s_answer_whether_or_not_taken_from_throughput_s(
     tmp_path: Path, without_latency: int
@@ -72,12 +83,8 @@ def test_p95_samples_are_their_own_query_s_answer_whether_or_not_taken_from_thro
     """On a read-only store, p95's samples come from throughput's answer when both pick
     the same rows, and from their own query when a result has one and not the other:
     either way they are what the query gives. A writer keeps no answer."""
-    recs = records()
-    for rec in recs[:without_latency]:
-        rec["result"]["latency_pct_ms"] = None
-    db = tmp_path / "r.duckdb"
+    db = _without_latency(tmp_path, without_latency)
     with store.open_db(db, write=True) as st:
-        st.ingest(recs)
         assert st.series_samples("tps", recent=5) is not st.series_samples("tps", recent=5)
     with store.open_db(db, write=False) as st:
         assert st._same_selection("tps", "latency_pct_ms") is (without_latency == 0)
@@ -95,12 +102,8 @@ def test_noise_samples_of_two_columns_are_each_column_s_own(
 ) -> None:
     """One query when both columns pick the same rows, one each when not: either way
     what `noise_samples` gives for each column alone."""
-    recs = records()
-    for rec in recs[:without_latency]:
-        rec["result"]["latency_pct_ms"] = None
-    db = tmp_path / "r.duckdb"
+    db = _without_latency(tmp_path, without_latency)
     with store.open_db(db, write=True) as st:
-        st.ingest(recs)
         both = st.noise_samples_of(["tps", "latency_pct_ms"], 10)
         alone = {c: st.noise_samples(c, 10) for c in ("tps", "latency_pct_ms")}
     assert both == alone
