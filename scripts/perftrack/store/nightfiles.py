@@ -276,7 +276,13 @@ def create_views(
         if temp:
             entries = [readcache.Listed(p, shas[p], v) for p, v in files]
             parts = readcache.consolidate(
-                db, root, table, entries, filename=table == "runs", known=known
+                db,
+                root,
+                table,
+                entries,
+                filename=table == "runs",
+                known=known,
+                order=FILE_TABLES.get(table, "ALL"),  # as its night files are written
             )
             used |= {p.read.name for p in parts if p.cached}
             sql = _cached_view_sql(table, root, parts)

@@ -36,7 +36,9 @@ import duckdb
 
 from perftrack.core.files import KnownHashes, sha256_file
 
-CACHE_FORMAT = 1  # in every digest: a change of how cache files are made renames them all
+CACHE_FORMAT = 2  # in every digest: a change of how cache files are made renames them all
+# (2: rows in the order of the table's key, as a night file's: a month of results sorted
+# by series is 5% smaller, and the comparisons' window over it 25% faster at 1,000 nights)
 # ZSTD level 1: a cache file is written when its month closes and when a clone first
 # reads the history, so it is written fast rather than small. A month of the synthetic
 # nightly matrix (31 results files, 7.1 MB) became 6.9 MB in 0.27 s at level 1, 6.7 MB in
@@ -139,9 +141,12 @@ def rows_sql(root: Path, files: Sequence[Listed], *, filename: bool) -> str:
     )
 
 
-def _write(root: Path, target: Path, files: Sequence[Listed], *, filename: bool) -> None:
-    """Write the files' rows to `target` (temp name, rename), then its sidecar. A separate
-    connection: a failure here never touches the store's connection or transaction."""
+def _write(
+    root: Path, target: Path, files: Sequence[Listed], *, filename: bool, order: str
+) -> None:
+    """Write the files' rows to `target` in `order` (temp name, rename), then its sidecar.
+    A separate connection: a failure here never touches the store's connection or
+    transaction."""
     target.parent.mkdir(parents=True, exist_ok=True)
     tmp = target.with_name(f".{target.name}.{WRITING}-{os.getpid()}")
     sidecar = target.with_name(target.name + SIDECAR)
@@ -150,7 +155,9 @@ def _write(root: Path, target: Path, files: Sequence[Listed], *, filename: bool)
         con = duckdb.connect(":memory:")
         try:
             select = rows_sql(root, files, filename=filename)
-            con.execute(f"COPY ({select}) TO {_sql_string(str(tmp))} ({COPY_OPTIONS})")
+            con.execute(
+                f"COPY ({select} ORDER BY {order}) TO {_sql_string(str(tmp))} ({COPY_OPTIONS})"
+            )
         finally:
             con.close()
         sha = sha256_file(tmp)
@@ -162,9 +169,9 @@ def _write(root: Path, target: Path, files: Sequence[Listed], *, filename: bool)
         tmp_sidecar.unlink(missing_ok=True)
 
 
-def _built(root: Path, target: Path, files: Sequence[Listed], filename: bool) -> bool:
+def _built(root: Path, target: Path, files: Sequence[Listed], filename: bool, order: str) -> bool:
     try:
-        _write(root, target, files, filename=filename)
+        _write(root, target, files, filename=filename, order=order)
     except (OSError, duckdb.Error):
         return False
     return True
@@ -178,6 +185,7 @@ def consolidate(
     *,
     filename: bool = False,
     known: KnownHashes | None = None,
+    order: str = "ALL",
 ) -> list[Part]:
     """What the view of `table` reads, in path order: a trusted cache file for each closed
     month of more than one file (built if missing or untrusted), the night files for the
@@ -190,7 +198,7 @@ def consolidate(
         if month is not None:
             target = directory / cache_name(table, month, group)
             if _trusted(target, known) or (
-                _built(root, target, group, filename) and _trusted(target, known)
+                _built(root, target, group, filename, order) and _trusted(target, known)
             ):
                 parts.append(Part(read=target, files=tuple(group), cached=True))
                 continue
