@@ -31,7 +31,8 @@ GIT_ID = {
     "GIT_COMMITTER_NAME": "perftrack act test",
     "GIT_COMMITTER_EMAIL": "act-test@example.invalid",
 }
-USES_RE = re.compile(r"uses:\s*(actions/([A-Za-z0-9_.-]+)@[0-9a-f]{40})")
+# `actions/NAME@SHA` or `actions/NAME/SUBDIR@SHA` (act maps the repository, NAME@SHA)
+USES_RE = re.compile(r"uses:\s*actions/([A-Za-z0-9_.-]+)(?:/[A-Za-z0-9_./-]+)?@([0-9a-f]{40})")
 # Not mapped: act skips actions/checkout of the repository itself and uses the work dir.
 NOT_MAPPED = {"checkout"}
 
@@ -99,11 +100,13 @@ def commit(work: Path, message: str) -> None:
 def mapped_actions(workflow: Path) -> list[str]:
     """--local-repository values for every pinned actions/* the workflow uses."""
     out = []
-    for ref, name in sorted(set(USES_RE.findall(workflow.read_text()))):
+    for name, sha in sorted(set(USES_RE.findall(workflow.read_text()))):
+        ref = f"actions/{name}@{sha}"
         if name in NOT_MAPPED:
             continue
         standin = STANDINS / name
-        assert (standin / "action.yml").is_file(), f"no stand-in for {ref} in {STANDINS}"
+        has = (standin / "action.yml").is_file() or any(standin.glob("*/action.yml"))
+        assert has, f"no stand-in for {ref} in {STANDINS}"
         out.append(f"{ref}={standin}")
     return out
 

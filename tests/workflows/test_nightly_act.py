@@ -87,6 +87,11 @@ def test_dispatch_runs_benches_publishes_and_deploys(repo: tuple[Path, Path], tm
     # the site was built, handed to Pages and "deployed"; the summary has the table
     assert (run.artifacts / "github-pages" / "index.html").is_file()
     assert (run.artifacts / "deployed-pages" / "index.html").is_file()
+    # the next night's publish gets this night's site to build over (actions/cache stand-in)
+    assert "no cache to restore" in run.log  # the first night: nothing saved before
+    (saved,) = (run.artifacts / "caches").glob("perftrack-publish-*")
+    assert (saved / "build" / "site" / ".perftrack-site").is_file()
+    assert (saved / "build" / "site" / "index.html").is_file()
     summaries = run.summaries()
     assert "perftrack: nightly publish" in summaries
     assert "| mariadb-10.11.18 | 1 | 0 | 0 |" in summaries
