@@ -95,9 +95,12 @@ class HistoryCache:
             path = self.dir / name
             old = self.old["parts"].get(name) or {}
             night = [p for p, _, _ in files]
-            if not (old.get("digest") == digest and self._take(name, old.get("sha256"))):
+            if old.get("digest") == digest and self._take(name, old.get("sha256")):
+                sha = str(old["sha256"])  # the bytes _take checked (and linked)
+            else:
                 st.history_part(night, metrics, path)
-            self.parts[name] = {"digest": digest, "sha256": sha256_file(path)}
+                sha = sha256_file(path)
+            self.parts[name] = {"digest": digest, "sha256": sha}
             out.append((path, night))
             digests.append(digest)
         self.closed = self.digest("\n".join(digests[:-1]))

@@ -247,11 +247,12 @@ def split(
     index, out = [], {}
     for key, name in zip(keys, files, strict=True):
         row = cells[name]
-        empty = columns.script_json(columns.encode([], [*POINT_COLUMNS, *present[name]]))
         steps_of = line_steps(by_file.get(name, {}), cell_cps[name], present[name])
         parts = {
             "metrics": columns.script_json(present[name]),
-            "points": columns.script_json_text(points[name]) if name in points else empty,
+            "points": columns.script_json_text(points[name])
+            if name in points  # else no open row: an empty table of the cell's columns
+            else columns.script_json(columns.encode([], [*POINT_COLUMNS, *present[name]])),
             "change_points": columns.script_json(columns.encode(cell_cps[name], CP_COLUMNS)),
             "steps": columns.script_json(columns.encode(steps_of)),
         }
