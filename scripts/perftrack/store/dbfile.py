@@ -20,6 +20,7 @@ from perftrack.core import git
 from perftrack.core.errors import DatabaseError, EnvironmentProblem
 from perftrack.core.files import fsync_path
 from perftrack.store import migrations, nightfiles, readcache
+from perftrack.store.sqltext import sql_string
 
 # --- file format -----------------------------------------------------------------------
 # Storage format of a newly created file: "v1.1.0", which every DuckDB since 1.1 reads (the
@@ -217,7 +218,7 @@ def connect(path: Path, *, read_only: bool) -> tuple[duckdb.DuckDBPyConnection, 
         else:  # the row group size is an ATTACH option, in force while attached
             con = duckdb.connect(":memory:")
             con.execute(
-                f"ATTACH {_sql_string(str(path))} AS {DB_ALIAS} (ROW_GROUP_SIZE {ROW_GROUP_SIZE})"
+                f"ATTACH {sql_string(str(path))} AS {DB_ALIAS} (ROW_GROUP_SIZE {ROW_GROUP_SIZE})"
             )
             con.execute(f"USE {DB_ALIAS}")
     except duckdb.Error as exc:
@@ -279,10 +280,6 @@ def worth_compacting(free_blocks: int, total_blocks: int, block_size: int) -> bo
     )
 
 
-def _sql_string(text: str) -> str:
-    return "'" + text.replace("'", "''") + "'"
-
-
 def rewrite(path: Path, block_size: int | None = None) -> None:
     """Copy every table into a fresh file and rename it over `path`: drops free blocks.
 
@@ -302,9 +299,9 @@ def rewrite(path: Path, block_size: int | None = None) -> None:
         try:
             # the stored views are re-bound when copied: their paths resolve from here
             search = str(path.resolve().parent.parent)
-            con.execute(f"SET file_search_path = {_sql_string(search)}")
-            con.execute(f"ATTACH {_sql_string(str(path))} AS old (READ_ONLY)")
-            con.execute(f"ATTACH {_sql_string(str(tmp))} AS new{options}")
+            con.execute(f"SET file_search_path = {sql_string(search)}")
+            con.execute(f"ATTACH {sql_string(str(path))} AS old (READ_ONLY)")
+            con.execute(f"ATTACH {sql_string(str(tmp))} AS new{options}")
             con.execute("COPY FROM DATABASE old TO new")
             con.execute("DETACH new")
             con.execute("DETACH old")

@@ -29,6 +29,7 @@ import duckdb
 from perftrack.core.errors import DatabaseError
 from perftrack.core.files import KnownHashes, fsync_path, sha256_file
 from perftrack.store import nightformat, readcache
+from perftrack.store.sqltext import sql_string
 
 FILES_TABLE = "data_files"
 # The tables kept as files, and the order each file's rows are written in (the key; the
@@ -80,10 +81,6 @@ def db_path_of(con: duckdb.DuckDBPyConnection) -> Path:
     return Path(row[0])
 
 
-def _sql_string(text: str) -> str:
-    return "'" + text.replace("'", "''") + "'"
-
-
 def _utc_now() -> datetime:
     return datetime.now(UTC).replace(tzinfo=None)
 
@@ -133,7 +130,7 @@ def write_batch(
                 order = ", ".join(f"staged.{k.strip()}" for k in FILE_TABLES[table].split(","))
                 con.execute(
                     f"COPY (SELECT {select} FROM {relation} AS staged ORDER BY {order}) "
-                    f"TO {_sql_string(str(tmp))} ({COPY_OPTIONS}, {kv})"
+                    f"TO {sql_string(str(tmp))} ({COPY_OPTIONS}, {kv})"
                 )
                 fsync_path(tmp)
                 os.replace(tmp, final)
@@ -219,13 +216,13 @@ def select_files(con: duckdb.DuckDBPyConnection, db: Path, table: str, paths: Se
     if unknown or not paths:
         raise ValueError(f"not listed files of {table}: {unknown or 'none given'}")
     base = str(files_dir(db).resolve())
-    source = "[" + ", ".join(_sql_string(f"{base}/{p}") for p in paths) + "]"
+    source = "[" + ", ".join(sql_string(f"{base}/{p}") for p in paths) + "]"
     return _view_sql(table, source, {versions[p] for p in paths})
 
 
 def _glob(db: Path, table: str) -> str:
     """The stored views' file pattern: constant, so the view is not rewritten every night."""
-    return _sql_string(f"{view_prefix(db)}/*/*.{table}.parquet")
+    return sql_string(f"{view_prefix(db)}/*/*.{table}.parquet")
 
 
 def _cached_view_sql(table: str, root: Path, parts: Sequence[readcache.Part]) -> str:
@@ -234,7 +231,7 @@ def _cached_view_sql(table: str, root: Path, parts: Sequence[readcache.Part]) ->
     cache file holds a month's union, whose types may differ from a night file's); the runs
     view orders by each row's night file, relative to `root` in the cache and here alike."""
     versions = {f.version for part in parts for f in part.files}
-    source = "[" + ", ".join(_sql_string(str(part.read)) for part in parts) + "]"
+    source = "[" + ", ".join(sql_string(str(part.read)) for part in parts) + "]"
     if not any(part.cached for part in parts):
         return _view_sql(table, source, versions)
     cached = [p.read for p in parts if p.cached]
@@ -242,7 +239,7 @@ def _cached_view_sql(table: str, root: Path, parts: Sequence[readcache.Part]) ->
     runs = None
     if table == "runs":
         cache_rows = "SELECT * FROM read_parquet([{}], union_by_name = true)".format(
-            ", ".join(_sql_string(str(p)) for p in cached)
+            ", ".join(sql_string(str(p)) for p in cached)
         )
         night_rows = readcache.rows_sql(root, night, filename=True)
         runs = f"({cache_rows} UNION ALL BY NAME {night_rows})"
@@ -265,7 +262,7 @@ def create_views(
     """
     listed = _listed(con)
     if not temp:  # binding a view opens its first file: resolve the relative pattern here
-        con.execute(f"SET file_search_path = {_sql_string(str(db.resolve().parent.parent))}")
+        con.execute(f"SET file_search_path = {sql_string(str(db.resolve().parent.parent))}")
     root = files_dir(db).resolve()
     shas = dict(con.execute(f"SELECT path, sha256 FROM {FILES_TABLE}").fetchall()) if temp else {}
     kind = "TEMP VIEW" if temp else "VIEW"
@@ -419,7 +416,7 @@ def check(con: duckdb.DuckDBPyConnection, db: Path) -> list[str]:
         for p in sorted(on_disk - listed)
     ]
     results = [root / p for p in sorted(listed) if p.endswith(".results.parquet")]
-    files = ", ".join(_sql_string(str(p)) for p in results)
+    files = ", ".join(sql_string(str(p)) for p in results)
     row = con.execute(
         f"SELECT coalesce(record_id, {nightformat.RECORD_ID}) AS rid, "
         "list(DISTINCT filename ORDER BY filename) "

@@ -35,6 +35,7 @@ from pathlib import Path
 import duckdb
 
 from perftrack.core.files import KnownHashes, sha256_file
+from perftrack.store.sqltext import sql_string
 
 CACHE_FORMAT = 2  # in every digest: a change of how cache files are made renames them all
 # (2: rows in the order of the table's key, as a night file's: a month of results sorted
@@ -110,10 +111,6 @@ def groups(files: Sequence[Listed]) -> list[tuple[str | None, list[Listed]]]:
     return [g if len(g[1]) > 1 else (None, g[1]) for g in out]
 
 
-def _sql_string(text: str) -> str:
-    return "'" + text.replace("'", "''") + "'"
-
-
 def known_hashes(db: Path) -> KnownHashes:
     """The sha256s `verify` and the cache's checks remember between opens (in the cache's
     directory: where there is no cache, every file is read at every open, as before)."""
@@ -132,7 +129,7 @@ def _trusted(path: Path, known: KnownHashes) -> bool:
 def rows_sql(root: Path, files: Sequence[Listed], *, filename: bool) -> str:
     """SQL of the files' rows combined by column name; with `filename`, a column of each
     row's file path relative to `root` (the runs view keeps the first file's values)."""
-    source = "[" + ", ".join(_sql_string(f"{root}/{f.path}") for f in files) + "]"
+    source = "[" + ", ".join(sql_string(f"{root}/{f.path}") for f in files) + "]"
     if not filename:
         return f"SELECT * FROM read_parquet({source}, union_by_name = true)"
     return (
@@ -156,7 +153,7 @@ def _write(
         try:
             select = rows_sql(root, files, filename=filename)
             con.execute(
-                f"COPY ({select} ORDER BY {order}) TO {_sql_string(str(tmp))} ({COPY_OPTIONS})"
+                f"COPY ({select} ORDER BY {order}) TO {sql_string(str(tmp))} ({COPY_OPTIONS})"
             )
         finally:
             con.close()

@@ -16,6 +16,7 @@ from perftrack.store import nightfiles
 from perftrack.store.queries.histtable import HistoryTable
 from perftrack.store.queries.series import metric_column
 from perftrack.store.queries.site import SITE_SERIES
+from perftrack.store.sqltext import sql_string
 
 __all__ = ["HistoryQueries", "HistoryTable"]
 _AGG, _OPEN = "site_history_agg", "site_history_open"  # the aggregate, the open runs
@@ -111,7 +112,7 @@ class HistoryQueries:
         ).fetchall()
 
         def read(fs: Sequence[str]) -> str:  # a literal list: read where it is used
-            return "read_parquet([" + ", ".join("'" + f.replace("'", "''") + "'" for f in fs) + "])"
+            return "read_parquet([" + ", ".join(sql_string(f) for f in fs) + "])"
 
         if not split:  # a run is in one part: the last part's runs are the open ones
             return read(files[-1:]), (read(files[:-1]) if len(files) > 1 else None)
