@@ -103,11 +103,13 @@ class SeriesQueries(QueryBase):
 
     def _same_selection(self, a: str, b: str) -> bool:
         """No ok result has a value of one of the two columns and not of the other: the
-        two columns' series_values pick the same rows."""
+        two columns' series_values pick the same rows. A scan of both columns, asked
+        once per read-only store (series_samples asks it before looking for its answer)."""
         ca, cb = metric_column(a), metric_column(b)
-        row = self._one(
+        sql = (
             f"SELECT count(*) FROM results WHERE status = 'ok' AND ({ca} IS NULL) <> ({cb} IS NULL)"
         )
+        row = self._kept(("same_selection", ca, cb), lambda: self._one(sql))
         return bool(row) and row[0] == 0
 
     def _samples(
