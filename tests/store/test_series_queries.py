@@ -10,6 +10,7 @@ import pytest
 
 from fixtures.records.synthetic import SYNTHETIC_START, make_record
 from perftrack.store import store
+from perftrack.store.queries import series
 
 
 def records() -> list[dict[str, Any]]:
@@ -109,3 +110,42 @@ def test_noise_samples_of_two_columns_are_each_column_s_own(
     assert both == alone
     assert len(both["tps"]) - len(both["latency_pct_ms"]) == 0  # a group keeps its row
     assert sum(map(len, (r[3] for r in both["latency_pct_ms"]))) == 24 - without_latency
+
+
+# the query nightly_points was until it fetched numbers: one row of key columns per point
+_NIGHTLY_BY_COLUMNS = """
+    SELECT {series}, s.server_id, r.run_id, min(r.started_at) AS first_at, median(r.tps)
+    FROM results r JOIN runs ru USING (run_id) JOIN servers s USING (server_key)
+    WHERE r.status = 'ok' AND r.tps IS NOT NULL AND NOT EXISTS (
+        SELECT 1 FROM results r2 WHERE r2.run_id = r.run_id AND r2.cell_id = r.cell_id
+        AND r2.status = 'ok' AND r2.attempt > r.attempt)
+    GROUP BY ALL ORDER BY first_at, r.run_id
+"""
+
+
+@pytest.mark.parametrize("by_hash", [True, False])  # False: as when two keys share a hash
+def test_nightly_points_are_each_run_s_median_by_series_and_server_latest_attempts_only(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, by_hash: bool
+) -> None:
+    recs = records()
+    again = dict(recs[3], attempt=2, record_id=recs[3]["record_id"][:-1] + "2")
+    again["result"] = dict(recs[3]["result"], tps=5000.0)  # re-measured: only it counts
+    failed = dict(recs[5], attempt=2, record_id=recs[5]["record_id"][:-1] + "2")
+    failed |= {"status": "failed", "reason": "synthetic", "result": None}
+    db = tmp_path / "r.duckdb"
+    with store.open_db(db, write=True) as st:
+        st.ingest([*recs, again, failed])
+    if not by_hash:
+        monkeypatch.setattr(series, "_each_its_own", lambda hashes: False)
+    with store.open_db(db, write=False) as st:
+        points = st.nightly_points("tps")
+        rows = st.con.execute(
+            _NIGHTLY_BY_COLUMNS.format(series=series.series_select())
+        ).fetchall()
+    want: dict[tuple[Any, ...], list[tuple[Any, ...]]] = {}
+    for *key, run, at, value in rows:
+        want.setdefault(tuple(key), []).append((run, at, value))
+    assert {k: points[k] for k in points} == want
+    # the re-measured cell's 5000 moved its run's median: the attempt it replaced did not count
+    assert len(points) == 4 and max(v for ps in want.values() for _, _, v in ps) > 3000
+    assert set(points) == set(want) and all(k in points for k in want)

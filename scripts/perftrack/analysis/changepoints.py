@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import math
 from collections import defaultdict
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -38,6 +38,7 @@ from perftrack.analysis.steps import (
     step_at,
     steps_on,
 )
+from perftrack.store.queries.points import NightlyPoints
 
 # A server's step over classes is the median of the classes' signals: with 3 or more, one
 # class moving alone cannot move it (with 2 the median is the mean, half of one class's).
@@ -81,40 +82,39 @@ class ClassSeries:
     y: np.ndarray  # log values, rows × nights, nan where a series has no point
 
 
-Points = dict[tuple[Any, ...], list[tuple[Any, ...]]]  # (series…, server) -> [(run, at, v)]
+Points = Mapping[tuple[Any, ...], list[tuple[Any, ...]]]  # (series…, server) -> [(run, at, v)]
 
 
 def class_series(points: Points, cls_cols: int = 2) -> dict[tuple[Any, ...], ClassSeries]:
     """{(hw_key, runner_class): ClassSeries} from detect's nightly points (the first
-    `cls_cols` series columns are the class's)."""
-    by_class: dict[tuple[Any, ...], list[tuple[Any, ...]]] = defaultdict(list)
-    for key in points:
-        by_class[key[:cls_cols]].append(key)
+    `cls_cols` series columns are the class's): the store's arrays (NightlyPoints), or a
+    dict of lists made into them."""
+    pts = NightlyPoints.from_dict(points)
+    by_class: dict[tuple[Any, ...], list[int]] = defaultdict(list)
+    for i, key in enumerate(pts.series_keys):
+        by_class[key[:cls_cols]].append(i)
     out = {}
     # classes in one order whatever the order of `points` (the store's rows come in any
     # order): a server's change is stored under its first class's series (_server_changes)
-    for ck, keys in sorted(by_class.items(), key=lambda kv: repr(kv[0])):
-        keys.sort(key=repr)
-        pts = [points[k] for k in keys]
-        # each run's first point (the earliest; of equal ones the first listed), and the
-        # runs in order of it, then id: a dict over the points (numpy's conversion of their
-        # times and its sort of their run ids took 1.3 s of detect at 1,001 nights)
-        first: dict[str, Any] = {}
-        for ps in pts:
-            for run, at, _ in ps:
-                seen = first.get(run)
-                if seen is None or at < seen:
-                    first[run] = at
-        runs = sorted(first, key=lambda r: (first[r], r))
-        col_of = {r: j for j, r in enumerate(runs)}
-        cols = np.fromiter((col_of[p[0]] for ps in pts for p in ps), dtype=np.intp)
-        vals = np.array([np.nan if p[2] is None else float(p[2]) for ps in pts for p in ps])
-        rows = np.repeat(np.arange(len(keys)), [len(ps) for ps in pts])
-        y = np.full((len(keys), len(runs)), np.nan)
+    for ck, rows_of in sorted(by_class.items(), key=lambda kv: repr(kv[0])):
+        rows_of.sort(key=lambda i: repr(pts.series_keys[i]))
+        at = np.concatenate([np.arange(pts.rows(i).start, pts.rows(i).stop) for i in rows_of])
+        run, when = pts.run[at], pts.at[at]
+        # each run's first point, and the runs in order of it, then id (runs are numbered
+        # in id order)
+        first = np.full(len(pts.runs), np.iinfo(np.int64).max)
+        np.minimum.at(first, run, when)
+        runs = np.unique(run)
+        runs = runs[np.lexsort((runs, first[runs]))]
+        col_of = np.empty(len(pts.runs), dtype=np.intp)
+        col_of[runs] = np.arange(len(runs))
+        sizes = [pts.rows(i).stop - pts.rows(i).start for i in rows_of]
+        y = np.full((len(rows_of), len(runs)), np.nan)
+        vals = pts.value[at]
         ok = vals > 0
-        y[rows[ok], cols[ok]] = np.log(vals[ok])
-        order_runs = [(r, first[r]) for r in runs]
-        out[ck] = ClassSeries(order_runs, keys, y)
+        y[np.repeat(np.arange(len(rows_of)), sizes)[ok], col_of[run][ok]] = np.log(vals[ok])
+        order_runs = [(pts.runs[r], pts.at_of(int(first[r]))) for r in runs.tolist()]
+        out[ck] = ClassSeries(order_runs, [pts.series_keys[i] for i in rows_of], y)
     return out
 
 
