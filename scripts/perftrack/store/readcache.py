@@ -50,6 +50,7 @@ MEMO = "hashes.json"  # the night and cache files' sha256s, by identity (KnownHa
 WRITING = "writing"  # `.<name>.writing-<pid>`: being written (a writer deletes leftovers)
 MONTH = re.compile(r"^\d{4}/(\d{6})\d\dT")  # `2026/20261125T…` -> 202611
 FILENAME = "filename"  # runs: the night file each row came from, relative (see consolidate)
+ANSWERS = "answers"  # the directory of store/answers.py (pruned there, not here)
 
 
 def cache_dir(db: Path) -> Path:
@@ -212,6 +213,8 @@ def prune(db: Path, keep: set[str]) -> None:
     except OSError:
         return
     for entry in entries:
+        if entry.name == ANSWERS:
+            continue
         name = entry.name.removesuffix(SIDECAR)
         if (name not in keep and name != MEMO) or entry.name.startswith("."):
             with contextlib.suppress(OSError):

@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Hashable, Sequence
+from pathlib import Path
 from typing import Any, TypeVar
 
 import duckdb
+
+from perftrack.store import answers
 
 T = TypeVar("T")
 
@@ -15,6 +18,7 @@ class QueryBase:
 
     con: duckdb.DuckDBPyConnection
     write: bool
+    path: Path
 
     def _tuples(self, sql: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
         return self.con.execute(sql, list(params)).fetchall()
@@ -23,6 +27,11 @@ class QueryBase:
         cur = self.con.execute(sql, list(params))
         names = [d[0] for d in cur.description]
         return [dict(zip(names, r, strict=True)) for r in cur.fetchall()]
+
+    def _answer(self, sql: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
+        """`_tuples`, kept on disk for the next command that asks it of the same files
+        (store/answers.py): for the questions both detect and the site build ask."""
+        return answers.kept(self.path, self.con, sql, params, lambda: self._tuples(sql, params))
 
     def _one(self, sql: str, params: Sequence[Any] = ()) -> tuple[Any, ...] | None:
         return self.con.execute(sql, list(params)).fetchone()

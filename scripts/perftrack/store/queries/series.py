@@ -134,7 +134,7 @@ class SeriesQueries(QueryBase):
             f'list("{c}" ORDER BY started_at, run_id, cell_id)'
             for c in ("value", "latency_pct_ms", "run_id", "round")
         )
-        return self._tuples(
+        return self._answer(  # detect's and then the site build's (store/answers.py)
             f"""SELECT {cols}, {first}, {lists} FROM ({sql}) GROUP BY {cols}
                 ORDER BY min(started_at), {cols}""",
             args,

@@ -1,0 +1,108 @@
+"""Answers kept on disk from one command to the next: the nightly's `detect` and `site build`.
+
+The nightly publish asks `detect` and then `site build` one question of the same history:
+each server's newest values per series, the comparisons' window (compare.RECENT_VALUES),
+1.0 s of each at 1,000 nights (docs/benchmarks.md). An answer depends only on the SQL
+asked and on what the store's views read: the night files (immutable, each listed with its
+sha256 in `data_files`, checked at open) through the views' SQL. So it is kept under the
+digest of the three, in the read cache's directory (`data/.results-cache/answers/`:
+derived, git-ignored, never committed or published), as JSON (rows of strings, numbers,
+booleans, nulls and lists; an answer with any other value is not kept), written atomically
+with its sha256 in a sidecar. A file that is missing, does not match its sidecar or does
+not parse is asked again; a cache that cannot be written is skipped: never an error. Each
+question keeps one answer: writing one deletes the question's others.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import os
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+import duckdb
+
+from perftrack.store import readcache
+
+FORMAT = 1  # in every digest: a change of how answers are kept renames them all
+SUBDIR = readcache.ANSWERS
+SIDECAR = readcache.SIDECAR
+Rows = list[tuple[Any, ...]]
+
+
+def _sha(*parts: str) -> str:
+    return hashlib.sha256("\n\x00".join(parts).encode()).hexdigest()
+
+
+def what_is_read(con: duckdb.DuckDBPyConnection) -> str:
+    """The digest of what the connection's views read: their SQL and every listed file's
+    path and sha256."""
+    views = con.execute(
+        "SELECT view_name, sql FROM duckdb_views() WHERE temporary ORDER BY view_name"
+    ).fetchall()
+    files = con.execute("SELECT path, sha256 FROM data_files ORDER BY path").fetchall()
+    return _sha(
+        f"perftrack answers {FORMAT}",
+        f"duckdb {duckdb.__version__}",
+        json.dumps(views),
+        json.dumps(files),
+    )
+
+
+def kept(
+    db: Path,
+    con: duckdb.DuckDBPyConnection,
+    sql: str,
+    args: Sequence[Any],
+    ask: Callable[[], Rows],
+) -> Rows:
+    """`ask()`'s rows for `sql` with `args` over `con`'s views: the kept answer when there
+    is one for what the views read now, else asked and kept."""
+    question = _sha(sql, json.dumps(list(args), default=str))[:24]
+    name = f"{question}-{what_is_read(con)[:24]}.json"
+    path = readcache.cache_dir(db) / SUBDIR / name
+    rows = _read(path)
+    if rows is not None:
+        return rows
+    rows = ask()
+    _write(path, rows, question)
+    return rows
+
+
+def _read(path: Path) -> Rows | None:
+    try:
+        data = path.read_bytes()
+        want = path.with_name(path.name + SIDECAR).read_text(encoding="ascii").strip()
+        if hashlib.sha256(data).hexdigest() != want:
+            return None
+        return [tuple(r) for r in json.loads(data)]
+    except (OSError, UnicodeError, ValueError, TypeError):
+        return None
+
+
+def _write(path: Path, rows: Rows, question: str) -> None:
+    try:
+        data = json.dumps(rows, allow_nan=True, separators=(",", ":")).encode()
+    except (TypeError, ValueError):  # a value JSON does not give back as it was: not kept
+        return
+    sidecar = path.with_name(path.name + SIDECAR)
+    tmp = path.with_name(f".{path.name}.{readcache.WRITING}-{os.getpid()}")
+    tmp_sidecar = path.with_name(f".{sidecar.name}.{readcache.WRITING}-{os.getpid()}")
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        for old in path.parent.glob(f"{question}-*"):  # this question's older answers
+            if old.name not in (path.name, sidecar.name):
+                old.unlink(missing_ok=True)
+        tmp.write_bytes(data)
+        tmp_sidecar.write_text(hashlib.sha256(data).hexdigest() + "\n", encoding="ascii")
+        os.replace(tmp, path)
+        os.replace(tmp_sidecar, sidecar)
+    except OSError:
+        return
+    finally:
+        with contextlib.suppress(OSError):
+            tmp.unlink(missing_ok=True)
+            tmp_sidecar.unlink(missing_ok=True)
