@@ -139,9 +139,7 @@ def test_nightly_points_are_each_run_s_median_by_series_and_server_latest_attemp
         monkeypatch.setattr(series, "_each_its_own", lambda hashes: False)
     with store.open_db(db, write=False) as st:
         points = st.nightly_points("tps")
-        rows = st.con.execute(
-            _NIGHTLY_BY_COLUMNS.format(series=series.series_select())
-        ).fetchall()
+        rows = st.con.execute(_NIGHTLY_BY_COLUMNS.format(series=series.series_select())).fetchall()
     want: dict[tuple[Any, ...], list[tuple[Any, ...]]] = {}
     for *key, run, at, value in rows:
         want.setdefault(tuple(key), []).append((run, at, value))
