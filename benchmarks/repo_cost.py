@@ -77,6 +77,24 @@ def configure(results_format: str, parquet_v2: bool, zstd_level: int | None, ord
 # of the sampler's and rows.py's fixed decimals.
 DROP_SERIES = False
 SIGNIFICANT: int | None = None
+# --floor: the lower bound of what the history could keep: only the values a verdict, a
+# change point or an explanation reads (throughput, p95 latency, the cost per operation
+# and the host signals; with the keys and times), every other measured value dropped.
+FLOOR = False
+NOT_READ = (
+    "qps",
+    "latency_avg_ms",
+    "latency_max_ms",
+    "errors_per_s",
+    "reconnects_per_s",
+    "total_time_s",
+    "events",
+    "tps_p5",
+    "tps_p50",
+    "tps_p95",
+    "tps_cv",
+    "tps_series",
+)
 DERIVED = (
     "tps_p5",
     "tps_p50",
@@ -94,8 +112,8 @@ def _significant(x: Any, digits: int) -> Any:
 
 
 def reduced(night: list[store.PreparedRecord]) -> list[store.PreparedRecord]:
-    """The night's rows with the content DROP_SERIES and SIGNIFICANT say dropped."""
-    if not DROP_SERIES and SIGNIFICANT is None:
+    """The night's rows with the content DROP_SERIES, SIGNIFICANT and FLOOR say dropped."""
+    if not DROP_SERIES and SIGNIFICANT is None and not FLOOR:
         return night
     col = {name: i for i, (name, _) in enumerate(rows.RESULT_COLUMNS)}
     out = []
@@ -103,6 +121,8 @@ def reduced(night: list[store.PreparedRecord]) -> list[store.PreparedRecord]:
         values = list(p.result)
         if DROP_SERIES:
             values[col["tps_series"]] = None
+        for c in NOT_READ if FLOOR else ():
+            values[col[c]] = None
         if SIGNIFICANT is not None:
             for c in DERIVED:
                 values[col[c]] = _significant(values[col[c]], SIGNIFICANT)
@@ -142,7 +162,11 @@ def largest_file(repo: Path) -> tuple[str, int]:
 
 
 def commit_data(repo: Path, message: str) -> None:
-    git(repo, "add", "-A", "data")
+    """Commit what `perftrack publish` commits: the DB file and its night files (never the
+    read cache beside them, which the project's .gitignore also keeps out)."""
+    db = repo / "data" / "results.duckdb"
+    ours = [str(p.relative_to(repo)) for p in (db, nightfiles.files_dir(db))]
+    git(repo, "add", "-A", "--", *ours)
     git(repo, "commit", "--quiet", "-m", message)
 
 
@@ -228,6 +252,7 @@ def main() -> None:
     ap.add_argument("--order", choices=("series", "time"), default="series")
     ap.add_argument("--drop-series", action="store_true", help="measure: no tps_series")
     ap.add_argument("--significant", type=int, help="measure: derived values at N digits")
+    ap.add_argument("--floor", action="store_true", help="measure: only the values read")
     ap.add_argument(
         "--cost",
         action="store_true",
@@ -236,8 +261,8 @@ def main() -> None:
     a = ap.parse_args()
     configure(a.results_format, a.parquet_v2, a.zstd_level, a.order)
     synth.COST = a.cost
-    global DROP_SERIES, SIGNIFICANT
-    DROP_SERIES, SIGNIFICANT = a.drop_series, a.significant
+    global DROP_SERIES, SIGNIFICANT, FLOOR
+    DROP_SERIES, SIGNIFICANT, FLOOR = a.drop_series, a.significant, a.floor
     with tempfile.TemporaryDirectory(prefix="perftrack-repo-cost-") as tmp:
         out = measure(a.base, a.nights, Path(tmp), a.base_batch, a.fast)
         out |= {
@@ -248,6 +273,7 @@ def main() -> None:
             "cost": a.cost,
             "drop_series": a.drop_series,
             "significant": a.significant,
+            "floor": a.floor,
         }
         print(json.dumps(out))
 
