@@ -60,11 +60,13 @@ def test_an_answer_is_kept_and_given_back_equal_until_a_new_night_file(db: Path)
     again, asked = ask(db)
     assert (again, asked) == (first, 0)
     assert again[0][1] == [1000.0, 1000.0 + 1 / 3, 1000.0 + 2 / 3, 1001.0]  # to the last bit
+    ask(db, "SELECT count(*) FROM results")  # another question: kept beside
+    assert len(kept_files(db)) == 4
     with store.open_db(db, write=True) as st:  # a new night: new files, another answer
         st.ingest(night(1))
     newer, asked = ask(db)
     assert asked == 1 and [r[0] for r in newer] == ["synthetic-run-0", "synthetic-run-1"]
-    assert len(kept_files(db)) == 2  # the question's older answer was deleted
+    assert len(kept_files(db)) == 2  # the older answers of both questions were deleted
 
 
 @pytest.mark.parametrize("damage", ["flip", "truncate", "sidecar"])

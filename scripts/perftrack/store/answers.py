@@ -9,8 +9,9 @@ digest of the three, in the read cache's directory (`data/.results-cache/answers
 derived, git-ignored, never committed or published), as JSON (rows of strings, numbers,
 booleans, nulls and lists; an answer with any other value is not kept), written atomically
 with its sha256 in a sidecar. A file that is missing, does not match its sidecar or does
-not parse is asked again; a cache that cannot be written is skipped: never an error. Each
-question keeps one answer: writing one deletes the question's others.
+not parse is asked again; a cache that cannot be written is skipped: never an error.
+Writing an answer deletes the question's other answers and every answer over other data:
+the directory holds answers over the files of its newest write only.
 """
 
 from __future__ import annotations
@@ -62,13 +63,13 @@ def kept(
     """`ask()`'s rows for `sql` with `args` over `con`'s views: the kept answer when there
     is one for what the views read now, else asked and kept."""
     question = _sha(sql, json.dumps(list(args), default=str))[:24]
-    name = f"{question}-{what_is_read(con)[:24]}.json"
-    path = readcache.cache_dir(db) / SUBDIR / name
+    data = what_is_read(con)[:24]
+    path = readcache.cache_dir(db) / SUBDIR / f"{question}-{data}.json"
     rows = _read(path)
     if rows is not None:
         return rows
     rows = ask()
-    _write(path, rows, question)
+    _write(path, rows, question, data)
     return rows
 
 
@@ -83,9 +84,17 @@ def _read(path: Path) -> Rows | None:
         return None
 
 
-def _write(path: Path, rows: Rows, question: str) -> None:
+def _stale(name: str, question: str, data: str) -> bool:
+    """An answer to delete when this question's answer over `data` is written: the
+    question's other answers, and every answer over other data (temp files are others')."""
+    if name.startswith("."):
+        return False
+    return name.startswith(f"{question}-") or f"-{data}.json" not in name
+
+
+def _write(path: Path, rows: Rows, question: str, data: str) -> None:
     try:
-        data = json.dumps(rows, allow_nan=True, separators=(",", ":")).encode()
+        text = json.dumps(rows, allow_nan=True, separators=(",", ":")).encode()
     except (TypeError, ValueError):  # a value JSON does not give back as it was: not kept
         return
     sidecar = path.with_name(path.name + SIDECAR)
@@ -93,11 +102,11 @@ def _write(path: Path, rows: Rows, question: str) -> None:
     tmp_sidecar = path.with_name(f".{sidecar.name}.{readcache.WRITING}-{os.getpid()}")
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        for old in path.parent.glob(f"{question}-*"):  # this question's older answers
-            if old.name not in (path.name, sidecar.name):
+        for old in path.parent.iterdir():
+            if old.name not in (path.name, sidecar.name) and _stale(old.name, question, data):
                 old.unlink(missing_ok=True)
-        tmp.write_bytes(data)
-        tmp_sidecar.write_text(hashlib.sha256(data).hexdigest() + "\n", encoding="ascii")
+        tmp.write_bytes(text)
+        tmp_sidecar.write_text(hashlib.sha256(text).hexdigest() + "\n", encoding="ascii")
         os.replace(tmp, path)
         os.replace(tmp_sidecar, sidecar)
     except OSError:
