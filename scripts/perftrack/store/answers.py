@@ -16,10 +16,8 @@ the directory holds answers over the files of its newest write only.
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import json
-import os
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
@@ -97,21 +95,12 @@ def _write(path: Path, rows: Rows, question: str, data: str) -> None:
         text = json.dumps(rows, allow_nan=True, separators=(",", ":")).encode()
     except (TypeError, ValueError):  # a value JSON does not give back as it was: not kept
         return
-    sidecar = path.with_name(path.name + SIDECAR)
-    tmp = path.with_name(f".{path.name}.{readcache.WRITING}-{os.getpid()}")
-    tmp_sidecar = path.with_name(f".{sidecar.name}.{readcache.WRITING}-{os.getpid()}")
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
+        sidecar = path.name + SIDECAR
         for old in path.parent.iterdir():
-            if old.name not in (path.name, sidecar.name) and _stale(old.name, question, data):
+            if old.name not in (path.name, sidecar) and _stale(old.name, question, data):
                 old.unlink(missing_ok=True)
-        tmp.write_bytes(text)
-        tmp_sidecar.write_text(hashlib.sha256(text).hexdigest() + "\n", encoding="ascii")
-        os.replace(tmp, path)
-        os.replace(tmp_sidecar, sidecar)
+        readcache.write_with_sidecar(path, lambda tmp: tmp.write_bytes(text))
     except OSError:
         return
-    finally:
-        with contextlib.suppress(OSError):
-            tmp.unlink(missing_ok=True)
-            tmp_sidecar.unlink(missing_ok=True)

@@ -28,7 +28,7 @@ import contextlib
 import hashlib
 import os
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -139,17 +139,33 @@ def rows_sql(root: Path, files: Sequence[Listed], *, filename: bool) -> str:
     )
 
 
-def _write(
-    root: Path, target: Path, files: Sequence[Listed], *, filename: bool, order: str
-) -> None:
-    """Write the files' rows to `target` in `order` (temp name, rename), then its sidecar.
-    A separate connection: a failure here never touches the store's connection or
-    transaction."""
+def write_with_sidecar(target: Path, write: Callable[[Path], None]) -> None:
+    """`write(tmp)` under a temp name beside `target`, renamed into place, then its sidecar
+    (the sha256 of the bytes written), each by rename: a reader sees a whole file or
+    none, and a file whose sidecar does not match is never trusted. Raises what `write`
+    or the file system raises; leaves no temp file."""
     target.parent.mkdir(parents=True, exist_ok=True)
     tmp = target.with_name(f".{target.name}.{WRITING}-{os.getpid()}")
     sidecar = target.with_name(target.name + SIDECAR)
     tmp_sidecar = sidecar.with_name(f".{sidecar.name}.{WRITING}-{os.getpid()}")
     try:
+        write(tmp)
+        sha = sha256_file(tmp)
+        os.replace(tmp, target)
+        tmp_sidecar.write_text(sha + "\n", encoding="ascii")
+        os.replace(tmp_sidecar, sidecar)
+    finally:
+        tmp.unlink(missing_ok=True)
+        tmp_sidecar.unlink(missing_ok=True)
+
+
+def _write(
+    root: Path, target: Path, files: Sequence[Listed], *, filename: bool, order: str
+) -> None:
+    """Write the files' rows to `target` in `order`, with its sidecar. A separate
+    connection: a failure here never touches the store's connection or transaction."""
+
+    def copy(tmp: Path) -> None:
         con = duckdb.connect(":memory:")
         try:
             select = rows_sql(root, files, filename=filename)
@@ -158,13 +174,8 @@ def _write(
             )
         finally:
             con.close()
-        sha = sha256_file(tmp)
-        os.replace(tmp, target)
-        tmp_sidecar.write_text(sha + "\n", encoding="ascii")
-        os.replace(tmp_sidecar, sidecar)
-    finally:
-        tmp.unlink(missing_ok=True)
-        tmp_sidecar.unlink(missing_ok=True)
+
+    write_with_sidecar(target, copy)
 
 
 def _built(root: Path, target: Path, files: Sequence[Listed], filename: bool, order: str) -> bool:

@@ -47,10 +47,7 @@ METRIC_COLUMNS = frozenset((*record.RESULT_FIELDS, *record.COST_FIELDS)) - {"thr
 
 def series_select(cols: tuple[str, ...] = SERIES_COLS) -> str:
     """`ru.hw_key, ru.runner_class, r.workload, …` over `results r JOIN runs ru`."""
-    return ", ".join(
-        ("ru." if c in RUN_COLS else "r.") + _quoted(c)
-        for c in cols
-    )
+    return ", ".join(("ru." if c in RUN_COLS else "r.") + _quoted(c) for c in cols)
 
 
 def metric_column(column: str) -> str:
