@@ -161,10 +161,9 @@ def largest_file(repo: Path) -> tuple[str, int]:
     return best
 
 
-def commit_data(repo: Path, message: str) -> None:
+def commit_data(repo: Path, db: Path, message: str) -> None:
     """Commit what `perftrack publish` commits: the DB file and its night files (never the
     read cache beside them, which the project's .gitignore also keeps out)."""
-    db = repo / "data" / "results.duckdb"
     ours = [str(p.relative_to(repo)) for p in (db, nightfiles.files_dir(db))]
     git(repo, "add", "-A", "--", *ours)
     git(repo, "commit", "--quiet", "-m", message)
@@ -185,7 +184,7 @@ def measure(
         (synth.grow_fast if fast else synth.grow)(db, setup, 0, base, batch=base_batch)
         with store.open_db(db, write=True) as st:  # leave it as a nightly close would
             st.compact_on_close = True
-        commit_data(repo, f"base: {base} nights")
+        commit_data(repo, db, f"base: {base} nights")
     rngs = synth.night_rngs(setup)
     start = pack_bytes(repo)
     sizes = []
@@ -198,7 +197,7 @@ def measure(
         results_bytes.append((newest.stat().st_size, _rows(db, newest)))
         if cli.main(["detect", "--db", str(db)]) != 0:  # as `perftrack publish` does
             raise SystemExit("detect failed")
-        commit_data(repo, f"night {night}")
+        commit_data(repo, db, f"night {night}")
         sizes.append(db.stat().st_size)
     loop_s = time.perf_counter() - t0
     end = pack_bytes(repo)
