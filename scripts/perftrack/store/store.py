@@ -10,10 +10,11 @@ stored once by content hash, interval series only as summaries plus a short down
 and every write-mode close ends with a CHECKPOINT (no `.wal` file left beside it).
 
 The package in one room per concern: `lock` (the lock file), `dbfile` (create, open,
-diagnose, migrate and compact the file), `nightfiles` (since schema v6 the growing tables
-live in immutable Parquet files beside the DB; the views over them), `rows` (a record as
-rows, the write transaction), `variables` (the server variables kept, sets hashed once),
-`migrations` (schema versions), and this module, the door: `open_db`, `Store`, `compact`,
+diagnose, migrate and compact the file), `intake` (record files read and prepared, on
+every core), `nightfiles` (since schema v6 the growing tables live in immutable Parquet
+files beside the DB; the views over them), `rows` (a record as rows, the write
+transaction), `variables` (the server variables kept, sets hashed once), `migrations`
+(schema versions), and this module, the door: `open_db`, `Store`, `compact`,
 `read_prepared`, `ingest_paths`; the names other stages use are re-exported here.
 """
 
@@ -41,6 +42,7 @@ from perftrack.store.dbfile import (
     rewrite,
     worth_compacting,
 )
+from perftrack.store.intake import read_prepared
 from perftrack.store.lock import LOCK_TIMEOUT_S, Lock, lock_path
 from perftrack.store.queries.alerts import ALERTS_TABLE, AlertQueries
 from perftrack.store.queries.derived import DERIVED_TABLES, DerivedQueries, NoiseKey
@@ -406,13 +408,6 @@ def compact(db_path: Path, *, lock_timeout_s: float = LOCK_TIMEOUT_S) -> tuple[i
     with open_db(db_path, write=True, lock_timeout_s=lock_timeout_s) as store:
         store.compact_on_close = True
     return before, db_path.stat().st_size
-
-
-def read_prepared(paths: Iterable[Path]) -> list[PreparedRecord]:
-    """Every record file under `paths`, read, validated and prepared (RecordError naming
-    the file and field on the first bad one); variable sets computed once each."""
-    varsets = VariableSets()
-    return [prepare(record.read(p), str(p), varsets) for p in record.find(paths)]
 
 
 def ingest_paths(
