@@ -7,7 +7,11 @@ whole night of record files (the night after the history's last, all runner clas
 build` over the copy's previous build, as the nightly workflow does. The history itself is
 never written. Each run starts with the store's read cache (store/readcache.py) as the
 previous night left it; one last run ("cold") starts without it, as a fresh clone does
-(its first open builds it). First, in a scratch copy, the DB is migrated and the site built over the
+(its first open builds it). The new night's files are named (and dated) the day after the
+history's last night, as the nightly's would be, so they land in the open month; one more
+run ("new month") dates them the first of the next month instead, which closes the last
+month and consolidates its read-cache file (store/readcache.py), as one night a month does.
+First, in a scratch copy, the DB is migrated and the site built over the
 history's build by this code (a change of the site's file layout is paid there once), so
 no run times a migration or a one-off rewrite.
 
@@ -25,6 +29,7 @@ import sys
 import tempfile
 import time
 from collections.abc import Callable
+from datetime import datetime, timedelta
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
@@ -32,6 +37,7 @@ sys.path.insert(0, str(REPO / "scripts"))
 sys.path.insert(0, str(REPO / "benchmarks"))
 
 import synthetic_history as synth  # noqa: E402
+from per_night_files import stamped  # noqa: E402
 
 from perftrack import cli  # noqa: E402
 from perftrack.store import nightfiles, readcache, store  # noqa: E402
@@ -72,9 +78,12 @@ def main() -> None:
         work = Path(tmp)
         base = nightfiles.copy_db(src_db, work / "base" / DB_NAME)
         with store.open_db(base, write=True) as st:  # migrate once, outside the timings
-            last = st.con.execute(  # run ids are synthetic-<night>-<class>
-                "SELECT max(CAST(split_part(run_id, '-', 2) AS INTEGER)) FROM runs"
-            ).fetchone()[0]
+            last, last_at = st.con.execute(  # run ids are synthetic-<night>-<class>
+                "SELECT max(CAST(split_part(run_id, '-', 2) AS INTEGER)), "
+                "max(last_finished_at) FROM runs"
+            ).fetchone()
+        next_day = last_at + timedelta(days=1)
+        new_month = datetime(next_day.year + next_day.month // 12, next_day.month % 12 + 1, 1, 3)
         base_site = work / "base" / "site"  # the previous night's build, by this code
         shutil.copytree(src_site, base_site)
         if cli.main(["site", "build", "--db", str(base), "--out", str(base_site)]) != 0:
@@ -83,8 +92,10 @@ def main() -> None:
         night, count = whole_night(setup, last + 1, work)
         records = work / f"night-{night + 1}"
         rows = []
-        for run in range(a.runs + 1):  # the last one without the read cache: a fresh clone
-            cold = run == a.runs
+        kinds = [*(str(r + 1) for r in range(a.runs)), "new month", "cold"]
+        for run, kind in enumerate(kinds):  # the last without the read cache: a fresh clone
+            cold = kind == "cold"
+            when = new_month if kind == "new month" else next_day
             # the base's directory name: the stored views name it (a copy under another
             # name would have them rewritten, which a nightly checkout never does)
             here = work / f"run-{run}" / "base"
@@ -93,8 +104,9 @@ def main() -> None:
                 shutil.copytree(readcache.cache_dir(base), readcache.cache_dir(db))
             site = here / "site"
             shutil.copytree(base_site, site)
-            row = {"run": "cold" if cold else run + 1, "night": night + 1, "records": count}
-            row["ingest_s"] = _timed("ingest", lambda: store.ingest_paths(db, [records]))  # noqa: B023
+            row = {"run": kind, "night": night + 1, "records": count, "files_dated": str(when)}
+            with stamped(when):
+                row["ingest_s"] = _timed("ingest", lambda: store.ingest_paths(db, [records]))  # noqa: B023
             row["detect_s"] = _timed("detect", lambda: cli.main(["detect", "--db", str(db)]))  # noqa: B023
             row["build_s"] = _timed(  # the nightly's command (with the study pages)
                 "site build",
