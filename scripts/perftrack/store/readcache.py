@@ -51,6 +51,7 @@ WRITING = "writing"  # `.<name>.writing-<pid>`: being written (a writer deletes 
 MONTH = re.compile(r"^\d{4}/(\d{6})\d\dT")  # `2026/20261125T…` -> 202611
 FILENAME = "filename"  # runs: the night file each row came from, relative (see consolidate)
 ANSWERS = "answers"  # the directory of store/answers.py (pruned there, not here)
+ROLLING = "rolling"  # the directory of store/rolling.py (one state per question)
 
 
 def cache_dir(db: Path) -> Path:
@@ -224,7 +225,7 @@ def prune(db: Path, keep: set[str]) -> None:
     except OSError:
         return
     for entry in entries:
-        if entry.name == ANSWERS:
+        if entry.name in (ANSWERS, ROLLING):
             continue
         name = entry.name.removesuffix(SIDECAR)
         if (name not in keep and name != MEMO) or entry.name.startswith("."):

@@ -28,10 +28,18 @@ class QueryBase:
         names = [d[0] for d in cur.description]
         return [dict(zip(names, r, strict=True)) for r in cur.fetchall()]
 
-    def _answer(self, sql: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
+    def _answer(
+        self, sql: str, params: Sequence[Any] = (), before: Callable[[str], str] | None = None
+    ) -> list[tuple[Any, ...]]:
         """`_tuples`, kept on disk for the next command that asks it of the same files
-        (store/answers.py): for the questions both detect and the site build ask."""
-        return answers.kept(self.path, self.con, sql, params, lambda: self._tuples(sql, params))
+        (store/answers.py): for the questions both detect and the site build ask.
+        `before(sql)`: the SQL to run for `sql` once what it reads is made (kept under
+        `sql`'s digest)."""
+
+        def ask() -> list[tuple[Any, ...]]:
+            return self._tuples(before(sql) if before is not None else sql, params)
+
+        return answers.kept(self.path, self.con, sql, params, ask)
 
     def _one(self, sql: str, params: Sequence[Any] = ()) -> tuple[Any, ...] | None:
         return self.con.execute(sql, list(params)).fetchone()

@@ -7,13 +7,14 @@ in the column order of the `verdicts` and `change_points` tables.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from datetime import datetime, timedelta
 from typing import Any
 
 import numpy as np
 
 from perftrack.core import record
+from perftrack.store import rolling
 from perftrack.store.queries.base import QueryBase, marks
 from perftrack.store.queries.points import NightlyPoints
 
@@ -32,15 +33,23 @@ SERIES_COLS: tuple[str, ...] = (
 )
 RUN_COLS = ("hw_key", "runner_class")  # series columns of `runs`; the rest are of `results`
 assert SERIES_COLS[: len(RUN_COLS)] == RUN_COLS  # a key: its run's columns first
+
+
 # A cell re-measured because its window was noisy (runner, host.repeat_of) has two ok
 # attempts: only the latest counts, so a repeat never weighs twice. Written as "at least
 # the newest ok attempt above the first": DuckDB then joins the few re-measured cells,
 # where `NOT EXISTS (… r2.attempt > r.attempt)` joined every result with every other of
 # its cell (1.0 s of a scan that takes 0.1 s at 1,000 nights; the same rows either way).
-LATEST_ATTEMPT = (
-    "r.attempt >= coalesce((SELECT max(r2.attempt) FROM results r2 WHERE r2.attempt > 1 "
-    "AND r2.status = 'ok' AND r2.run_id = r.run_id AND r2.cell_id = r.cell_id), r.attempt)"
-)
+def latest_attempt(source: str = "results") -> str:
+    """The condition on a result `r` of `source` (SQL of results rows) that it is its
+    cell's latest ok attempt in that source."""
+    return (
+        f"r.attempt >= coalesce((SELECT max(r2.attempt) FROM {source} r2 WHERE r2.attempt > 1 "
+        "AND r2.status = 'ok' AND r2.run_id = r.run_id AND r2.cell_id = r.cell_id), r.attempt)"
+    )
+
+
+LATEST_ATTEMPT = latest_attempt()
 # Result columns a metric may name (the record's result and cost fields).
 METRIC_COLUMNS = frozenset((*record.RESULT_FIELDS, *record.COST_FIELDS)) - {"threads"}
 
@@ -80,7 +89,8 @@ class SeriesQueries(QueryBase):
         many values per series."""
         sql, args = self._values_sql(column, run_id, servers, recent)
         return self._dicts(
-            f"SELECT * EXCLUDE (started_at, cell_id) FROM ({sql}) ORDER BY started_at", args
+            f"SELECT * EXCLUDE (started_at, cell_id, attempt) FROM ({sql}) ORDER BY started_at",
+            args,
         )
 
     def series_samples(
@@ -119,6 +129,23 @@ class SeriesQueries(QueryBase):
         self, column: str, run_id: str | None, servers: list[str] | None, recent: int | None
     ) -> list[tuple[Any, ...]]:
         sql, args = self._values_sql(column, run_id, servers, recent)
+        before = None
+        if recent is not None and not run_id and not servers:
+            # the comparisons' window of every series: rolled forward night by night
+            def select(source: str) -> str:
+                return self._values_sql(column, None, None, None, source)[0]
+
+            def newest(rows: str) -> str:
+                return f"SELECT * FROM ({rows}) r {_newest(recent)}"
+
+            def roll(kept: str, added: str) -> str | None:
+                if self._replaces(added, kept):
+                    return None
+                return newest(f"SELECT * FROM {kept} UNION ALL BY NAME {select(added)}")
+
+            name, before = self._rolling(newest(select("results")), roll)
+            sql, args = f"SELECT * FROM {name}", []
+
         cols = ", ".join(f'"{c}"' for c in (*SERIES_COLS, "server_id"))
         first = ", ".join(
             f"arg_min({c}, started_at)"
@@ -135,15 +162,39 @@ class SeriesQueries(QueryBase):
             f"""SELECT {cols}, {first}, {lists} FROM ({sql}) GROUP BY {cols}
                 ORDER BY min(started_at), {cols}""",
             args,
+            before,
         )
 
+    def _rolling(self, whole: str, roll: rolling.Roll) -> tuple[str, Callable[[str], str]]:
+        """The name a query reads the answer `whole` under, rolled forward night by night
+        (store/rolling.py), and the SQL to run for such a query (which makes the answer)."""
+        name = rolling.name(whole)
+
+        def before(sql: str) -> str:
+            return sql.replace(name, rolling.advance(self.con, self.path, whole, roll)[0])
+
+        return name, before
+
+    def _replaces(self, added: str, kept: str) -> bool:
+        """Does an added result (`added`: SQL of results) replace a kept row of the window
+        (`kept`): a later ok attempt of its cell, which `latest_attempt` would take?"""
+        row = self._one(f"""
+            SELECT count(*) FROM {added} n JOIN {kept} k USING (run_id, cell_id)
+            WHERE n.status = 'ok' AND n.attempt > 1 AND n.attempt > k.attempt""")
+        return bool(row and row[0])
+
     def _values_sql(
-        self, column: str, run_id: str | None, servers: list[str] | None, recent: int | None
+        self,
+        column: str,
+        run_id: str | None,
+        servers: list[str] | None,
+        recent: int | None,
+        source: str = "results",
     ) -> tuple[str, list[Any]]:
         """The selection of series_values and series_samples, with started_at and
-        cell_id (their order)."""
+        cell_id (their order) and attempt; of the results `source` (SQL) holds."""
         col = metric_column(column)
-        where = ["r.status = 'ok'", f"r.{col} IS NOT NULL", LATEST_ATTEMPT]
+        where = ["r.status = 'ok'", f"r.{col} IS NOT NULL", latest_attempt(source)]
         args: list[Any] = []
         if run_id:
             where.append("r.run_id = ?")
@@ -161,8 +212,8 @@ class SeriesQueries(QueryBase):
             f"""SELECT {series_select()},
                        s.server_id, s.product, s.version, s.version_string, s.stand_in,
                        r.{col} AS value, r.latency_pct_ms, r.run_id, r."repeat" AS round,
-                       r.started_at, r.cell_id
-                FROM results r JOIN runs ru USING (run_id) JOIN servers s USING (server_key)
+                       r.started_at, r.cell_id, r.attempt
+                FROM {source} r JOIN runs ru USING (run_id) JOIN servers s USING (server_key)
                 WHERE {" AND ".join(where)}
                 {newest}""",
             args,
@@ -233,22 +284,48 @@ class SeriesQueries(QueryBase):
         own = SERIES_COLS[len(RUN_COLS) :]  # the result's series columns
         cols = ", ".join("r." + _quoted(c) for c in own)
         picked = f"r.status = 'ok' AND r.{col} IS NOT NULL"
-        keys = self._tuples(f"""SELECT DISTINCT hash({cols}) AS h, {cols} FROM results r
-                                WHERE {picked} ORDER BY {", ".join(map(_quoted, own))}""")
+
+        def distinct(source: str) -> str:  # the keys of a results source
+            return f"SELECT DISTINCT hash({cols}) AS h, {cols} FROM {source} r WHERE {picked}"
+
+        name, before = self._rolling(
+            distinct("results"),
+            lambda kept, added: f"SELECT * FROM {kept} UNION BY NAME {distinct(added)}",
+        )
+        keys = self._tuples(before(f"SELECT * FROM {name} ORDER BY {', '.join(map(_quoted, own))}"))
         hashes = np.array([k[0] for k in keys], dtype=np.uint64)
         by_hash = _each_its_own(hashes)  # else two keys share one: grouped by the columns
         group = f"hash({cols})" if by_hash else cols
-        a = self.con.execute(f"""
+
+        def points(source: str) -> str:  # per run, server and key: its first time, median
+            return f"""
+                SELECT r.run_id, s.server_id, {group}{" AS h" if by_hash else ""},
+                       epoch_us(min(r.started_at)) AS t, median(r.{col}) AS v
+                FROM {source} r JOIN servers s USING (server_key)
+                WHERE {picked} AND {latest_attempt(source)}
+                GROUP BY r.run_id, s.server_id, {group}"""
+
+        def roll(kept: str, added: str) -> str | None:  # a run's points need all its rows
+            shared = self._one(
+                f"SELECT count(*) FROM (SELECT DISTINCT run_id FROM {added}) "
+                f"JOIN (SELECT DISTINCT run_id FROM {kept}) USING (run_id)"
+            )
+            if shared and shared[0]:
+                return None
+            return f"SELECT * FROM {kept} UNION ALL BY NAME {points(added)}"
+
+        sql = f"""
             WITH ri AS (SELECT run_id, row_number() OVER (ORDER BY run_id) - 1 AS ri FROM runs),
-                 si AS (SELECT server_key, dense_rank() OVER (ORDER BY server_id) - 1 AS si
-                        FROM servers),
-                 p AS (SELECT any_value(ri.ri) AS ri, si.si, {group}{" AS h" if by_hash else ""},
-                              epoch_us(min(r.started_at)) AS t, median(r.{col}) AS v
-                       FROM results r JOIN ri USING (run_id) JOIN si USING (server_key)
-                       WHERE {picked} AND {LATEST_ATTEMPT}
-                       GROUP BY r.run_id, si.si, {group})
-            SELECT {"p.h" if by_hash else _key_number(own)} AS k, p.ri, p.si, p.t, p.v FROM p
-        """).fetchnumpy()
+                 si AS (SELECT server_id, row_number() OVER (ORDER BY server_id) - 1 AS si
+                        FROM (SELECT DISTINCT server_id FROM servers))
+            SELECT {"p.h" if by_hash else _key_number(own)} AS k, ri.ri, si.si, p.t, p.v
+            FROM {{points}} p JOIN ri USING (run_id) JOIN si USING (server_id)"""
+        if by_hash:  # rolled forward night by night (store/rolling.py)
+            name, before = self._rolling(points("results"), roll)
+            sql = before(sql.replace("{points}", name))
+        else:
+            sql = sql.replace("{points}", f"({points('results')})")
+        a = self.con.execute(sql).fetchnumpy()
         if by_hash:  # each point's key: the index of its hash among the keys'
             order = np.argsort(hashes)
             ki = order[np.searchsorted(hashes[order], np.asarray(a["k"], dtype=np.uint64))]
@@ -307,6 +384,13 @@ EPOCH = datetime(1970, 1, 1)
 def _from_epoch_us(us: int) -> datetime:
     """A TIMESTAMP's Python value (naive, UTC) from DuckDB's epoch_us of it."""
     return EPOCH + timedelta(microseconds=us)
+
+
+def _newest(recent: int) -> str:
+    """The window of rows `r` of the selection's columns: each server's newest `recent`
+    of each series (as `_values_sql` with `recent` picks them)."""
+    key = ", ".join("r." + _quoted(c) for c in (*SERIES_COLS, "server_id"))
+    return f"QUALIFY row_number() OVER (PARTITION BY {key} ORDER BY r.started_at DESC) <= {recent}"
 
 
 def _quoted(c: str) -> str:
