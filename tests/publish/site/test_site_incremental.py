@@ -5,6 +5,7 @@ scratch. SYNTHETIC history in tmp_path (tests/fixtures/records/synthetic_history
 from __future__ import annotations
 
 import json
+import threading
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -12,6 +13,7 @@ import duckdb
 import pytest
 
 from fixtures.records.synthetic_history import build_db
+from perftrack.core.errors import DatabaseError
 from perftrack.publish.site import build, columns, parquet
 from perftrack.store import explanations, store
 
@@ -133,3 +135,29 @@ def test_a_new_explanation_rewrites_the_run_files_that_show_it(db: Path, tmp_pat
     fresh = tmp_path / "fresh"
     build.build(db, fresh)
     assert files(out) == files(fresh)
+
+
+def test_a_part_that_fails_in_its_thread_fails_the_build_and_keeps_the_old_site(
+    db: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The results' parts are written by a thread beside the rest of the build
+    (parquet.start): its error is the build's, and the previous site stays whole."""
+    out = tmp_path / "site"
+    build.build(db, out)
+    before = files(out)
+    build_db(db, 6, repeats=2, threads=(1,), nights_per_batch=6, start=START)
+    real = store.Store.copy_to_parquet
+    threads: list[str] = []
+
+    def failing(self: store.Store, table: str, *a: object, **k: object) -> int:
+        if table == parquet.PARTED:
+            threads.append(threading.current_thread().name)
+            raise DatabaseError("cannot export table results to Parquet (disk full, test)")
+        return real(self, table, *a, **k)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(store.Store, "copy_to_parquet", failing)
+    with pytest.raises(DatabaseError, match="disk full, test"):
+        build.build(db, out)
+    assert threads and threads[0] != threading.main_thread().name  # it ran beside
+    assert files(out) == before
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["history", "site"]  # no temp left

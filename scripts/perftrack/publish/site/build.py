@@ -143,13 +143,17 @@ def build(
     previous = out if (out / MARKER).is_file() else None
     try:
         with store.open_db(db, write=False) as st:  # one snapshot for the charts and the SQL
-            cache = histcache.HistoryCache(tmp, previous)
-            data = export.export(st, notes, _kept_runs(previous), cache)
-            counts = st.cell_counts(study_files.servers(studies))
-            data.studies = [study_files.page_data(s, st, counts) for s in studies]
-            advice = advisor.page_data(st)
-            alerts = regressions.page_data(st)
-            parquet.export(st, tmp, previous)
+            sql_files = parquet.start(st, tmp, previous)  # its results parts: meanwhile
+            try:
+                cache = histcache.HistoryCache(tmp, previous)
+                data = export.export(st, notes, _kept_runs(previous), cache)
+                counts = st.cell_counts(study_files.servers(studies))
+                data.studies = [study_files.page_data(s, st, counts) for s in studies]
+                advice = advisor.page_data(st)
+                alerts = regressions.page_data(st)
+                sql_files.finish()
+            finally:
+                sql_files.wait()  # never close the store under the parts' thread
             data.history = None  # the store's table: gone with the connection
         say(
             f"exported {len(data.verdicts)} verdicts, {len(data.summary)} summary rows, "

@@ -261,12 +261,20 @@ class SeriesQueries(QueryBase):
         return self._kept("series_varsets", self._varsets)
 
     def _varsets(self) -> dict[tuple[Any, ...], str]:
-        rows = self._tuples(f"""
-            SELECT {series_select()}, s.server_id, r.varset_hash, count(*) AS n
-            FROM results r JOIN runs ru USING (run_id) JOIN servers s USING (server_key)
-            WHERE r.status = 'ok' AND r.varset_hash IS NOT NULL
-            GROUP BY ALL ORDER BY n DESC, r.varset_hash
-        """)
+        def counts(source: str) -> str:  # per series, server and set: its results
+            return f"""
+                SELECT {series_select()}, s.server_id, r.varset_hash, count(*) AS n
+                FROM {source} r JOIN runs ru USING (run_id) JOIN servers s USING (server_key)
+                WHERE r.status = 'ok' AND r.varset_hash IS NOT NULL GROUP BY ALL"""
+
+        name, before = self._rolling(  # counts add up night by night
+            counts("results"),
+            lambda kept, added: (
+                "SELECT * EXCLUDE (n), CAST(sum(n) AS BIGINT) AS n FROM "
+                f"(SELECT * FROM {kept} UNION ALL BY NAME {counts(added)}) GROUP BY ALL"
+            ),
+        )
+        rows = self._tuples(before(f"SELECT * FROM {name} ORDER BY n DESC, varset_hash"))
         out: dict[tuple[Any, ...], str] = {}
         for row in rows:
             out.setdefault(tuple(row[: len(SERIES_COLS) + 1]), row[len(SERIES_COLS) + 1])
@@ -360,12 +368,22 @@ class SeriesQueries(QueryBase):
         return self._kept("series_last_run", self._last_run)
 
     def _last_run(self) -> dict[tuple[Any, ...], tuple[datetime, str]]:
-        rows = self._tuples(f"""
-            SELECT {series_select()}, s.server_id, max(r.finished_at),
-                   arg_max(r.run_id, r.finished_at)
-            FROM results r JOIN runs ru USING (run_id) JOIN servers s USING (server_key)
-            WHERE r.status = 'ok' GROUP BY ALL
-        """)
+        def last(source: str) -> str:  # per series and server: its newest finish, its run
+            return f"""
+                SELECT {series_select()}, s.server_id, max(r.finished_at) AS last_at,
+                       arg_max(r.run_id, r.finished_at) AS last_run
+                FROM {source} r JOIN runs ru USING (run_id) JOIN servers s USING (server_key)
+                WHERE r.status = 'ok' GROUP BY ALL"""
+
+        name, before = self._rolling(  # the newest of the kept one and the night's
+            last("results"),
+            lambda kept, added: (
+                "SELECT * EXCLUDE (last_at, last_run), max(last_at) AS last_at, "
+                "arg_max(last_run, last_at) AS last_run "
+                f"FROM (SELECT * FROM {kept} UNION ALL BY NAME {last(added)}) GROUP BY ALL"
+            ),
+        )
+        rows = self._tuples(before(f"SELECT * FROM {name}"))
         return {tuple(r[:-2]): (r[-2], r[-1]) for r in rows}
 
     def server_last_result(self) -> dict[str, datetime]:

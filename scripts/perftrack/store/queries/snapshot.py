@@ -46,26 +46,34 @@ class SnapshotQueries(QueryBase):
         path: Path,
         files: list[str] | None = None,
         month: tuple[str, str] | None = None,
+        con: duckdb.DuckDBPyConnection | None = None,
     ) -> int:
         """Write `table` (all columns, rows in `order_by` order) to `path`; its row count.
         `files`: only the rows of these night files of the table (`table_files` paths);
-        `month`: (time column, `YYYYMM`): only the rows of that month (UTC).
+        `month`: (time column, `YYYYMM`): only the rows of that month (UTC). `con`: a
+        `side_connection` (it reads `files`, not this connection's views).
         `table`, `order_by` and the column are names from the caller's own list, not input."""
+        con = con or self.con
         source = table
         if files is not None:
-            source = f"({nightfiles.select_files(self.con, self.path, table, files)})"
+            source = f"({nightfiles.select_files(con, self.path, table, files)})"
         if month is not None:
             if not month[1].isdigit():
                 raise ValueError(f"not a month: {month[1]!r}")
             source = f"(SELECT * FROM {source} WHERE strftime({month[0]}, '%Y%m') = '{month[1]}')"
         try:
-            self.con.execute(
+            (rows,) = con.execute(  # COPY answers with the rows it wrote
                 f"COPY (SELECT * FROM {source} ORDER BY {order_by}) TO ? ({COPY_OPTIONS})",
                 [str(path)],
-            )
-            (rows,) = self._one(f"SELECT count(*) FROM {source}") or (0,)
+            ).fetchone() or (0,)
         except duckdb.Error as exc:  # a DB this perftrack cannot read
             raise DatabaseError(
                 f"cannot export table {table} to Parquet ({first_line(exc)})"
             ) from None
         return int(rows)
+
+    def side_connection(self) -> duckdb.DuckDBPyConnection:
+        """Another connection to the same database, for another thread (DuckDB's cursor):
+        it sees the stored tables and views, not this connection's TEMP views, so it
+        reads night files by name (`copy_to_parquet` with `files`). The caller closes it."""
+        return self.con.cursor()
