@@ -65,8 +65,9 @@ def ingest(db: Path, records: list[dict[str, Any]]) -> None:
 
 
 def asked(db: Path) -> tuple[Any, ...]:
-    """(the window, the nightly points' arrays) of throughput, each series' variable sets
-    and last runs: in the order they are asked (window, points' keys, points, sets, runs)."""
+    """Every rolled answer, in the order they are asked: the window and the nightly
+    points' arrays (two answers: keys, points) of throughput, each series' variable sets
+    and last runs, the servers' and runs' counts, the site's newest runs' repeats."""
     with store.open_db(db, write=False) as st:
         window = st.series_samples("tps", recent=RECENT)
         p = st.nightly_points("tps")
@@ -74,7 +75,9 @@ def asked(db: Path) -> tuple[Any, ...]:
             "keys": p.series_keys, "runs": p.runs, "key": p.key.tolist(), "run": p.run.tolist(),
             "at": p.at.tolist(), "value": p.value.tolist(),
         }  # fmt: skip
-        return window, points, st.series_varsets(), st.series_last_run()
+        series = (st.series_varsets(), st.series_last_run())
+        site = (st.server_summaries(), st.runs_overview(), st.newest_repeats())
+        return window, points, *series, *site
 
 
 @pytest.fixture
@@ -100,20 +103,20 @@ def test_night_by_night_the_rolled_answers_equal_the_whole_history_s(
 ) -> None:
     ingest(db, night(0))
     first = asked(db)
-    assert how == ["asked"] * 5
-    assert len(states(db)) == 5
+    assert how == ["asked"] * 8
+    assert len(states(db)) == 8
     assert first == whole(db)
     for n in range(1, 5):
         ingest(db, night(n))
         how.clear()
         got = asked(db)
-        assert how == ["rolled"] * 5, n
+        assert how == ["rolled"] * 8, n
         assert got == whole(db), n
     window = got[0]
     assert len(window) == 2 and all(len(row[-4]) == RECENT for row in window)  # it rolled
     assert window[0][-2][0] == "synthetic-run-003"  # the oldest of the last two nights
     how.clear()
-    assert asked(db) == got and how == ["kept"] * 5  # nothing added: read as kept
+    assert asked(db) == got and how == ["kept"] * 8  # nothing added: read as kept
     assert got[3] and all(run == "synthetic-run-004" for _at, run in got[3].values())
 
 
@@ -130,7 +133,7 @@ def test_a_later_attempt_of_a_kept_window_cell_is_asked_of_every_result(
     how.clear()
     got = asked(db)
     # the window and the points asked again (a kept cell measured again, a run again)
-    assert how == ["asked", "rolled", "asked", "rolled", "rolled"]
+    assert how == ["asked", "rolled", "asked", *["rolled"] * 5]
     assert got == whole(db)
     values = got[0][0][-4]  # the first server's: night 1's and night 2's latest attempts
     assert len(values) == RECENT and 1014.5 in values and 1014.0 not in values
@@ -145,7 +148,7 @@ def test_a_run_continued_in_a_later_file_asks_its_points_again(
     ingest(db, records[8:])
     how.clear()
     got = asked(db)
-    assert how == ["rolled", "rolled", "asked", "rolled", "rolled"]
+    assert how == ["rolled", "rolled", "asked", *["rolled"] * 5]
     assert got == whole(db)
 
 
@@ -161,9 +164,9 @@ def test_a_damaged_or_stale_state_is_asked_again(db: Path, how: list[str], whole
     manifest.write_text(manifest.read_text()[:-9])  # a truncated manifest
     how.clear()
     assert asked(db) == whole(db)
-    assert sorted(how) == ["asked", "asked", "kept", "kept", "kept"]
+    assert sorted(how) == ["asked", "asked", *["kept"] * 6]
     how.clear()
-    assert asked(db) == whole(db) and how == ["kept"] * 5  # kept again, whole
+    assert asked(db) == whole(db) and how == ["kept"] * 8  # kept again, whole
 
 
 def test_a_kept_file_listed_otherwise_is_asked_again() -> None:
@@ -183,7 +186,7 @@ def test_an_unwritable_cache_answers_anyway(db: Path, how: list[str], whole: Any
     blocker.parent.mkdir(exist_ok=True)
     blocker.write_text("not a directory\n")  # the states cannot be written (even as root)
     assert asked(db) == whole(db)
-    assert how == ["asked"] * 5 and blocker.read_text() == "not a directory\n"
+    assert how == ["asked"] * 8 and blocker.read_text() == "not a directory\n"
 
 
 def test_the_rolled_points_are_arrays_of_the_same_numbers(db: Path, whole: Any) -> None:

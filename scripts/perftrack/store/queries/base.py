@@ -8,7 +8,7 @@ from typing import Any, TypeVar
 
 import duckdb
 
-from perftrack.store import answers
+from perftrack.store import answers, rolling
 
 T = TypeVar("T")
 
@@ -40,6 +40,16 @@ class QueryBase:
             return self._tuples(before(sql) if before is not None else sql, params)
 
         return answers.kept(self.path, self.con, sql, params, ask)
+
+    def _rolling(self, whole: str, roll: rolling.Roll) -> tuple[str, Callable[[str], str]]:
+        """The name a query reads the answer `whole` under, rolled forward night by night
+        (store/rolling.py), and the SQL to run for such a query (which makes the answer)."""
+        name = rolling.name(whole)
+
+        def before(sql: str) -> str:
+            return sql.replace(name, rolling.advance(self.con, self.path, whole, roll)[0])
+
+        return name, before
 
     def _one(self, sql: str, params: Sequence[Any] = ()) -> tuple[Any, ...] | None:
         return self.con.execute(sql, list(params)).fetchone()

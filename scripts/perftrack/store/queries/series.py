@@ -7,14 +7,13 @@ in the column order of the `verdicts` and `change_points` tables.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from datetime import datetime, timedelta
 from typing import Any
 
 import numpy as np
 
 from perftrack.core import record
-from perftrack.store import rolling
 from perftrack.store.queries.base import QueryBase, marks
 from perftrack.store.queries.points import NightlyPoints
 
@@ -164,16 +163,6 @@ class SeriesQueries(QueryBase):
             args,
             before,
         )
-
-    def _rolling(self, whole: str, roll: rolling.Roll) -> tuple[str, Callable[[str], str]]:
-        """The name a query reads the answer `whole` under, rolled forward night by night
-        (store/rolling.py), and the SQL to run for such a query (which makes the answer)."""
-        name = rolling.name(whole)
-
-        def before(sql: str) -> str:
-            return sql.replace(name, rolling.advance(self.con, self.path, whole, roll)[0])
-
-        return name, before
 
     def _replaces(self, added: str, kept: str) -> bool:
         """Does an added result (`added`: SQL of results) replace a kept row of the window

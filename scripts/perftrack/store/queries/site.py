@@ -21,24 +21,32 @@ CELL = ("workload", "threads", "coll")
 SITE_SERIES = ("runner_class", "hw_key", *SHAPE, *CELL)
 
 
-def ok_results(extra: str = "") -> str:
-    """The ok results with their series columns (and `extra` result columns)."""
+def ok_results(extra: str = "", source: str = "results") -> str:
+    """The ok results (of `source`, SQL of results) with their series columns (and
+    `extra` result columns)."""
     return f"""
     SELECT ru.runner_class, ru.hw_key, ru.first_started_at AS run_at, r.run_id,
            {", ".join("r." + c for c in SHAPE)},
            r.workload, r.threads, r.charset, r."collation" AS coll,
            r.server_key, s.server_id AS server, r.tps, r.latency_pct_ms{extra}
-    FROM results r JOIN runs ru USING (run_id) JOIN servers s USING (server_key)
+    FROM {source} r JOIN runs ru USING (run_id) JOIN servers s USING (server_key)
     WHERE r.status = 'ok' AND r.tps IS NOT NULL"""
 
 
 _OK = ok_results()
 _G = ", ".join(SITE_SERIES)
-# The newest run of each site series and server in `ok` (a hash aggregate and a join: a
-# window over every result partitioned by series took seconds at 1,000 nights), and the
-# join of `ok o` to it; rows in series order (the pages' sorts keep it among equals),
-# lists in a row in no particular order unless ordered.
-_NEWEST = f"newest AS (SELECT {_G}, server, max(run_at) AS newest_at FROM ok GROUP BY ALL)"
+# The newest run of each site series and server (a hash aggregate and a join: a window
+# over every result partitioned by series took seconds at 1,000 nights; rolled forward
+# night by night, store/rolling.py), and the join of `ok o` to it; rows in series order
+# (the pages' sorts keep it among equals), lists in a row in no particular order unless
+# ordered.
+
+
+def _newest_runs(source: str) -> str:
+    ok = ok_results(source=source)
+    return f"SELECT {_G}, server, max(run_at) AS newest_at FROM ({ok}) GROUP BY ALL"
+
+
 _OG = ", ".join(f"o.{c}" for c in SITE_SERIES)
 _ON = " AND ".join(
     [*(f"o.{c} IS NOT DISTINCT FROM n.{c}" for c in (*SITE_SERIES, "server")),
@@ -50,13 +58,28 @@ class SiteQueries(QueryBase):
     def server_summaries(self) -> list[dict[str, Any]]:
         """Every server: server, product, version, its newest version_string, stand_in,
         and how many results it has."""
+
+        def counts(source: str) -> str:  # per server key: its results, the newest's start
+            return (
+                "SELECT server_key, count(*) AS n, max(started_at) AS newest "
+                f"FROM {source} GROUP BY server_key"
+            )
+
+        name, before = self._rolling(  # rolled forward night by night (store/rolling.py)
+            counts("results"),
+            lambda kept, added: (
+                "SELECT server_key, CAST(sum(n) AS BIGINT) AS n, "
+                f"max(newest) AS newest FROM (SELECT * FROM {kept} UNION ALL BY NAME "
+                f"{counts(added)}) GROUP BY server_key"
+            ),
+        )
         return self._dicts(
-            """SELECT s.server_id AS server, any_value(s.product) AS product,
+            before(f"""SELECT s.server_id AS server, any_value(s.product) AS product,
                       any_value(s.version) AS version,
-                      arg_max(s.version_string, r.started_at) AS version_string,
-                      any_value(s.stand_in) AS stand_in, count(r.server_key) AS results
-               FROM servers s LEFT JOIN results r USING (server_key)
-               GROUP BY s.server_id"""
+                      arg_max(s.version_string, c.newest) AS version_string,
+                      any_value(s.stand_in) AS stand_in, coalesce(sum(c.n), 0) AS results
+               FROM servers s LEFT JOIN {name} c USING (server_key)
+               GROUP BY s.server_id ORDER BY s.server_id""")
         )
 
     def current_hardware(self) -> dict[str, str]:
@@ -79,9 +102,15 @@ class SiteQueries(QueryBase):
         night's: the aggregate over every result is the one scan)."""
 
         def make() -> str:
+            name, before = self._rolling(
+                _newest_runs("results"),
+                lambda kept, added: (
+                    f"SELECT {_G}, server, max(newest_at) AS newest_at FROM "
+                    f"(SELECT * FROM {kept} UNION ALL BY NAME {_newest_runs(added)}) GROUP BY ALL"
+                ),
+            )
             self.con.execute(
-                f"CREATE OR REPLACE TEMP TABLE site_newest AS "
-                f"WITH ok AS ({_OK}), {_NEWEST} SELECT * FROM newest"
+                before(f"CREATE OR REPLACE TEMP TABLE site_newest AS SELECT * FROM {name}")
             )
             return (
                 "r.run_id IN (SELECT run_id FROM runs WHERE first_started_at IN "
@@ -134,15 +163,27 @@ class SiteQueries(QueryBase):
 
     def runs_overview(self) -> list[dict[str, Any]]:
         """Every run with its hardware and ok/failed/skipped counts, newest first."""
+        statuses = ("ok", "failed", "skipped")
+
+        def counts(source: str) -> str:  # per run: its results of each status
+            each = ", ".join(f"count(*) FILTER (WHERE status = '{s}') AS {s}" for s in statuses)
+            return f"SELECT run_id, {each} FROM {source} GROUP BY run_id"
+
+        name, before = self._rolling(  # rolled forward night by night (store/rolling.py)
+            counts("results"),
+            lambda kept, added: (
+                "SELECT run_id, "
+                + ", ".join(f"CAST(sum({s}) AS BIGINT) AS {s}" for s in statuses)
+                + f" FROM (SELECT * FROM {kept} UNION ALL BY NAME {counts(added)}) GROUP BY run_id"
+            ),
+        )
+        each = ", ".join(f"coalesce(c.{s}, 0) AS {s}" for s in statuses)
         return self._dicts(
-            """SELECT ru.run_id, ru.runner_class, ru.hw_key, h.cpu_model, h.cores, h.mem_gib,
-                      h.kernel, ru.first_started_at, ru.last_finished_at, ru.perftrack_version,
-                      count(*) FILTER (WHERE r.status = 'ok') AS ok,
-                      count(*) FILTER (WHERE r.status = 'failed') AS failed,
-                      count(*) FILTER (WHERE r.status = 'skipped') AS skipped
-               FROM runs ru LEFT JOIN hardware h USING (hw_key)
-                    LEFT JOIN results r USING (run_id)
-               GROUP BY ALL ORDER BY ru.first_started_at DESC, ru.run_id"""
+            before(f"""SELECT ru.run_id, ru.runner_class, ru.hw_key, h.cpu_model, h.cores,
+                      h.mem_gib, h.kernel, ru.first_started_at, ru.last_finished_at,
+                      ru.perftrack_version, {each}
+               FROM runs ru LEFT JOIN hardware h USING (hw_key) LEFT JOIN {name} c USING (run_id)
+               ORDER BY ru.first_started_at DESC, ru.run_id""")
         )
 
     # Each of the next five covers every run at once (one query per run is ~50x slower),
