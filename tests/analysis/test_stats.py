@@ -154,3 +154,22 @@ def test_a_paired_comparison_is_the_one_of_its_1d_log_ratios() -> None:
         )
         assert c.p_value == float(sps.ttest_1samp(d, 0.0).pvalue)
         assert (c.median_a, c.median_b) == (float(np.median(a)), float(np.median(b)))
+
+
+def test_the_t_test_and_quantiles_are_scipy_stats_floats_to_the_last_bit() -> None:
+    """stats.py uses scipy.special so that no command imports scipy.stats (0.45 s) to
+    start: its p-values and quantiles must be the very floats scipy.stats gives."""
+    from scipy import stats as sps
+
+    rng = np.random.default_rng(7)
+    for n in range(2, 14):
+        for scale in (1e-4, 1e-2, 0.3):
+            d = rng.normal(rng.normal(0, scale, (400, 1)), scale, (400, n))
+            want = sps.ttest_1samp(d, 0.0, axis=1).pvalue
+            got = stats.ttest_pvalues(d)
+            assert got.tobytes() == want.tobytes(), (n, scale)
+    for looks in (1, 2, 3, 7):
+        q = 1 - stats.FALSE_ALARM / looks
+        assert stats.look_z.__wrapped__(looks) == float(sps.norm.ppf(q))
+        for df in (1, 2, 4, 9, 29):
+            assert stats.look_z.__wrapped__(looks, df) == float(sps.t.ppf(q, df))

@@ -25,8 +25,7 @@ from itertools import pairwise
 
 import numpy as np
 from numpy.lib.stride_tricks import sliding_window_view
-from scipy import ndimage
-from scipy import stats as sps
+from scipy import ndimage, special
 
 from perftrack.analysis import stats
 
@@ -44,7 +43,7 @@ MIN_GROUP_SHARE = 0.5  # a night counts in a group's median when half its series
 MIN_POOLED_ROWS = 3
 SIGMA_FLOOR = 0.002  # 0.2%: a perfectly flat synthetic series must not divide by zero
 MEDIAN_SE = stats.MEDIAN_SE_FACTOR  # se of a median ≈ 1.2533 σ / √n
-Z_INTERVAL = float(sps.norm.ppf(0.5 + stats.CONFIDENCE / 2))
+Z_INTERVAL = float(special.ndtri(0.5 + stats.CONFIDENCE / 2))  # scipy.stats.norm.ppf
 
 
 @dataclass(frozen=True)
@@ -73,7 +72,7 @@ class Step:
 
     @property
     def p_value(self) -> float:
-        return float(2 * sps.norm.sf(abs(self.z)))
+        return float(2 * special.ndtr(-abs(self.z)))  # scipy.stats.norm.sf(|z|)
 
 
 def robust_sigma(y: np.ndarray) -> float:

@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
-from scipy import stats as sps
+from scipy import special
 
 from perftrack import __version__
 from perftrack.analysis import axis, compare, stats
@@ -63,7 +63,7 @@ def _order_k(n: int) -> int:
     """median_interval's k for n values."""
     tail = (1 - CONFIDENCE) / 2
     k = 1
-    while k + 1 <= (n + 1) // 2 and sps.binom.cdf(k, n, 0.5) <= tail:
+    while k + 1 <= (n + 1) // 2 and special.bdtr(k, n, 0.5) <= tail:  # binom.cdf
         k += 1
     return k
 
