@@ -26,7 +26,10 @@ series). `--cost` gives the committed nights' records the cost-per-operation and
 fields every real nightly record has (synthetic_history.with_cost, modelled on data/'s
 real records); without it those columns are null, which real nights' never are.
 `--fast` grows the base with synthetic_history.grow_fast (the same model, numpy
-draws).
+draws). `--cost --xz-bound` measures nothing in git: it prints what xz -9e makes of one
+night's floor values alone (see FLOOR_VALUES).
+
+    .venv/bin/python benchmarks/repo_cost.py --cost --xz-bound
 """
 
 from __future__ import annotations
@@ -34,6 +37,7 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import json
+import lzma
 import math
 import subprocess
 import sys
@@ -239,6 +243,37 @@ def _rows(db: Path, path: Path) -> int:
     return int(n)
 
 
+# --xz-bound: the floor's measured values of one night (FLOOR_VALUES; the two sums another
+# column gives, cpu_us_per_txn and cpu_us_per_query, left out), as the sampler's decimal
+# text, column by column in series order, compressed by xz at its strongest (-9e): what a
+# layout that keeps them exactly could hope for, before any key, time or other file.
+FLOOR_VALUES = (
+    "tps", "latency_pct_ms", "cpu_user_us_per_txn", "cpu_sys_us_per_txn", "ctx_vol_per_txn",
+    "ctx_invol_per_txn", "read_bytes_per_txn", "write_bytes_per_txn", "peak_rss_bytes",
+    "host_steal_pct", "host_iowait_pct", "host_foreign_cpu_pct", "cpu_mhz",
+)  # fmt: skip
+
+
+def xz_bound(night: int = 40) -> dict[str, float]:
+    setup = synth.load_setup(365)
+    records = synth.prepared_night(setup, night, synth.night_rngs(setup)(night))
+    col = {name: i for i, (name, _) in enumerate(rows.RESULT_COLUMNS)}
+    by = ("workload", "threads", "collation", "profile", "server_key", "run_id", "repeat")
+    series = sorted(records, key=lambda p: tuple(str(p.result[col[c]]) for c in by))
+    text = "\n\n".join(
+        "\n".join("" if p.result[col[c]] is None else repr(p.result[col[c]]) for p in series)
+        for c in FLOOR_VALUES
+    ).encode()
+    packed = lzma.compress(text, preset=9 | lzma.PRESET_EXTREME)
+    return {
+        "results": len(records),
+        "values": len(FLOOR_VALUES),
+        "text_bytes": len(text),
+        "xz_9e_bytes": len(packed),
+        "bytes_a_result": round(len(packed) / len(records), 1),
+    }
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--base", type=int, default=0, help="nights grown before measuring")
@@ -257,9 +292,17 @@ def main() -> None:
         action="store_true",
         help="the committed nights' records carry cost and host fields like real ones",
     )
+    ap.add_argument(
+        "--xz-bound",
+        action="store_true",
+        help="only: the floor's measured values of one night, compressed by xz -9e",
+    )
     a = ap.parse_args()
     configure(a.results_format, a.parquet_v2, a.zstd_level, a.order)
     synth.COST = a.cost
+    if a.xz_bound:
+        print(json.dumps(xz_bound()))
+        return
     global DROP_SERIES, SIGNIFICANT, FLOOR
     DROP_SERIES, SIGNIFICANT, FLOOR = a.drop_series, a.significant, a.floor
     with tempfile.TemporaryDirectory(prefix="perftrack-repo-cost-") as tmp:
