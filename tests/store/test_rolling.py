@@ -5,6 +5,8 @@ files in tmp_path; records are synthetic fixtures (tests/fixtures)."""
 
 from __future__ import annotations
 
+import os
+import time
 from collections.abc import Iterator
 from datetime import timedelta
 from pathlib import Path
@@ -86,7 +88,7 @@ def whole(monkeypatch: pytest.MonkeyPatch) -> Iterator[Any]:
 
     def oracle(db: Path) -> tuple[Any, ...]:
         with monkeypatch.context() as m:
-            m.setattr(rolling, "advance", lambda con, db, sql, roll: (f"({sql})", "whole"))
+            m.setattr(rolling, "advance", lambda con, db, sql, roll, **_: (f"({sql})", "whole"))
             m.setattr(answers, "kept", lambda db, con, sql, args, ask: ask())
             return asked(db)
 
@@ -197,3 +199,27 @@ def test_the_rolled_points_are_arrays_of_the_same_numbers(db: Path, whole: Any) 
     got = asked(db)[1]
     assert np.array_equal(got["value"], whole(db)[1]["value"])
     assert len(got["keys"]) == 2 and len(got["runs"]) == 4 and len(got["value"]) == 8
+
+
+def test_a_state_no_question_wrote_for_a_week_is_deleted_by_a_writer(
+    db: Path, how: list[str]
+) -> None:
+    ingest(db, night(0))
+    asked(db)
+    old = states(db)[0]
+    gone = [old, *(old.parent.glob(old.stem + ".*"))]  # its rows, manifest, sidecars
+    week = time.time() - rolling.STALE_S - 60
+    for f in gone:
+        os.utime(f, (week, week))
+    ingest(db, night(1))
+    asked(db)  # each answer written again: the aged files of the first one too
+    assert len(states(db)) == 8
+    for f in old.parent.iterdir():
+        os.utime(f, (week, week))
+    with store.open_db(db, write=False) as st:  # a reader deletes nothing (others read)
+        st.series_samples("tps", recent=RECENT + 1)  # another question's state, written now
+    assert len(states(db)) == 9
+    with store.open_db(db, write=True) as st:  # a writer: no one else has the store open
+        st.series_samples("tps", recent=RECENT + 2)
+    assert [p.stat().st_mtime > week + 60 for p in states(db)].count(True) == 2
+    assert len(states(db)) == 2  # the week-old states of the others: deleted

@@ -27,6 +27,7 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import json
+import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
@@ -39,6 +40,10 @@ from perftrack.store.sqltext import sql_string
 
 FORMAT = 1  # in every state's name: a change of how answers are kept renames them
 SUBDIR = readcache.ROLLING
+# A state not written for this long is deleted when a writer (the store's exclusive lock:
+# no reader at the same time) writes another: a question no longer asked (another
+# perftrack's SQL, another DuckDB) leaves no files behind for good.
+STALE_S = 7 * 24 * 3600
 # (kept, added) -> SQL of the answer now, from the kept answer's rows (`kept`: SQL of a
 # source) and the added results files' rows (`added`: SQL of a results source); None when
 # the added rows do not allow it (then the whole history is asked)
@@ -52,10 +57,13 @@ def name(whole: str) -> str:
     return "_rolling_" + hashlib.sha256(question.encode()).hexdigest()[:24]
 
 
-def advance(con: duckdb.DuckDBPyConnection, db: Path, whole: str, roll: Roll) -> tuple[str, str]:
+def advance(
+    con: duckdb.DuckDBPyConnection, db: Path, whole: str, roll: Roll, *, writer: bool = False
+) -> tuple[str, str]:
     """SQL of the answer's rows now, as a source to read them from, and how they were
     found: "kept", "rolled" or "asked" (`whole` run). Kept for the next ask when the
-    cache can be written; else left in TEMP table `name(whole)`."""
+    cache can be written; else left in TEMP table `name(whole)`. `writer`: the caller
+    holds the store's exclusive lock (stale states are deleted then)."""
     files = con.execute(
         f"SELECT path, sha256, schema_version FROM {nightfiles.FILES_TABLE} "
         "WHERE table_name = 'results' ORDER BY path"
@@ -73,6 +81,8 @@ def advance(con: duckdb.DuckDBPyConnection, db: Path, whole: str, roll: Roll) ->
         if rolled is not None:
             sql, how = rolled, "rolled"
     if _save(con, sql, state, rows, files):
+        if writer:
+            _forget_stale(here, time.time() - STALE_S)
         return kept, how
     con.execute(f"CREATE OR REPLACE TEMP TABLE {table} AS {sql}")
     return table, how
@@ -128,3 +138,12 @@ def _save(
         with contextlib.suppress(OSError):
             state.unlink()
         return False
+
+
+def _forget_stale(here: Path, before: float) -> None:
+    """Delete the states (and their sidecars, and temp files) last written before
+    `before`. Never fails: the states are optional."""
+    for entry in here.iterdir():
+        with contextlib.suppress(OSError):
+            if entry.stat().st_mtime < before:
+                entry.unlink()

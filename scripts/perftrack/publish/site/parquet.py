@@ -69,11 +69,6 @@ def start(st: Store, site: Path, previous: Path | None = None) -> Export:
     return Export(st, out, entry, todo)
 
 
-def export(st: Store, site: Path, previous: Path | None = None) -> dict[str, Any]:
-    """`start` and `finish` at once; the manifest."""
-    return start(st, site, previous).finish()
-
-
 class Export:
     """The SQL page's files being written (`start`)."""
 

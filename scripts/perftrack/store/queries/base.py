@@ -47,7 +47,8 @@ class QueryBase:
         name = rolling.name(whole)
 
         def before(sql: str) -> str:
-            return sql.replace(name, rolling.advance(self.con, self.path, whole, roll)[0])
+            got = rolling.advance(self.con, self.path, whole, roll, writer=self.write)
+            return sql.replace(name, got[0])
 
         return name, before
 

@@ -134,8 +134,8 @@ class SeriesQueries(QueryBase):
             def select(source: str) -> str:
                 return self._values_sql(column, None, None, None, source)[0]
 
-            def newest(rows: str) -> str:
-                return f"SELECT * FROM ({rows}) r {_newest(recent)}"
+            def newest(rows: str) -> str:  # as _values_sql's `recent` picks them
+                return f"SELECT * FROM ({rows}) r {_newest(int(recent))}"
 
             def roll(kept: str, added: str) -> str | None:
                 if self._replaces(added, kept):
@@ -191,22 +191,15 @@ class SeriesQueries(QueryBase):
         if servers:
             where.append(f"s.server_id IN ({marks(servers)})")
             args += servers
-        newest = ""
-        if recent is not None:
-            newest = (
-                f"QUALIFY row_number() OVER (PARTITION BY {series_select()}, s.server_id "
-                f"ORDER BY r.started_at DESC) <= {int(recent)}"
-            )
-        return (
-            f"""SELECT {series_select()},
+        sql = f"""SELECT {series_select()},
                        s.server_id, s.product, s.version, s.version_string, s.stand_in,
                        r.{col} AS value, r.latency_pct_ms, r.run_id, r."repeat" AS round,
                        r.started_at, r.cell_id, r.attempt
                 FROM {source} r JOIN runs ru USING (run_id) JOIN servers s USING (server_key)
-                WHERE {" AND ".join(where)}
-                {newest}""",
-            args,
-        )
+                WHERE {" AND ".join(where)}"""
+        if recent is not None:
+            sql = f"SELECT * FROM ({sql}) r {_newest(int(recent))}"
+        return sql, args
 
     def noise_samples(self, column: str, recent_runs: int) -> list[tuple[Any, ...]]:
         """(runner_class, hw_key, workload, [values]): one row per run, server and series,
@@ -394,8 +387,8 @@ def _from_epoch_us(us: int) -> datetime:
 
 
 def _newest(recent: int) -> str:
-    """The window of rows `r` of the selection's columns: each server's newest `recent`
-    of each series (as `_values_sql` with `recent` picks them)."""
+    """The window over rows `r` of `_values_sql`'s columns: each server's newest `recent`
+    values of each series (the one definition: `_values_sql` and the rolled window)."""
     key = ", ".join("r." + _quoted(c) for c in (*SERIES_COLS, "server_id"))
     return f"QUALIFY row_number() OVER (PARTITION BY {key} ORDER BY r.started_at DESC) <= {recent}"
 
