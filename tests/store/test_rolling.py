@@ -88,7 +88,9 @@ def whole(monkeypatch: pytest.MonkeyPatch) -> Iterator[Any]:
 
     def oracle(db: Path) -> tuple[Any, ...]:
         with monkeypatch.context() as m:
-            m.setattr(rolling, "advance", lambda con, db, sql, roll, **_: (f"({sql})", "whole"))
+            m.setattr(
+                rolling, "advance", lambda con, db, query, *_, **__: (f"({query('results')})", "")
+            )
             m.setattr(answers, "kept", lambda db, con, sql, args, ask: ask())
             return asked(db)
 

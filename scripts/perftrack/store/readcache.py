@@ -128,6 +128,18 @@ def _trusted(path: Path, known: KnownHashes) -> bool:
         return False
 
 
+def read_trusted(path: Path) -> bytes | None:
+    """`path`'s bytes if they are as its sidecar says they were written, else None
+    (missing, unreadable, changed): for the small files read whole (store/answers.py,
+    store/rolling.py's manifests)."""
+    try:
+        data = path.read_bytes()
+        want = path.with_name(path.name + SIDECAR).read_text(encoding="ascii").strip()
+    except (OSError, UnicodeError):
+        return None
+    return data if hashlib.sha256(data).hexdigest() == want else None
+
+
 def rows_sql(root: Path, files: Sequence[Listed], *, filename: bool) -> str:
     """SQL of the files' rows combined by column name; with `filename`, a column of each
     row's file path relative to `root` (the runs view keeps the first file's values)."""

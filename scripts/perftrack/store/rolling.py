@@ -14,7 +14,7 @@ An answer is rolled forward only where that gives the rows the whole history wou
 - the same question (its SQL, this module's FORMAT, DuckDB's version: the state's name)
   over results files that include every kept one, each with the same sha256 and schema
   version (files are only ever added; a migration or a repair rewrites them);
-- the question's own condition on the added rows (`Roll`), e.g. that they hold no later
+- the question's own check of the added rows (`Check`), e.g. that they hold no later
   attempt of a cell whose kept row they would replace, or no run the kept answer has.
 Anything else (no state, a file changed or gone, a state whose bytes do not match their
 sidecar) asks the whole history, and keeps that. A state that cannot be written is not
@@ -44,10 +44,13 @@ SUBDIR = readcache.ROLLING
 # no reader at the same time) writes another: a question no longer asked (another
 # perftrack's SQL, another DuckDB) leaves no files behind for good.
 STALE_S = 7 * 24 * 3600
-# (kept, added) -> SQL of the answer now, from the kept answer's rows (`kept`: SQL of a
-# source) and the added results files' rows (`added`: SQL of a results source); None when
-# the added rows do not allow it (then the whole history is asked)
-Roll = Callable[[str, str], str | None]
+# A question as SQL of its answer over a results source (`results`, or a subquery of the
+# added files); the merge of answers as SQL over the rows of several (a source: the kept
+# answer's and the added files'); and, if the question has one, its check that the added
+# files' rows (second argument, SQL of results) may be rolled into the kept answer (first).
+Query = Callable[[str], str]
+Merge = Callable[[str], str]
+Check = Callable[[str, str], bool]
 
 
 def name(whole: str) -> str:
@@ -58,12 +61,20 @@ def name(whole: str) -> str:
 
 
 def advance(
-    con: duckdb.DuckDBPyConnection, db: Path, whole: str, roll: Roll, *, writer: bool = False
+    con: duckdb.DuckDBPyConnection,
+    db: Path,
+    query: Query,
+    merge: Merge,
+    check: Check | None = None,
+    *,
+    writer: bool = False,
 ) -> tuple[str, str]:
     """SQL of the answer's rows now, as a source to read them from, and how they were
-    found: "kept", "rolled" or "asked" (`whole` run). Kept for the next ask when the
-    cache can be written; else left in TEMP table `name(whole)`. `writer`: the caller
+    found: "kept", "rolled" (`merge` of the kept answer's rows and `query` of the added
+    files) or "asked" (`query` of every result). Kept for the next ask when the cache can
+    be written; else left in TEMP table `name(query("results"))`. `writer`: the caller
     holds the store's exclusive lock (stale states are deleted then)."""
+    whole = query("results")
     files = con.execute(
         f"SELECT path, sha256, schema_version FROM {nightfiles.FILES_TABLE} "
         "WHERE table_name = 'results' ORDER BY path"
@@ -77,9 +88,10 @@ def advance(
         return kept, "kept"
     sql, how = whole, "asked"
     if added:
-        rolled = roll(kept, f"({nightfiles.select_files(con, db, 'results', added)})")
-        if rolled is not None:
-            sql, how = rolled, "rolled"
+        source = f"({nightfiles.select_files(con, db, 'results', added)})"
+        if check is None or check(kept, source):
+            sql = merge(f"(SELECT * FROM {kept} UNION ALL BY NAME {query(source)})")
+            how = "rolled"
     if _save(con, sql, state, rows, files):
         if writer:
             _forget_stale(here, time.time() - STALE_S)
@@ -90,11 +102,10 @@ def advance(
 
 def _manifest(state: Path, rows: Path) -> list[list[Any]] | None:
     """The files a kept answer was taken from, if its manifest and rows are whole."""
+    data = readcache.read_trusted(state)
+    if data is None:
+        return None
     try:
-        data = state.read_bytes()
-        want = state.with_name(state.name + readcache.SIDECAR).read_text("ascii").strip()
-        if hashlib.sha256(data).hexdigest() != want:
-            return None
         manifest = json.loads(data)
         if sha256_file(rows) != manifest["rows_sha256"]:
             return None

@@ -41,13 +41,16 @@ class QueryBase:
 
         return answers.kept(self.path, self.con, sql, params, ask)
 
-    def _rolling(self, whole: str, roll: rolling.Roll) -> tuple[str, Callable[[str], str]]:
-        """The name a query reads the answer `whole` under, rolled forward night by night
-        (store/rolling.py), and the SQL to run for such a query (which makes the answer)."""
-        name = rolling.name(whole)
+    def _rolling(
+        self, query: rolling.Query, merge: rolling.Merge, check: rolling.Check | None = None
+    ) -> tuple[str, Callable[[str], str]]:
+        """The name a query reads the answer `query("results")` under, rolled forward
+        night by night (store/rolling.py: `merge`, `check`), and the SQL to run for such
+        a query (which makes the answer)."""
+        name = rolling.name(query("results"))
 
         def before(sql: str) -> str:
-            got = rolling.advance(self.con, self.path, whole, roll, writer=self.write)
+            got = rolling.advance(self.con, self.path, query, merge, check, writer=self.write)
             return sql.replace(name, got[0])
 
         return name, before

@@ -127,23 +127,18 @@ class SeriesQueries(QueryBase):
     def _samples(
         self, column: str, run_id: str | None, servers: list[str] | None, recent: int | None
     ) -> list[tuple[Any, ...]]:
-        sql, args = self._values_sql(column, run_id, servers, recent)
         before = None
         if recent is not None and not run_id and not servers:
-            # the comparisons' window of every series: rolled forward night by night
-            def select(source: str) -> str:
-                return self._values_sql(column, None, None, None, source)[0]
-
-            def newest(rows: str) -> str:  # as _values_sql's `recent` picks them
-                return f"SELECT * FROM ({rows}) r {_newest(int(recent))}"
-
-            def roll(kept: str, added: str) -> str | None:
-                if self._replaces(added, kept):
-                    return None
-                return newest(f"SELECT * FROM {kept} UNION ALL BY NAME {select(added)}")
-
-            name, before = self._rolling(newest(select("results")), roll)
+            # the comparisons' window of every series: rolled forward night by night (the
+            # newest of the kept window's and the night's newest)
+            name, before = self._rolling(
+                lambda source: self._values_sql(column, None, None, recent, source)[0],
+                lambda rows: f"SELECT * FROM {rows} r {_newest(recent)}",
+                lambda kept, added: not self._replaces(added, kept),
+            )
             sql, args = f"SELECT * FROM {name}", []
+        else:
+            sql, args = self._values_sql(column, run_id, servers, recent)
 
         cols = ", ".join(f'"{c}"' for c in (*SERIES_COLS, "server_id"))
         first = ", ".join(
@@ -250,10 +245,9 @@ class SeriesQueries(QueryBase):
                 WHERE r.status = 'ok' AND r.varset_hash IS NOT NULL GROUP BY ALL"""
 
         name, before = self._rolling(  # counts add up night by night
-            counts("results"),
-            lambda kept, added: (
-                "SELECT * EXCLUDE (n), CAST(sum(n) AS BIGINT) AS n FROM "
-                f"(SELECT * FROM {kept} UNION ALL BY NAME {counts(added)}) GROUP BY ALL"
+            counts,
+            lambda rows: (
+                f"SELECT * EXCLUDE (n), CAST(sum(n) AS BIGINT) AS n FROM {rows} GROUP BY ALL"
             ),
         )
         rows = self._tuples(before(f"SELECT * FROM {name} ORDER BY n DESC, varset_hash"))
@@ -278,10 +272,7 @@ class SeriesQueries(QueryBase):
         def distinct(source: str) -> str:  # the keys of a results source
             return f"SELECT DISTINCT hash({cols}) AS h, {cols} FROM {source} r WHERE {picked}"
 
-        name, before = self._rolling(
-            distinct("results"),
-            lambda kept, added: f"SELECT * FROM {kept} UNION BY NAME {distinct(added)}",
-        )
+        name, before = self._rolling(distinct, lambda rows: f"SELECT DISTINCT * FROM {rows}")
         keys = self._tuples(before(f"SELECT * FROM {name} ORDER BY {', '.join(map(_quoted, own))}"))
         hashes = np.array([k[0] for k in keys], dtype=np.uint64)
         by_hash = _each_its_own(hashes)  # else two keys share one: grouped by the columns
@@ -295,14 +286,12 @@ class SeriesQueries(QueryBase):
                 WHERE {picked} AND {latest_attempt(source)}
                 GROUP BY r.run_id, s.server_id, {group}"""
 
-        def roll(kept: str, added: str) -> str | None:  # a run's points need all its rows
+        def own_runs(kept: str, added: str) -> bool:  # a run's points need all its rows
             shared = self._one(
                 f"SELECT count(*) FROM (SELECT DISTINCT run_id FROM {added}) "
                 f"JOIN (SELECT DISTINCT run_id FROM {kept}) USING (run_id)"
             )
-            if shared and shared[0]:
-                return None
-            return f"SELECT * FROM {kept} UNION ALL BY NAME {points(added)}"
+            return not (shared and shared[0])
 
         sql = f"""
             WITH ri AS (SELECT run_id, row_number() OVER (ORDER BY run_id) - 1 AS ri FROM runs),
@@ -311,7 +300,7 @@ class SeriesQueries(QueryBase):
             SELECT {"p.h" if by_hash else _key_number(own)} AS k, ri.ri, si.si, p.t, p.v
             FROM {{points}} p JOIN ri USING (run_id) JOIN si USING (server_id)"""
         if by_hash:  # rolled forward night by night (store/rolling.py)
-            name, before = self._rolling(points("results"), roll)
+            name, before = self._rolling(points, lambda rows: f"SELECT * FROM {rows}", own_runs)
             sql = before(sql.replace("{points}", name))
         else:
             sql = sql.replace("{points}", f"({points('results')})")
@@ -358,11 +347,10 @@ class SeriesQueries(QueryBase):
                 WHERE r.status = 'ok' GROUP BY ALL"""
 
         name, before = self._rolling(  # the newest of the kept one and the night's
-            last("results"),
-            lambda kept, added: (
+            last,
+            lambda rows: (
                 "SELECT * EXCLUDE (last_at, last_run), max(last_at) AS last_at, "
-                "arg_max(last_run, last_at) AS last_run "
-                f"FROM (SELECT * FROM {kept} UNION ALL BY NAME {last(added)}) GROUP BY ALL"
+                f"arg_max(last_run, last_at) AS last_run FROM {rows} GROUP BY ALL"
             ),
         )
         rows = self._tuples(before(f"SELECT * FROM {name}"))

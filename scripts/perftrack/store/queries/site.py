@@ -66,11 +66,10 @@ class SiteQueries(QueryBase):
             )
 
         name, before = self._rolling(  # rolled forward night by night (store/rolling.py)
-            counts("results"),
-            lambda kept, added: (
+            counts,
+            lambda rows: (
                 "SELECT server_key, CAST(sum(n) AS BIGINT) AS n, "
-                f"max(newest) AS newest FROM (SELECT * FROM {kept} UNION ALL BY NAME "
-                f"{counts(added)}) GROUP BY server_key"
+                f"max(newest) AS newest FROM {rows} GROUP BY server_key"
             ),
         )
         return self._dicts(
@@ -103,10 +102,9 @@ class SiteQueries(QueryBase):
 
         def make() -> str:
             name, before = self._rolling(
-                _newest_runs("results"),
-                lambda kept, added: (
-                    f"SELECT {_G}, server, max(newest_at) AS newest_at FROM "
-                    f"(SELECT * FROM {kept} UNION ALL BY NAME {_newest_runs(added)}) GROUP BY ALL"
+                _newest_runs,
+                lambda rows: (
+                    f"SELECT {_G}, server, max(newest_at) AS newest_at FROM {rows} GROUP BY ALL"
                 ),
             )
             self.con.execute(
@@ -169,13 +167,9 @@ class SiteQueries(QueryBase):
             each = ", ".join(f"count(*) FILTER (WHERE status = '{s}') AS {s}" for s in statuses)
             return f"SELECT run_id, {each} FROM {source} GROUP BY run_id"
 
+        sums = ", ".join(f"CAST(sum({s}) AS BIGINT) AS {s}" for s in statuses)
         name, before = self._rolling(  # rolled forward night by night (store/rolling.py)
-            counts("results"),
-            lambda kept, added: (
-                "SELECT run_id, "
-                + ", ".join(f"CAST(sum({s}) AS BIGINT) AS {s}" for s in statuses)
-                + f" FROM (SELECT * FROM {kept} UNION ALL BY NAME {counts(added)}) GROUP BY run_id"
-            ),
+            counts, lambda rows: f"SELECT run_id, {sums} FROM {rows} GROUP BY run_id"
         )
         each = ", ".join(f"coalesce(c.{s}, 0) AS {s}" for s in statuses)
         return self._dicts(
