@@ -11,7 +11,7 @@ from rich.table import Table
 from perftrack.cli.app import emit, out
 from perftrack.core import ghoutput
 from perftrack.core.errors import ConfigError, EnvironmentProblem
-from perftrack.servers import catalog, providers
+from perftrack.servers import catalog, providers, releases
 
 servers_app = typer.Typer(help="The server catalog (configs/versions.yaml).", no_args_is_help=True)
 
@@ -20,10 +20,20 @@ servers_app = typer.Typer(help="The server catalog (configs/versions.yaml).", no
 def servers_list() -> None:
     """List the servers perftrack can fetch."""
     cat = catalog.load()
-    t = Table("id", "product", "version", "provider", "pinned", "note")
+    lines = releases.load(releases.beside(cat.path))
+    known = [e.version for e in cat]
+    t = Table("id", "product", "version", "line", "support", "provider", "pinned", "note")
     for e in cat.entries:
+        line = lines.line_of(e.product, e.version)
         t.add_row(
-            e.id, e.product, e.version, e.provider, _pin_state(e), e.stand_in or e.notes or ""
+            e.id,
+            e.product,
+            e.version,
+            line.label if line else "",
+            lines.status(e.product, e.version, known),
+            e.provider,
+            _pin_state(e),
+            e.stand_in or e.notes or "",
         )
     out.print(t)
 

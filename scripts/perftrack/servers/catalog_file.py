@@ -14,7 +14,7 @@ import yaml
 
 from perftrack.core import yamlfile
 from perftrack.core.errors import ConfigError
-from perftrack.servers import profiles
+from perftrack.servers import profiles, releases
 from perftrack.servers.entries import (
     DEFAULT_DEBIAN_MIRROR,
     UNPINNED,
@@ -122,7 +122,11 @@ class _Where:
         return _Where(self.path, line, self.server_id)
 
 
-def parse_entries(data: Any, path: Path) -> tuple[Entry, ...]:
+def parse_entries(
+    data: Any, path: Path, lines: releases.Releases | None = None
+) -> tuple[Entry, ...]:
+    """The entries of a catalog file; each version must be on a release line of ``lines``
+    (default: the release table beside ``path``, configs/releases.yaml)."""
     where = _Where(path, getattr(data, "line", 0))
     if data is None:
         where.fail("the file is empty; it needs a 'servers:' list")
@@ -132,12 +136,13 @@ def parse_entries(data: Any, path: Path) -> tuple[Entry, ...]:
     servers = data["servers"]
     if not isinstance(servers, list):
         where.fail(f"'servers' must be a list of entries, got {_kind(servers)}")
-    entries = tuple(_parse_entry(raw, index, where) for index, raw in enumerate(servers))
+    lines = lines or releases.load(releases.beside(path))
+    entries = tuple(_parse_entry(raw, index, where, lines) for index, raw in enumerate(servers))
     _check_unique_ids(entries, servers, where)
     return entries
 
 
-def _parse_entry(raw: Any, index: int, parent: _Where) -> Entry:
+def _parse_entry(raw: Any, index: int, parent: _Where, lines: releases.Releases) -> Entry:
     where = parent.at(raw)
     if not isinstance(raw, dict):
         where.fail(f"servers[{index}] must be a mapping, got {_kind(raw)}")
@@ -165,6 +170,8 @@ def _parse_entry(raw: Any, index: int, parent: _Where) -> Entry:
     _check_provider_section(raw, entry.provider, where)
     _check_version_agrees(entry, where)
     _check_pin(raw, entry, where)
+    if lines.refuses(entry.product, entry.version):
+        where.fail(lines.no_line_message(entry.product, entry.version))
     return entry
 
 
