@@ -69,11 +69,12 @@ class Replay:
 
     # --- the replayed sources --------------------------------------------------------------
 
-    def load_docker_hub(self, extra: list[dict[str, Any]] | None = None) -> None:
-        """The two hand-written library/mysql tag pages (plus ``extra`` results on page 1)."""
+    def load_docker_hub(self, extra: list[dict[str, Any]] | None = None, edition: str = "") -> None:
+        """The two hand-written library/mysql tag pages (plus ``extra`` results on page 1);
+        ``edition="late-2026"``: the tag list of late 2026 (calendar versions, 9.7 LTS)."""
         pages = [
             json.loads(
-                (FIXTURES / "dockerhub" / f"mysql-tags-page-{n}.json")
+                (FIXTURES / "dockerhub" / edition / f"mysql-tags-page-{n}.json")
                 .read_text()
                 .replace("{base}", self.url)
             )
@@ -83,11 +84,11 @@ class Replay:
         self.add("GET", f"{HUB_TAGS}?page_size=100", pages[0])
         self.add("GET", f"{HUB_TAGS}?page=2&page_size=100", pages[1])
 
-    def load_github_tags(self, extra: list[str] | None = None) -> None:
+    def load_github_tags(self, extra: list[str] | None = None, edition: str = "") -> None:
         """The two hand-written mysql-server tag pages (plus ``extra`` names on page 1)."""
+        folder = FIXTURES / "github" / edition
         pages = [
-            json.loads((FIXTURES / "github" / f"mysql-server-tags-page-{n}.json").read_text())
-            for n in (1, 2)
+            json.loads((folder / f"mysql-server-tags-page-{n}.json").read_text()) for n in (1, 2)
         ]
         pages[0] = [github_tag(n) for n in extra or []] + pages[0]
         nxt = f"{self.url}{GITHUB_TAGS}?per_page=100&page=2"

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import datetime as dt
 import json
 from pathlib import Path
 
@@ -15,41 +16,72 @@ from perftrack.servers import catalog, pin, tags
 
 REPO = Path(__file__).resolve().parents[2]
 NIGHTLY = REPO / "configs" / "matrices" / "nightly.yaml"
-TRACKED = [
-    "mysql-8.0.40",
-    "mysql-8.0.39",
-    "mysql-8.4.3",
-    "mysql-8.4.2",
-    "mysql-9.1.0",
-    "mysql-9.0.1",
-    "mysql-5.7.44",
-    "percona-8.0.39",
-    "percona-8.4.2",
-    "mariadb-11.4.5",
-    "mariadb-10.11.18",
-]
+# What the nightly picks from the committed catalog, by release line (configs/releases.yaml).
+LINES = {
+    "mysql-26.10.0": "MySQL innovation",
+    "mysql-26.7.0": "MySQL innovation",
+    "mysql-9.7.4-docker": "MySQL 9.7 LTS",
+    "mysql-9.7.3": "MySQL 9.7 LTS",
+    "mysql-8.4.9": "MySQL 8.4 LTS",
+    "mysql-8.4.8": "MySQL 8.4 LTS",
+    "mysql-8.0.40": "MySQL 8.0",
+    "mysql-5.7.44": "MySQL 5.7",
+    "percona-8.4.2": "MySQL 8.4 LTS",
+    "mariadb-11.8.9-docker": "MariaDB 11.8 LTS",
+    "mariadb-10.11.18": "MariaDB 10.11 LTS",
+}
+TRACKED = list(LINES)
 
 
-def test_the_nightly_tracks_mysql_series_anchors_percona_mariadb_and_the_control() -> None:
+def test_the_nightly_follows_the_release_lines_anchors_percona_mariadb_and_the_control() -> None:
     m = matrix.from_dict(yaml.safe_load(NIGHTLY.read_text()), str(NIGHTLY))
     assert list(m.servers) == TRACKED
+    assert {c.server_id: c.line for c in m.selection} == LINES
     why = {c.server_id: c.why for c in m.selection}
-    assert "predecessor" in why["mysql-8.4.2"] and "anchor" in why["mysql-5.7.44"]
+    rule = {c.server_id: c.rule for c in m.selection}
+    assert rule["mysql-26.10.0"] == "newest 2 of mysql's innovation track (docker)"
+    assert rule["mysql-9.7.3"] == "newest 2 of each supported mysql LTS line (docker)"
+    assert "anchor" in why["mysql-5.7.44"] and "anchor" in why["mysql-8.0.40"]
     assert why["mariadb-10.11.18"].startswith("control")
     assert "selection" not in m.to_dict()  # the plan records the resolved list only
+
+
+def test_lines_move_by_their_dates_in_the_table_with_no_matrix_edit() -> None:
+    """On 2032-05-01 the 8.4 LTS line has ended: it leaves `lts` and joins `eol`, whose two
+    newest lines are then 8.4 and 8.0 (5.7 leaves); 9.7 is the only supported LTS line."""
+    cat = catalog.load(REPO / "configs" / "versions.yaml")
+    spec = yaml.safe_load(NIGHTLY.read_text())["servers"]
+    notes: list[str] = []
+    later = selection.resolve(spec, cat, "nightly.yaml", today=dt.date(2032, 5, 1), notes=notes)
+    lines = {c.server_id: c.line for c in later}
+    # no Percona release of 9.7 in the catalog, and every MariaDB LTS line of the table has
+    # ended by then: those rules are notes tonight, not errors
+    assert notes == [
+        "nightly.yaml: servers.select[3]: the rule 'newest 1 of each supported percona LTS "
+        "line (docker)' selects no server on 2032-05-01 (its lines' dates)",
+        "nightly.yaml: servers.select[4]: the rule 'newest 1 of the newest supported mariadb "
+        "LTS line (docker)' selects no server on 2032-05-01 (its lines' dates)",
+    ]
+    assert [s for s, line in lines.items() if line == "MySQL 8.4 LTS"] == ["mysql-8.4.9"]
+    assert "mysql-8.4.8" not in lines and "mysql-5.7.44" not in lines
+    assert {"mysql-9.7.4-docker", "mysql-9.7.3", "mysql-8.0.40"} <= set(lines)
+    # before 9.7's GA it was no supported line yet: 8.4 was the newest
+    earlier = selection.resolve(spec, cat, "nightly.yaml", today=dt.date(2026, 3, 1))
+    assert not {"mysql-9.7.4-docker", "mysql-9.7.3"} & {c.server_id for c in earlier}
 
 
 def test_a_tag_merged_into_the_catalog_joins_the_next_night_without_a_matrix_edit(
     configs,
 ) -> None:
     matrix_text = (configs / "matrices" / "nightly.yaml").read_text()
-    tags.append(configs / "versions.yaml", [tags.Release("9.2.0", "sha256:" + "92" * 32, "x")])
+    release = tags.Release(version="27.1.0", digest="sha256:" + "27" * 32, github_tag="x")
+    tags.append(configs / "versions.yaml", [release])
     m = matrix.load(configs / "matrices" / "nightly.yaml")
     assert (configs / "matrices" / "nightly.yaml").read_text() == matrix_text
-    nine = [s for s in m.servers if s.startswith("mysql-9.")]
-    assert nine == ["mysql-9.2.0", "mysql-9.1.0"]  # newest and its predecessor; 9.0.1 left
-    # the series without new releases keep their newest two
-    assert {"mysql-8.4.3", "mysql-8.4.2", "mysql-8.0.40", "mysql-8.0.39"} <= set(m.servers)
+    innovation = [c.server_id for c in m.selection if c.line == "MySQL innovation"]
+    assert innovation == ["mysql-27.1.0", "mysql-26.10.0"]  # newest and predecessor; 26.7.0 left
+    # the LTS lines without new releases keep their newest two
+    assert {"mysql-9.7.4-docker", "mysql-9.7.3", "mysql-8.4.9", "mysql-8.4.8"} <= set(m.servers)
 
 
 def _rules(*rules: dict) -> dict:
@@ -68,6 +100,11 @@ def _rules(*rules: dict) -> dict:
         (_rules({"why": "x", "id": "mysql-8.4.3", "newest": 2}), "'id' picks one server"),
         (_rules({"why": "x", "id": "mysql-8.4.33"}), "unknown server 'mysql-8.4.33'"),
         (_rules({"why": "x", "product": "mysql", "sereis": "8.4"}), "unknown key 'sereis'"),
+        (_rules({"why": "x", "product": "mysql", "lines": "ltss"}), "'lines' must be one of"),
+        (_rules({"why": "x", "product": "mysql", "lines": 8.4}), "'lines' must be one of"),
+        (_rules({"why": "x", "product": "mysql", "lines": "lts", "series": "8.4"}), "not both"),
+        (_rules({"why": "x", "product": "mysql", "newest_lines": 2}), "needs 'lines'"),
+        (_rules({"why": "x", "product": "percona", "lines": "innovation"}), "selects no server"),
         ({"select": []}, "lists no rule"),
         ({"pick": []}, "must be a list of ids or"),
     ],
@@ -90,7 +127,7 @@ def test_plan_refuses_a_matrix_whose_rule_selects_nothing(configs, capsys) -> No
     rc = cli.main(["plan", "nightly", "--out", str(configs / "plan.json")])
     err = capsys.readouterr().err
     assert rc == 2
-    assert "servers.select[8]: the rule 'newest 1 of percona 5.5' selects no server" in err
+    assert "servers.select[6]: the rule 'newest 1 of percona 5.5' selects no server" in err
     assert len(err.strip().splitlines()) == 1 and not (configs / "plan.json").exists()
 
 
@@ -102,12 +139,15 @@ def test_plan_nightly_prints_each_server_with_its_rule_and_skips_the_unpinned(
     out = capsys.readouterr().out
     assert rc == 0
     assert "servers (11, chosen by the matrix's rules):" in out
-    assert "mysql-8.4.2      newest 2 of mysql 8.4 (docker)" in out
-    assert "note: skipped mysql-8.4.2: not yet pinned (run `perftrack servers pin" in out
+    assert (
+        "  mysql-8.4.8            MySQL 8.4 LTS      newest 2 of each supported mysql LTS line"
+        " (docker): each supported LTS line" in out
+    )
+    assert "note: skipped mysql-8.4.8: not yet pinned (run `perftrack servers pin" in out
     planned = {
         c["server_id"] for sh in json.loads(out_file.read_text())["shards"] for c in sh["cells"]
     }
-    assert planned == {"mariadb-11.4.5", "mariadb-10.11.18"}  # only what is pinned runs
+    assert planned == {"mariadb-10.11.18"}  # only what is pinned runs
 
 
 def test_plan_nightly_once_pinned_runs_every_tracked_server_and_the_budget_cuts(
@@ -115,7 +155,7 @@ def test_plan_nightly_once_pinned_runs_every_tracked_server_and_the_budget_cuts(
 ) -> None:
     path = configs / "versions.yaml"
     cat = catalog.load(path)
-    pins = [pin.Pin(s, "digest", "sha256:" + f"{i:02d}" * 32) for i, s in enumerate(TRACKED[:9])]
+    pins = [pin.Pin(s, "digest", "sha256:" + f"{i:02d}" * 32) for i, s in enumerate(TRACKED[:10])]
     assert all(cat.get(p.server_id).unpinned for p in pins)
     pin.write(path, pins)
     out_file = configs / "plan.json"

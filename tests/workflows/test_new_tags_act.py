@@ -20,8 +20,8 @@ from replay import Replay, hub_tag
 
 WORKFLOW = ".github/workflows/new-tags.yml"
 REPOSITORY = "perftrack/perftrack"
-BRANCH = "perftrack/new-tags-mysql-9.2.0"
-D920 = "sha256:" + "92" * 32
+BRANCH = "perftrack/new-tags-mysql-27.1.0"
+D2710 = "sha256:" + "27" * 32
 D843 = "sha256:" + "84" * 32  # Docker Hub's digest of mysql:8.4.3 (the catalog: unpinned)
 TAG_DETAIL = "/v2/namespaces/library/repositories/mysql/tags/{tag}"
 PULLS = f"/repos/{REPOSITORY}/pulls"
@@ -30,8 +30,8 @@ ACT_TIMEOUT_S = 600
 
 
 def _replay(api: Replay, new_release: bool = True, pin_843: bool = True) -> None:
-    api.load_docker_hub(extra=[hub_tag("9.2.0", D920)] if new_release else [])
-    api.load_github_tags(extra=["mysql-9.2.0"] if new_release else [])
+    api.load_docker_hub(extra=[hub_tag("27.1.0", D2710)] if new_release else [])
+    api.load_github_tags(extra=["mysql-27.1.0"] if new_release else [])
     if pin_843:  # the one unpinned catalog image Docker Hub answers for: pinned in the PR
         api.add("GET", TAG_DETAIL.format(tag="8.4.3"), {"name": "8.4.3", "digest": D843})
     api.add(
@@ -87,7 +87,8 @@ def test_replayed_new_release_opens_a_pr(tmp_path: Path, with_pr_token: bool) ->
     assert run.returncode == 0, run.log[-5000:]
     # The branch on the remote holds the catalog with the new entry, comments kept.
     cat = _branch_catalog(bare, tmp_path)
-    assert cat.get("mysql-9.2.0").image == "mysql:9.2.0" and cat.get("mysql-9.2.0").digest == D920
+    new = cat.get("mysql-27.1.0")
+    assert new.image == "mysql:27.1.0" and new.digest == D2710
     # the pin step recorded what Docker Hub answered; the others stay unpinned (exit 3 kept
     # the job green: a tag Hub lacks is not a failed night)
     assert cat.get("mysql-8.4.3").digest == D843 and not cat.get("mysql-8.4.3").unpinned
@@ -101,7 +102,7 @@ def test_replayed_new_release_opens_a_pr(tmp_path: Path, with_pr_token: bool) ->
     assert posts[0].path == PULLS
     assert posts[0].headers["Authorization"] == f"Bearer {token}"
     assert (posts[0].body["head"], posts[0].body["base"]) == (BRANCH, "main")
-    assert "mysql-9.2.0" in posts[0].body["title"]
+    assert "mysql-27.1.0" in posts[0].body["title"]
     assert (
         "`mysql-8.4.3`" in posts[0].body["body"] and "trust on first use" in posts[0].body["body"]
     )

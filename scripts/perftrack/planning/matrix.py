@@ -70,12 +70,13 @@ class Matrix:
     # When `servers` came from selection rules: each server's rule and reason (not written
     # back: the rules live in the file, the plan records the resolved list).
     selection: tuple[selection_mod.Choice, ...] = ()
+    selection_notes: tuple[str, ...] = ()  # rules the dates left empty tonight
 
     def to_dict(self) -> dict[str, Any]:
         d = {
             f.name: (list(v) if isinstance(v := getattr(self, f.name), tuple) else v)
             for f in fields(self)
-            if f.name != "selection"
+            if f.name not in ("selection", "selection_notes")
         }
         if d.pop("profiles"):  # the file's form: `profile` lists them
             d["profile"] = list(self.profiles)
@@ -118,7 +119,7 @@ def from_dict(data: Any, where: str = "matrix", cat: Catalog | None = None) -> M
     default catalog when None)."""
     if not isinstance(data, dict):
         raise ConfigError(f"{where}: a matrix must be a mapping of keys to values")
-    known = {f.name for f in fields(Matrix)} - {"profiles", "selection"}
+    known = {f.name for f in fields(Matrix)} - {"profiles", "selection", "selection_notes"}
     unknown = sorted(set(map(str, data)) - known)
     if unknown:
         raise ConfigError(
@@ -140,14 +141,16 @@ def from_dict(data: Any, where: str = "matrix", cat: Catalog | None = None) -> M
         key: _names(where, key, data[key]) for key in AXIS_KEYS if data.get(key) is not None
     }
     chosen: tuple[selection_mod.Choice, ...] = ()
+    notes: list[str] = []
     servers = data["servers"]
     if selection_mod.is_selection(servers):
-        chosen = selection_mod.resolve(servers, cat or catalog_mod.load(), where)
+        chosen = selection_mod.resolve(servers, cat or catalog_mod.load(), where, notes=notes)
         servers = [c.server_id for c in chosen]
     m = Matrix(
         name=name,
         servers=_names(where, "servers", servers),
         selection=chosen,
+        selection_notes=tuple(notes),
         workloads=_names(where, "workloads", data["workloads"]),
         charsets=_names(where, "charsets", data["charsets"]),
         threads=tuple(_int(where, "threads", t) for t in threads),

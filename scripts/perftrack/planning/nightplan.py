@@ -81,7 +81,10 @@ def make(
         shards=shards,
         rotation_nights=rotation_nights,
     )
-    p.notes[:0] = [f"skipped {sid}: {reason}" for sid, reason in skipped]
+    p.notes[:0] = [
+        *m.selection_notes,
+        *(f"skipped {sid}: {reason}" for sid, reason in skipped),
+    ]
     return p
 
 
@@ -138,7 +141,7 @@ def render(p: schedule.NightPlan, emit: Callable[[str], None]) -> None:
         emit(f"servers ({len(p.matrix.selection)}, chosen by the matrix's rules):")
         for c in p.matrix.selection:
             state = "" if c.server_id in p.matrix.servers else "  [SKIPPED, see below]"
-            emit(f"  {c.server_id:<16} {c.rule:<36} {c.why}{state}")
+            emit(f"  {c.server_id:<22} {c.line or '-':<18} {c.rule}: {c.why}{state}")
     else:
         emit(f"servers: {', '.join(p.matrix.servers)}")
     by_prio = ", ".join(f"{n} {k}" for k, n in d["cells_by_priority"].items())

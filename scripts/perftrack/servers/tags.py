@@ -7,9 +7,23 @@ hostile input: anything that is not exactly a release tag or a known alias form 
 ``lts``, ``8.4.3-oracle``, ``mysql-cluster-8.4.3``) is refused with a reason, and a
 version that is added passes the catalog's own validation before the file is replaced.
 
-Which versions are new: the catalog's docker ``mysql`` entries name the tracked series
-(MAJOR.MINOR); a release newer than the newest catalogued one of its series, or of a
-series newer than every tracked one, is new. Older releases are never back-filled.
+Which versions are new, and in which order (the release table, configs/releases.yaml,
+servers/releases.py): a release both sources agree on that the catalog has no docker
+``mysql`` entry of, on a line of the table. Within the per-run cap, newest first:
+
+1. the newest innovation release and the newest patch of each supported LTS line (the
+   releases users upgrade to), newest line first;
+2. the last release of each line past its end of life (the nightly's anchors; its older
+   patches are never added);
+3. back-fill, round-robin over the lines: each line's second-newest missing release, then
+   its third, … (older patches of the supported lines; innovation releases newer than the
+   oldest catalogued one — older ones were superseded before perftrack tracked them).
+
+A release on no line of the table is reported, not added (a new line is a row there). A
+tag list announcing more than ``MAX_NEW_AT_ONCE`` new releases is a broken or hostile
+source: the run stops with one line and adds nothing. Aliases (``lts``, ``innovation``,
+``latest``, ``9.7``, ``26.10``, ``…-oraclelinux9``) are recognised as aliases, never as
+versions.
 
 ``--write`` appends one entry per new version after the catalog's last entry as text, so
 every comment of the file survives: image ``mysql:X.Y.Z`` pinned by the Docker Hub tag's
@@ -34,7 +48,7 @@ from pathlib import Path
 
 from perftrack.core import files
 from perftrack.core.errors import ConfigError, FetchError
-from perftrack.servers import catalog, rules
+from perftrack.servers import catalog, releases, rules
 from perftrack.servers.providers import docker
 
 DOCKER_REPOSITORY = "mysql"  # library/mysql
@@ -47,7 +61,11 @@ GITHUB_TAGS_PATH = "/repos/{repository}/tags"
 GITHUB_PAGE_SIZE = 100
 GITHUB_MAX_PAGES = 50  # mysql-server has several hundred tags
 GITHUB_TIMEOUT_S = 30
-MAX_NEW_PER_RUN = 10  # a flood of "new releases" is a broken or hostile source, not news
+MAX_NEW_PER_RUN = 10  # entries one run (one pull request) adds; the rest wait for the next
+# Oracle ships ~12 MySQL releases a year over all its lines (four quarterly patches of each
+# LTS line, four innovation releases): more unseen releases than this at once is a broken
+# or hostile tag list, not news.
+MAX_NEW_AT_ONCE = 60
 MAX_TAG_CHARS = 128  # Docker's own limit for a tag
 MAX_SHOWN_CHARS = 60
 
@@ -70,17 +88,19 @@ DIGEST_RE = re.compile(r"^sha256:[0-9a-f]{64}\Z")
 LINK_NEXT_RE = re.compile(r'<([^<>\s]+)>\s*;\s*rel="next"')
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Release:
     """A release tag both sources agree on."""
 
     version: str
     digest: str  # the Docker Hub tag's digest (sha256:…): the entry's `digest`
     github_tag: str
+    server_id: str = ""  # the catalog id: mysql-VERSION (…-docker when another entry has it)
+    why: str = ""  # why it is added in this place of the order, in words
 
-    @property
-    def server_id(self) -> str:
-        return f"{PRODUCT}-{self.version}"
+    def __post_init__(self) -> None:
+        if not self.server_id:
+            object.__setattr__(self, "server_id", f"{PRODUCT}-{self.version}")
 
     @property
     def image(self) -> str:
@@ -232,46 +252,110 @@ def github_releases(check: Check, repository: str = GITHUB_REPOSITORY) -> dict[s
 # --- what is new ---------------------------------------------------------------------------
 
 
-def _series(version: str) -> tuple[int, ...]:
-    return rules.parse_version(version)[:2]
+@dataclass(frozen=True, kw_only=True)
+class _Wanted:
+    version: str
+    tier: int  # 1: newest of a line users upgrade to; 2: an end-of-life line's last; 3: back-fill
+    rank: int  # 0: the line's newest missing release, 1: the one before, …
+    why: str
+
+
+def wanted(
+    versions: set[str], have: set[str], table: releases.Releases, today: dt.date, check: Check
+) -> list[_Wanted]:
+    """The releases of ``versions`` to add (not in ``have``), newest first by the module's
+    order; releases on no line are reported in ``check.skipped``."""
+    by_line: dict[releases.Line, list[str]] = {}
+    for version in versions:
+        line = table.line_of(PRODUCT, version)
+        if line is None:
+            check.skipped.append((version, f"on no release line of {table.path.name}"))
+            continue
+        by_line.setdefault(line, []).append(version)
+    have_v = {rules.parse_version(v) for v in have}
+    out: list[_Wanted] = []
+    for line, found in by_line.items():
+        found.sort(key=rules.parse_version, reverse=True)
+        # the line's newest release either source or the catalog knows
+        top = max([rules.parse_version(found[0]), *(v for v in have_v if line.holds(v))])
+        if line.ended(today):
+            last = found[0]
+            if rules.parse_version(last) == top and top not in have_v:
+                why = f"the last {line.label} ({line.label} ended {line.eol})"
+                out.append(_Wanted(version=last, tier=2, rank=0, why=why))
+            older = [v for v in found[1:] if rules.parse_version(v) not in have_v]
+            if older:
+                check.skipped.append(
+                    (
+                        f"{len(older)} older {line.label} release(s)",
+                        f"{line.label} ended on {line.eol}: only its last release is tracked",
+                    )
+                )
+            continue
+        missing = [v for v in found if rules.parse_version(v) not in have_v]
+        if line.kind == releases.INNOVATION:
+            # not before the oldest catalogued one: those were superseded before perftrack
+            # tracked the track (a floor that adding newer releases never moves)
+            tracked = [v for v in have_v if line.holds(v)]
+            floor = min(tracked) if tracked else None
+            missing = [v for v in missing if floor is None or rules.parse_version(v) > floor]
+        for rank, version in enumerate(missing):
+            newest = rank == 0 and rules.parse_version(version) == top
+            what = "release" if line.kind == releases.INNOVATION else "patch"
+            why = f"the newest {line.label} {what}" if newest else f"back-fill of {line.label}"
+            out.append(
+                _Wanted(
+                    version=version,
+                    tier=1 if newest else 3,
+                    rank=rank,
+                    why=why,
+                )
+            )
+    # Within a tier and rank, the newer line first (its release is the newer version).
+    out.sort(key=lambda w: (w.tier, w.rank, tuple(-p for p in rules.parse_version(w.version))))
+    return out
 
 
 def new_releases(
-    cat: catalog.Catalog, hub: dict[str, str], github: dict[str, str], check: Check
+    cat: catalog.Catalog,
+    hub: dict[str, str],
+    github: dict[str, str],
+    check: Check,
+    today: dt.date | None = None,
 ) -> None:
-    """Fill ``check.new`` (oldest first) from the two sources and the catalog."""
-    tracked = [e for e in cat if e.product == PRODUCT and e.provider == PROVIDER]
-    newest: dict[tuple[int, ...], tuple[int, ...]] = {}
-    for e in tracked:
-        v = rules.parse_version(e.version)
-        newest[v[:2]] = max(newest.get(v[:2], v), v)
-    if not newest:
-        return
-    top = max(newest)
-
-    def is_new(version: str) -> bool:
-        v = rules.parse_version(version)
-        series_newest = newest.get(v[:2])
-        if series_newest is None:
-            return v[:2] > top  # an older, untracked series is never back-filled
-        return v > series_newest
-
-    # One-sided releases that would be new: reported, not added (the sources must agree).
-    check.hub_only = sorted(
-        (v for v in set(hub) - set(github) if is_new(v)), key=rules.parse_version
-    )
-    check.github_only = sorted(
-        (v for v in set(github) - set(hub) if is_new(v)), key=rules.parse_version
-    )
+    """Fill ``check.new`` (in the order to add them: newest first) from the two sources and
+    the catalog, and ``check.deferred`` with what is over the per-run cap."""
+    table = releases.load(releases.beside(cat.path))
+    today = today or dt.date.today()
+    have = {e.version for e in cat if e.product == PRODUCT and e.provider == PROVIDER}
+    scratch = Check()  # one-sided releases are reported, their line reasons are not
+    one_sided = {w.version for w in wanted(set(hub) ^ set(github), have, table, today, scratch)}
+    check.hub_only = sorted(one_sided & set(hub), key=rules.parse_version)
+    check.github_only = sorted(one_sided & set(github), key=rules.parse_version)
+    order = wanted(set(hub) & set(github), have, table, today, check)
+    if len(order) > MAX_NEW_AT_ONCE:
+        raise FetchError(
+            f"the tag lists announce {len(order)} new MySQL releases at once (more than "
+            f"{MAX_NEW_AT_ONCE}): a broken or hostile source; nothing added"
+        )
+    taken = set(cat.ids)
     found = []
-    for version in sorted(set(hub) & set(github), key=rules.parse_version):
-        if not is_new(version):
+    for w in order:
+        server_id = f"{PRODUCT}-{w.version}"
+        if server_id in taken:  # another provider's entry of this version (mysql-9.7.4)
+            server_id = f"{server_id}-{PROVIDER}"
+        if server_id in taken:
+            check.skipped.append((w.version, f"the ids {PRODUCT}-{w.version}(-docker) are taken"))
             continue
-        release = Release(version, hub[version], github[version])
-        if release.server_id in cat:
-            check.skipped.append((version, f"the id {release.server_id} is already taken"))
-            continue
-        found.append(release)
+        found.append(
+            Release(
+                version=w.version,
+                digest=hub[w.version],
+                github_tag=github[w.version],
+                server_id=server_id,
+                why=w.why,
+            )
+        )
     check.new = found[:MAX_NEW_PER_RUN]
     check.deferred = [r.version for r in found[MAX_NEW_PER_RUN:]]
 
@@ -325,9 +409,9 @@ def _indent(text: str) -> str:
     return found[-1] if found else "  "
 
 
-def append(path: Path, releases: list[Release], today: str | None = None) -> None:
-    """Append ``releases`` to the catalog file at ``path``; atomic, validated, or nothing."""
-    if not releases:
+def append(path: Path, added: list[Release], today: str | None = None) -> None:
+    """Append ``added`` to the catalog file at ``path``; atomic, validated, or nothing."""
+    if not added:
         return
     old = catalog.load(path)
     try:
@@ -337,12 +421,12 @@ def append(path: Path, releases: list[Release], today: str | None = None) -> Non
     today = today or dt.datetime.now(dt.UTC).date().isoformat()
     indent = _indent(text)
     block = f"\n{indent}# --- added by `perftrack tags check` (Docker Hub + GitHub release tags)\n"
-    block += "".join(entry_text(r, indent, today) for r in releases)
+    block += "".join(entry_text(r, indent, today) for r in added)
     new_text = _insert(text, block)
-    files.replace_text(path, new_text, check=lambda tmp: _verify(tmp, old, releases, path))
+    files.replace_text(path, new_text, check=lambda tmp: _verify(tmp, old, added, path))
 
 
-def _verify(tmp: Path, old: catalog.Catalog, releases: list[Release], path: Path) -> None:
+def _verify(tmp: Path, old: catalog.Catalog, added: list[Release], path: Path) -> None:
     try:
         new = catalog.load(tmp)
     except ConfigError as err:
@@ -351,9 +435,8 @@ def _verify(tmp: Path, old: catalog.Catalog, releases: list[Release], path: Path
             "'servers:' is the file's last key"
         ) from None
     n = len(old.entries)
-    added = new.entries[n:]
-    expected = [(r.server_id, PRODUCT, r.version, PROVIDER, r.image, r.digest) for r in releases]
-    got = [(e.id, e.product, e.version, e.provider, e.image, e.digest) for e in added]
+    expected = [(r.server_id, PRODUCT, r.version, PROVIDER, r.image, r.digest) for r in added]
+    got = [(e.id, e.product, e.version, e.provider, e.image, e.digest) for e in new.entries[n:]]
     if new.entries[:n] != old.entries or got != expected:
         raise ConfigError(
             f"appending to {path} did not give the expected entries; nothing written: "
@@ -374,6 +457,7 @@ def report(result: Check, wrote: bool, say: Callable[[str], None]) -> None:
         say(f"{version}: more than {MAX_NEW_PER_RUN} new versions; left for the next run")
     verb = "added" if wrote else "new (use --write to add)"
     for r in result.new:
-        say(f"{verb}: {r.server_id} (image {r.image}, {r.digest})")
+        why = f": {r.why}" if r.why else ""
+        say(f"{verb}: {r.server_id} (image {r.image}, {r.digest}){why}")
     if not result.new:
         say("no new MySQL releases")
