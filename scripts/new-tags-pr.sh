@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # The new-tags workflow's second half: commit the catalog entries that
 # `perftrack tags check --write` appended, push them to a new branch and open a pull
-# request. A PR opened with the workflow's own GITHUB_TOKEN triggers no workflows, so:
+# request. The nightly's pins job uses it too, for the digests its plan pinned (trust on
+# first use) that the night's records used (`perftrack servers pin --from-night --write`).
+# A PR opened with the workflow's own GITHUB_TOKEN triggers no workflows, so:
 #   PERFTRACK_PR_TOKEN set    push and open the PR with it (a GitHub App installation token
 #                             or a fine-grained PAT): pr-check runs on the PR as usual
 #   PERFTRACK_PR_TOKEN unset  push and open the PR with GITHUB_TOKEN, then dispatch
@@ -12,6 +14,8 @@
 # Environment (set by .github/workflows/new-tags.yml; never ${{ }} in shell lines):
 #   ADDED              server ids that were added, space-separated (tags check's output)
 #   PINNED             server ids whose digest `servers pin` recorded (may be empty)
+#   PIN_ORIGIN         who pinned them: new-tags (default, `servers pin`) or nightly
+#                      (pinned when the night was planned, `servers pin --from-night`)
 #   GITHUB_REPOSITORY  OWNER/NAME
 #   GITHUB_TOKEN       the workflow token (contents, pull-requests, actions: write)
 #   PERFTRACK_PR_TOKEN optional, see above
@@ -30,6 +34,16 @@ id_list='^([A-Za-z0-9][A-Za-z0-9._+-]*( [A-Za-z0-9][A-Za-z0-9._+-]*)*)?$'
 [ -n "${ADDED:-}${PINNED:-}" ] || die "neither ADDED nor PINNED names a server: nothing to propose"
 ADDED=${ADDED:-}
 PINNED=${PINNED:-}
+origin=${PIN_ORIGIN:-new-tags}
+case "$origin" in
+  new-tags)
+    how_pinned="pinned by \`perftrack servers pin --write\` (the Docker Hub digest of entries marked unpinned), in the new-tags workflow"
+    ;;
+  nightly)
+    how_pinned="pinned when the nightly was planned (\`perftrack plan --pin-unpinned\`: the Docker Hub digest of entries marked unpinned, asked twice, trust on first use) and used by that night's run records (\`perftrack servers pin --from-night --write\`)"
+    ;;
+  *) die "PIN_ORIGIN='$origin' is not new-tags or nightly" ;;
+esac
 [[ "${GITHUB_REPOSITORY:-}" =~ ^[A-Za-z0-9-]+/[A-Za-z0-9._-]+$ ]] ||
   die "GITHUB_REPOSITORY='${GITHUB_REPOSITORY:-}' is not OWNER/NAME"
 base=${BASE_BRANCH:-main}
@@ -63,7 +77,7 @@ git add configs/versions.yaml
 git -c user.name="github-actions[bot]" \
   -c user.email="41898282+github-actions[bot]@users.noreply.github.com" \
   commit --quiet -m "catalog: new MySQL release(s) ${ADDED:-none}; pinned: ${PINNED:-none}" \
-  -m "Added by \`perftrack tags check --write\` (a release tag on both Docker Hub and GitHub) and pinned by \`perftrack servers pin --write\` (the Docker Hub digest of entries marked unpinned), in the new-tags workflow."
+  -m "Added by \`perftrack tags check --write\` (a release tag on both Docker Hub and GitHub); $how_pinned."
 
 # The token reaches git through the environment only (not argv, not .git/config).
 auth=$(printf 'x-access-token:%s' "$token" | base64 -w0)
@@ -84,13 +98,20 @@ request() { # METHOD PATH JSON -> response body on stdout
     -H "Content-Type: application/json" --data "$3" "$api$2"
 }
 
-pr_json=$(python3 - "$ADDED" "$branch" "$base" "$mode" "$PINNED" <<'PY'
+pr_json=$(python3 - "$ADDED" "$branch" "$base" "$mode" "$PINNED" "$origin" <<'PY'
 import json, sys
-added, branch, base, mode, pinned = sys.argv[1:]
+added, branch, base, mode, pinned, origin = sys.argv[1:]
 ids = added.split()
 lines = [f"- `{i}`: image `mysql:{i.removeprefix('mysql-')}`" for i in ids]
 pins = pinned.split()
-if pins:
+if pins and origin == "nightly":
+    lines.append("Digests pinned when the nightly was planned, for entries marked unpinned "
+                 "(trust on first use: the Docker Hub digest, asked twice while planning), "
+                 "and used by that night's run records (`perftrack servers pin "
+                 "--from-night`). Merging records them in the catalog; until then each "
+                 "night pins them again:\n")
+    lines += [f"- `{i}`" for i in pins]
+elif pins:
     lines.append("\nDigests recorded by `perftrack servers pin` for entries marked unpinned "
                  "(trust on first use; their cells were skipped until now):\n")
     lines += [f"- `{i}`" for i in pins]
@@ -105,8 +126,9 @@ print(json.dumps({
     "title": title,
     "head": branch,
     "base": base,
-    "body": "New release tags found by `perftrack tags check` on Docker Hub and GitHub:\n\n"
-            + "\n".join(lines) + "\n\n" + how + "\n",
+    "body": ("New release tags found by `perftrack tags check` on Docker Hub and GitHub:\n\n"
+             if ids else "")
+            + "\n".join(lines).lstrip("\n") + "\n\n" + how + "\n",
     "maintainer_can_modify": True,
 }))
 PY
@@ -130,7 +152,11 @@ fi
 
 if [ -n "${GITHUB_STEP_SUMMARY:-}" ]; then
   {
-    echo "### New MySQL releases: PR #$number"
+    if [ "$origin" = nightly ]; then
+      echo "### Tonight's pins: PR #$number"
+    else
+      echo "### New MySQL releases: PR #$number"
+    fi
     echo
     echo "Added: ${ADDED:-none}; pinned: ${PINNED:-none} (branch \`$branch\`)."
     if [ "$mode" = dispatch ]; then

@@ -381,6 +381,7 @@ def test_github_output_is_the_job_matrix_and_the_shard_count(tmp_path):
         j["runs_on"] == ["self-hosted", "linux", "x64", "mysql-bench"] for j in job["include"]
     )
     assert lines[2] == "shards=3"
+    assert lines[3:] == ["pinned=", "pin_count=0"]  # nothing pinned while planning (no flag)
     saved = json.loads(plan_file.read_text())
     assert saved["schema"] == schedule.SCHEMA and saved["matrix"] == "nightly"
     assert [s["shard"] for s in saved["shards"]] == [0, 1, 2]

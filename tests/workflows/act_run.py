@@ -136,7 +136,21 @@ class ActRun:
         return {name.strip() for name in found}  # act pads job names to one width
 
 
-def run_act(work: Path, tmp: Path, workflow: str, event: str, inputs: dict[str, str]) -> ActRun:
+def run_act(
+    work: Path,
+    tmp: Path,
+    workflow: str,
+    event: str,
+    inputs: dict[str, str],
+    *,
+    env: dict[str, str] | None = None,
+    secrets: dict[str, str] | None = None,
+    github: dict[str, str] | None = None,
+) -> ActRun:
+    """Run ``event`` of ``workflow`` in ``work``; ``env`` is added to the jobs' environment
+    (host mode: they inherit act's), ``secrets`` become ``secrets.*`` (``GITHUB_TOKEN``
+    also ``github.token``), ``github`` overrides GitHub's variables (``--env``), e.g.
+    GITHUB_REPOSITORY for a job that talks to the (replayed) GitHub API."""
     if not ACT.is_file():
         raise AssertionError(f"{ACT} is missing: run `make act` (make test builds it)")
     artifacts, xdg = tmp / "artifacts", tmp / "xdg"
@@ -154,13 +168,17 @@ def run_act(work: Path, tmp: Path, workflow: str, event: str, inputs: dict[str, 
     ]
     for k, v in inputs.items():
         cmd += ["--input", f"{k}={v}"]
+    for k, v in (secrets or {}).items():
+        cmd += ["-s", f"{k}={v}"]
+    for k, v in (github or {}).items():
+        cmd += ["--env", f"{k}={v}"]
     # The bench jobs' preflight prints the runner class key but skips the noise probe: this
     # shared 2-core VM is always "noisy" by the bare-metal limits (tests/host/test_preflight.py
     # covers the probe's decisions).
     cmd += ["--var", "PERFTRACK_PREFLIGHT=key-only"]
     for m in mapped_actions(work / workflow):
         cmd += ["--local-repository", m]
-    env = {
+    job_env = {
         "PATH": os.environ["PATH"],
         "HOME": os.environ["HOME"],
         "LANG": "C.UTF-8",
@@ -171,15 +189,16 @@ def run_act(work: Path, tmp: Path, workflow: str, event: str, inputs: dict[str, 
         "PERFTRACK_ACT_ARTIFACTS": str(artifacts),
         "PERFTRACK_ACT_STANDIN": str(STANDINS / "artifacts.py"),
         **GIT_ID,
+        **(env or {}),
     }
     if "PERFTRACK_CACHE" in os.environ:
-        env["PERFTRACK_CACHE"] = os.environ["PERFTRACK_CACHE"]
+        job_env["PERFTRACK_CACHE"] = os.environ["PERFTRACK_CACHE"]
     if "PYTHONPATH" in os.environ:  # the jobs run the perftrack under test (a worktree's)
-        env["PYTHONPATH"] = os.environ["PYTHONPATH"]
+        job_env["PYTHONPATH"] = os.environ["PYTHONPATH"]
     p = subprocess.run(
         cmd,
         cwd=work,
-        env=env,
+        env=job_env,
         capture_output=True,
         text=True,
         timeout=ACT_TIMEOUT_S,

@@ -3,7 +3,9 @@
 Real servers (the cached MariaDB 10.11.18/19 from the catalog) on 127.0.0.1, real
 sysbench, real DuckDB, real git: the publish job pushes to a local bare repository the
 test made (tests/workflows/act_run.py). Artifacts and Pages go through the local
-stand-ins in tests/fixtures/actions/. A few 2-second cells per night.
+stand-ins in tests/fixtures/actions/; Docker Hub and GitHub's API, where a night needs
+them, are replayed by a local server on 127.0.0.1 (tests/replay.py). A few 2-second
+cells per night.
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from act_run import add_matrix, add_server, commit, git, run_act, work_repo
 from leaks import processes_mentioning
 from perftrack.servers import catalog, providers
 from perftrack.store import nightfiles
+from replay import Replay
 
 pytestmark = pytest.mark.integration
 
@@ -37,6 +40,12 @@ TINY = {
     "connection": "tcp",
 }
 MISFIT = "mysql-8.0.36-misfit"
+TOFU = "mysql-8.4.3-tofu"  # a docker entry the catalog marks unpinned
+D843 = "sha256:" + "84" * 32  # the replayed Docker Hub's digest of mysql:8.4.3
+REPOSITORY = "perftrack/perftrack"
+HUB_TAG = "/v2/namespaces/library/repositories/mysql/tags/8.4.3"
+PULLS = f"/repos/{REPOSITORY}/pulls"
+DISPATCH = f"/repos/{REPOSITORY}/actions/workflows/pr-check.yml/dispatches"
 
 
 @pytest.fixture
@@ -128,7 +137,14 @@ def test_one_failed_shard_of_three_still_publishes_the_others(
     repo: tuple[Path, Path], tmp_path: Path
 ):
     """A third server that cannot start (a MariaDB binary catalogued as MySQL 8.0: its
-    `--initialize-insecure` is refused) fails its shard; the other two are published."""
+    `--initialize-insecure` is refused) fails its shard; the other two are published.
+
+    A fourth, a docker entry the catalog marks `digest: unpinned`, runs from its first
+    night: the plan job pins it from Docker Hub (replayed), the night plan carries the pin
+    to its bench job, whose records carry it (no Docker engine in this test: the cell fails
+    there; tests/servers/providers/test_docker.py runs one for real), and the pins job
+    proposes it as a catalog pull request (GitHub's API replayed, the branch pushed to the
+    bare remote)."""
     work, bare = repo
     basedir = providers.fetch(catalog.load().get("mariadb-10.11.19")).basedir
     add_server(
@@ -142,29 +158,82 @@ def test_one_failed_shard_of_three_still_publishes_the_others(
             "notes": "act test: a MariaDB binary catalogued as MySQL 8.0, so it cannot start",
         },
     )
-    commit(work, "act test: a server that cannot start")
-    versions = ",".join([*TINY["servers"], MISFIT])
-    run = run_act(
+    add_server(
         work,
-        tmp_path,
-        WORKFLOW,
-        "workflow_dispatch",
-        {"matrix": "act-tiny", "versions": versions, "shards": "3"},
+        {
+            "id": TOFU,
+            "product": "mysql",
+            "version": "8.4.3",
+            "provider": "docker",
+            "image": "mysql:8.4.3",
+            "digest": "unpinned",
+            "notes": "act test: not yet pinned; the night's plan pins it",
+        },
     )
+    commit(work, "act test: a server that cannot start, and an unpinned image")
+    versions = ",".join([*TINY["servers"], MISFIT, TOFU])
+    with Replay() as api:
+        api.add("GET", HUB_TAG, {"name": "8.4.3", "digest": D843})
+        api.add("POST", PULLS, {"number": 7}, 201)
+        api.add("POST", DISPATCH, None, 204)
+        run = run_act(
+            work,
+            tmp_path,
+            WORKFLOW,
+            "workflow_dispatch",
+            {"matrix": "act-tiny", "versions": versions, "shards": "3"},
+            env={
+                "PERFTRACK_DOCKER_HUB_URL": api.url,
+                "PERFTRACK_GITHUB_API_URL": api.url,
+                "DOCKER_HOST": f"unix://{tmp_path}/no-engine.sock",
+            },
+            secrets={"GITHUB_TOKEN": "act-test-token"},
+            github={"GITHUB_REPOSITORY": REPOSITORY},
+        )
     assert run.returncode != 0  # the failed shard makes the workflow run red
     plan = json.loads((run.artifacts / "night-plan" / "night-plan.json").read_text())
     by_server = {c["server_id"]: s["shard"] for s in plan["shards"] for c in s["cells"]}
     assert len(plan["shards"]) == 3 and len(set(by_server.values())) == 3
-    assert {"publish results", "deploy the site"} <= run.jobs_started()
+    assert {"publish results", "deploy the site", "propose tonight's pins"} <= (run.jobs_started())
     rows = remote_results(bare, tmp_path)
     ok = sorted(sid for sid, status, _ in rows if status == "ok")
     assert ok == ["mariadb-10.11.18", "mariadb-10.11.19"]
-    # the failed shard's cell has no result: failed attempts with no throughput, never 0
-    assert {(sid, tps) for sid, status, tps in rows if status != "ok"} == {(MISFIT, None)}
+    # the failed shards' cells have no result: failed attempts with no throughput, never 0
+    failed = {(sid, tps) for sid, status, tps in rows if status != "ok"}
+    assert failed == {(MISFIT, None), (TOFU, None)}
     assert all(tps != 0 for _, _, tps in rows)
     summaries = run.summaries()
-    assert f"| {by_server[MISFIT]} | bench-default | 1 | 0 | 1 cell(s) without a result |" in (
-        summaries
-    )
+    shard = by_server[MISFIT]
+    cells = [sid for sid, sh in by_server.items() if sh == shard]  # one cell per server
+    fine = len([sid for sid in cells if sid.startswith("mariadb-")])
+    without = f"{len(cells) - fine} cell(s) without a result"
+    assert f"| {shard} | bench-default | {len(cells)} | {fine} | {without} |" in summaries
     assert "never as zero" in summaries
     assert (run.artifacts / "deployed-pages" / "index.html").is_file()
+    # first-night pin: made by the plan job (Docker Hub asked twice), in the night plan ...
+    pin = plan["pins"][TOFU]
+    assert (pin["image"], pin["digest"], pin["pinned_by"]) == ("mysql:8.4.3", D843, "plan")
+    assert [r.path for r in api.requests if r.method == "GET"] == [HUB_TAG, HUB_TAG]
+    assert TOFU in by_server  # planned with the rest, not skipped
+    # ... carried by every record of the server ...
+    shard_dir = run.artifacts / f"records-shard-{by_server[TOFU]}"
+    recs = [json.loads(p.read_text()) for p in shard_dir.glob("*/records/*.json")]
+    tofu = [r for r in recs if r["server"]["id"] == TOFU]
+    assert tofu and all(
+        (r["server"]["digest"], r["server"]["pinned_by"]) == (D843, "plan") for r in tofu
+    )
+    # ... and proposed after publishing: a branch with the catalog pinned, and its PR
+    (branch,) = git(bare, "branch", "--list", "perftrack/pins-*").split()
+    proposed = tmp_path / "proposed.yaml"
+    proposed.write_text(git(bare, "show", f"{branch}:configs/versions.yaml"))
+    entry = catalog.load(proposed).get(TOFU)
+    assert entry.digest == D843 and not entry.unpinned
+    pull, dispatched = [r for r in api.requests if r.method == "POST"]
+    assert pull.path == PULLS and pull.body["head"] == branch
+    assert pull.body["title"] == "catalog: pin 1 image digest(s)"
+    assert (
+        f"`{TOFU}`" in pull.body["body"]
+        and "pinned when the nightly was planned" in (pull.body["body"])
+    )
+    assert dispatched.path == DISPATCH  # no PERFTRACK_PR_TOKEN: pr-check dispatched
+    assert "act-test-token" not in run.log.replace("***", "")

@@ -50,12 +50,15 @@ ALLOWED_WRITE: dict[tuple[str, str], set[str]] = {
     ("pr-bench.yml", "conclude"): {"pull-requests", "statuses"},
     # commits the catalog to a branch, opens the PR, dispatches pr-check on it
     ("new-tags.yml", "check"): {"contents", "pull-requests", "actions"},
+    # the same for the digests the nightly's plan pinned (trust on first use)
+    ("nightly.yml", "pins"): {"contents", "pull-requests", "actions"},
 }
 # (workflow file, job) -> the GitHub environment holding the secrets it reads. Each is
 # limited to the default branch (deployment branch rule; docs/workflows.md).
 ENVIRONMENT_OF: dict[tuple[str, str], str] = {
     ("nightly.yml", "publish"): "results",  # PERFTRACK_PUSH_TOKEN
     ("new-tags.yml", "check"): "new-tags",  # PERFTRACK_PR_TOKEN
+    ("nightly.yml", "pins"): "new-tags",  # PERFTRACK_PR_TOKEN
 }
 # Events whose workflow file is a branch's of this repository (never a PR's copy).
 BENCH_TRIGGERS = {"schedule", "workflow_dispatch", "workflow_run"}

@@ -50,12 +50,21 @@ def _inline_matrix(
     )
 
 
+def _catalog_of(rd: runner.RunDir) -> catalog.Catalog:
+    """The catalog, with the pins the run's night plan made while planning (a docker entry
+    the catalog marks unpinned, pinned for that night: servers/planpins.py)."""
+    from perftrack.servers import planpins
+
+    pins = planpins.parse(rd.plan().get("pins"), rd.path / "plan.json")
+    return planpins.apply(catalog.load(), planpins.digests(pins))
+
+
 def execute(
     rd: runner.RunDir, resume: bool, retries: int, reuse_datasets: bool = False
 ) -> runner.RunOutcome:
     r = runner.Runner(
         rd,
-        catalog.load(),
+        _catalog_of(rd),
         paths.config_dir(),
         emit,
         retries=retries,
@@ -217,6 +226,7 @@ def _run_shard(
         work.runner_class,
         night_plan=work.source,
         reuse_datasets=True,
+        **({"pins": work.pins} if work.pins else {}),
     )
     emit(f"run {rd.run_id}: shard {shard} of {plan_file}, {len(work.cells)} cells in {rd.path}")
     return execute(rd, False, retries, True)
@@ -245,6 +255,16 @@ def plan_cmd(
     rotation_nights: Annotated[
         int | None, typer.Option(min=1, max=366, help="nights a full rotation takes")
     ] = None,
+    pin_unpinned: Annotated[
+        bool,
+        typer.Option(
+            "--pin-unpinned",
+            help="ask Docker Hub for the digest of each selected docker entry marked "
+            "`digest: unpinned` and pin it for this night (trust on first use); one that "
+            "cannot be pinned is skipped with the reason. Without it nothing is asked "
+            "and such entries are skipped",
+        ),
+    ] = False,
 ) -> None:
     """Plan tonight: estimate, fit the budget by priority, split into shards."""
     from perftrack.planning import dispatch, nightplan
@@ -260,12 +280,13 @@ def plan_cmd(
             night=nightplan.parse_night(night),
             use_dispatch=use_dispatch,
             rotation_nights=rotation_nights,
+            pin_unpinned=pin_unpinned,
         )
         nightplan.render(p, emit)
         nightplan.write(p, out_file)
         emit(f"night plan written to {out_file}")
         if github_output:
-            dispatch.write_outputs(p.job_matrix())
+            dispatch.write_outputs(p.job_matrix(), pinned=tuple(p.pins))
         dispatch.summary(nightplan.summary_markdown(p))
     except PerftrackError as exc:
         dispatch.error_summary(exc)

@@ -59,10 +59,28 @@ def servers_pin(
         Path | None,
         typer.Option("--github-output", help="append pinned=IDS and pin_count=N here"),
     ] = None,
+    from_night: Annotated[
+        Path | None,
+        typer.Option(
+            "--from-night",
+            help="a night plan: propose the digests it pinned while planning that the "
+            "night's run records (--records) used; asks no registry",
+        ),
+    ] = None,
+    records: Annotated[
+        list[Path] | None,
+        typer.Option("--records", help="with --from-night: the night's run records (dirs)"),
+    ] = None,
 ) -> None:
     """Pin entries marked `unpinned`: Docker Hub digest or tarball sha256 (on a runner)."""
     from perftrack.servers import pin
 
+    if from_night is not None or records:
+        from perftrack.cli import nightpins
+
+        if from_night is None or ids or provider:
+            raise ConfigError("--records goes with --from-night, which takes no ids or --provider")
+        return nightpins.pin_from_night(from_night, list(records or []), write, github_output)
     cat = catalog.load()
     entries = pin.pending(cat, list(ids or []), provider)
     if not entries:

@@ -157,11 +157,16 @@ def _append(path_var: str, text: str, env: dict[str, str]) -> None:
         raise ConfigError(f"{path_var}={target}: cannot append ({exc.strerror})") from None
 
 
-def write_outputs(job_matrix: dict[str, Any], env: dict[str, str] | None = None) -> None:
-    """`matrix=<compact JSON>` and `shards=N` appended to $GITHUB_OUTPUT."""
+def write_outputs(
+    job_matrix: dict[str, Any], env: dict[str, str] | None = None, pinned: tuple[str, ...] = ()
+) -> None:
+    """`matrix=<compact JSON>`, `shards=N`, and the servers pinned while planning
+    (`pinned=ID ID…`, `pin_count=N`) appended to $GITHUB_OUTPUT."""
     env = dict(os.environ) if env is None else env
     compact = json.dumps(job_matrix, separators=(",", ":"), sort_keys=True)
-    _append("GITHUB_OUTPUT", f"matrix={compact}\nshards={len(job_matrix['include'])}\n", env)
+    text = f"matrix={compact}\nshards={len(job_matrix['include'])}\n"
+    text += f"pinned={' '.join(pinned)}\npin_count={len(pinned)}\n"
+    _append("GITHUB_OUTPUT", text, env)
 
 
 def markdown_text(text: str) -> str:

@@ -3,7 +3,9 @@
 
 The file holds the matrix, the night, the budget and estimate, one entry per shard (its
 runner class, the runner labels it runs on, its cells exactly as plan.py expands them, and
-its estimated seconds), and the slices the budget cut.
+its estimated seconds), the slices the budget cut, and the servers pinned while planning
+(``pins``: with ``--pin-unpinned``, each docker entry the catalog marks unpinned gets its
+Docker Hub digest here, trust on first use; servers/planpins.py).
 """
 
 from __future__ import annotations
@@ -21,7 +23,7 @@ from perftrack.core.errors import ConfigError
 from perftrack.planning import cells as plan
 from perftrack.planning import dispatch, fleet, matrix, schedule
 from perftrack.servers import catalog as catalog_mod
-from perftrack.servers import rules
+from perftrack.servers import planpins, rules
 
 DEFAULT_OUT = Path("runs/night-plan.json")
 MAX_PLAN_BYTES = 64 * 1024 * 1024
@@ -50,8 +52,13 @@ def make(
     use_dispatch: bool,
     rotation_nights: int | None = None,
     env: dict[str, str] | None = None,
+    pin_unpinned: bool = False,
+    lookup: planpins.Lookup | None = None,
 ) -> schedule.NightPlan:
-    """Read the matrix (or the dispatch inputs), the fleet and the DB; plan the night."""
+    """Read the matrix (or the dispatch inputs), the fleet and the DB; plan the night.
+
+    With ``pin_unpinned``, the selected docker entries marked unpinned are pinned from
+    Docker Hub first (``lookup``: a test's stand-in for it), or skipped with the reason."""
     cfg = paths.config_dir()
     cat = catalog_mod.load()
     if use_dispatch:
@@ -62,9 +69,15 @@ def make(
     else:
         m = matrix.load(paths.matrix_path(matrix_arg or dispatch.DEFAULT_MATRIX))
     fl = fleet.load(cfg)
-    for sid in (*m.servers, *([fl.control_server] if fl.control_server else [])):
+    wanted = (*m.servers, *([fl.control_server] if fl.control_server else []))
+    for sid in wanted:
         cat.get(sid)
-    m, skipped = without_unrunnable(m, cat)
+    night_pins = planpins.NightPins()
+    if pin_unpinned:
+        runnable = [e for e in map(cat.get, wanted) if not _unsupported(e)]
+        night_pins = planpins.pin_for_night(runnable, lookup)
+        cat = planpins.apply(cat, planpins.digests(night_pins.pins))
+    m, skipped = without_unrunnable(m, cat, night_pins.skipped)
 
     def info(sid: str) -> tuple[str, str]:
         e = cat.get(sid)
@@ -85,18 +98,25 @@ def make(
         *m.selection_notes,
         *(f"skipped {sid}: {reason}" for sid, reason in skipped),
     ]
+    planned = {c.server_id for sh in p.shards for sl in sh.slices for _, c in sl.cells}
+    p.pins = {sid: pp.to_dict() for sid, pp in night_pins.pins.items() if sid in planned}
     return p
 
 
+def _unsupported(e: catalog_mod.Entry) -> str | None:
+    return rules.rules_for(e.product, e.version).unsupported
+
+
 def without_unrunnable(
-    m: matrix.Matrix, cat: catalog_mod.Catalog
+    m: matrix.Matrix, cat: catalog_mod.Catalog, reasons: dict[str, str] | None = None
 ) -> tuple[matrix.Matrix, list[tuple[str, str]]]:
     """The matrix without servers that cannot run tonight (not yet pinned, a release
-    perftrack cannot run), and those servers with the reason; an error if none is left."""
+    perftrack cannot run), and those servers with the reason (``reasons``: the plan's own,
+    e.g. why it could not pin one); an error if none is left."""
     skipped: list[tuple[str, str]] = []
     for sid in m.servers:
         e = cat.get(sid)
-        reason = e.skip_reason() or rules.rules_for(e.product, e.version).unsupported
+        reason = (reasons or {}).get(sid) or e.skip_reason() or _unsupported(e)
         if reason:
             skipped.append((sid, reason))
     if len(skipped) == len(m.servers):
@@ -144,6 +164,8 @@ def render(p: schedule.NightPlan, emit: Callable[[str], None]) -> None:
             emit(f"  {c.server_id:<22} {c.line or '-':<18} {c.rule}: {c.why}{state}")
     else:
         emit(f"servers: {', '.join(p.matrix.servers)}")
+    for sid, pin in p.pins.items():
+        emit(f"pinned tonight: {sid} {pin['image']} = {pin['digest']} (trust on first use)")
     by_prio = ", ".join(f"{n} {k}" for k, n in d["cells_by_priority"].items())
     emit(f"tonight by priority: {by_prio or 'nothing'}")
     for sh in d["shards"]:
@@ -182,6 +204,21 @@ def summary_markdown(p: schedule.NightPlan) -> str:
         ),
         "",
     ]
+    if p.pins:
+        lines += [
+            "Pinned while planning (trust on first use; the catalog change is proposed "
+            "after publishing):",
+            "",
+            *(
+                f"- {dispatch.markdown_text(sid)}: {dispatch.markdown_text(pin['image'])} "
+                f"`{pin['digest']}`"
+                for sid, pin in p.pins.items()
+            ),
+            "",
+        ]
+    skipped = [n for n in p.notes if n.startswith("skipped ")]
+    if skipped:
+        lines += [*(f"- {dispatch.markdown_text(n)}" for n in skipped), ""]
     return "\n".join(lines)
 
 
@@ -192,13 +229,16 @@ class ShardWork:
     runner_class: str
     matrix_spec: dict[str, Any]
     source: dict[str, Any]  # night, shard, file: recorded in the run's plan.json
+    # the plan's pins of this shard's servers (PlanPin.to_dict), kept in the run's plan.json
+    pins: dict[str, dict[str, str]]
 
 
 def _bad(path: Path, what: str) -> ConfigError:
     return ConfigError(f"{path}: {what}; make it again with `perftrack plan`")
 
 
-def load_shard(path: Path, shard: int, cat: catalog_mod.Catalog) -> ShardWork:
+def read(path: Path) -> dict[str, Any]:
+    """A night plan file as written by `write`: its schema checked, nothing else."""
     try:
         if path.stat().st_size > MAX_PLAN_BYTES:
             raise _bad(path, "too large for a night plan")
@@ -209,6 +249,16 @@ def load_shard(path: Path, shard: int, cat: catalog_mod.Catalog) -> ShardWork:
         raise _bad(path, f"not a night plan ({exc})") from None
     if not isinstance(data, dict) or data.get("schema") != schedule.SCHEMA:
         raise _bad(path, f"not a night plan (schema is not {schedule.SCHEMA})")
+    return data
+
+
+def pins(path: Path) -> dict[str, planpins.PlanPin]:
+    """The servers a night plan pinned while planning (none for an older plan)."""
+    return planpins.parse(read(path).get("pins"), path)
+
+
+def load_shard(path: Path, shard: int, cat: catalog_mod.Catalog) -> ShardWork:
+    data = read(path)
     shards = data.get("shards")
     if not isinstance(shards, list):
         raise _bad(path, "has no shard list")
@@ -234,9 +284,13 @@ def load_shard(path: Path, shard: int, cat: catalog_mod.Catalog) -> ShardWork:
         cat.get(c.server_id)
         cells.append(c)
     spec = data.get("matrix_spec") if isinstance(data.get("matrix_spec"), dict) else {}
+    ours = {c.server_id for c in cells}
+    pinned = {s: p for s, p in planpins.parse(data.get("pins"), path).items() if s in ours}
+    planpins.apply(cat, planpins.digests(pinned))  # a stale plan fails here, before any run
     return ShardWork(
         cells=cells,
         runner_class=rc,
         matrix_spec=spec,
         source={"file": str(path), "night": data.get("night"), "shard": shard},
+        pins={s: p.to_dict() for s, p in pinned.items()},
     )

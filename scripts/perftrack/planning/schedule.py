@@ -156,6 +156,8 @@ class NightPlan:
     notes: list[str]
     fleet: Fleet
     deferred_cells: int = 0  # later rotation parts not run tonight (by design, not cut)
+    # server id -> its pin made while planning (servers/planpins.py PlanPin.to_dict)
+    pins: dict[str, dict[str, str]] = field(default_factory=dict)
 
     @property
     def estimate_s(self) -> float:
@@ -183,6 +185,7 @@ class NightPlan:
             "cells_by_priority": dict(counts),
             "deferred_cells": self.deferred_cells,
             "notes": self.notes,
+            "pins": self.pins,
             "shards": [
                 {
                     "shard": sh.index,

@@ -135,7 +135,7 @@ class Runner:
     def _server_meta(self, sid: str, srv: Server | None = None) -> dict[str, Any]:
         e = self.catalog.get(sid)
         inst = self._installs.get(sid)
-        return {
+        meta = {
             "id": sid,
             "product": e.product,
             # the provider's (read from the binary: debian-sid/docker know it only then)
@@ -145,6 +145,10 @@ class Runner:
             "source_sha256": inst.source_sha256 if isinstance(inst, Install) else None,
             "stand_in": e.stand_in,
         }
+        if e.digest is not None:  # docker: the digest the image had to have, and whose it is
+            meta["digest"] = e.digest
+            meta["pinned_by"] = e.pinned_by or "catalog"
+        return meta
 
     def _record(
         self,

@@ -88,6 +88,9 @@ class Entry:
     tarball: Tarball | None = None
     image: str | None = None
     digest: str | None = None  # docker only: the image must have it before use
+    # Who set `digest`: None, the catalog; "plan", the night plan, for an entry the catalog
+    # marks unpinned (pinned when the night was planned, trust on first use; planpins.py).
+    pinned_by: str | None = None
     # The catalog says `digest: unpinned` / `sha256: unpinned`: known, not yet verified.
     unpinned: bool = False
     # [mysqld] options of this entry (name, value or None for a flag), in file order: a

@@ -10,6 +10,7 @@ import dataclasses
 import http.server
 import json
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -33,6 +34,7 @@ from perftrack.servers import catalog
 from perftrack.servers.catalog import Entry
 from perftrack.servers.install import Install
 from perftrack.servers.providers import docker, docker_run
+from replay import Replay
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "dockerhub"
 TAGS_PATH = "/v2/namespaces/library/repositories/mysql/tags"
@@ -640,3 +642,88 @@ def test_real_container_is_removed_when_perftrack_is_killed(sid_image, tmp_path:
             holder.kill()
             holder.wait()
         shutil.rmtree(held, ignore_errors=True)  # the killed process's server directory
+
+
+# --- first-night pins: a night plan pins an unpinned entry, the run verifies it ----------------
+
+
+SID_TAG_PATH = "/v2/namespaces/local/repositories/mysql-sid/tags/{tag}"
+TOFU_MATRIX = """name: tofu
+servers: [tofu-sid]
+workloads: [oltp_point_select]
+charsets: [latin1]
+threads: [1]
+repeats: 1
+duration_s: 2
+warmup_s: 0
+tables: 1
+table_size: 500
+"""
+
+
+def _plan_and_run(tmp: Path, capsys) -> tuple[int, int, dict, list[dict], str]:
+    """`perftrack plan tofu --pin-unpinned`, then its shard 0 with `perftrack run`:
+    (plan rc, run rc, the night plan, the run's records, the run's output)."""
+    night, runs = tmp / "night-plan.json", tmp / "runs"
+    plan_rc = cli.main(
+        ["plan", "tofu", "--pin-unpinned", "--out", str(night), "--db", str(tmp / "none.db")]
+    )
+    capsys.readouterr()
+    run_rc = cli.main(["run", "--night-plan", str(night), "--shard", "0", "--out", str(runs)])
+    out = capsys.readouterr().out
+    (run_dir,) = runs.iterdir()
+    records = [json.loads(p.read_text()) for p in sorted((run_dir / "records").glob("*.json"))]
+    return plan_rc, run_rc, json.loads(night.read_text()), records, out
+
+
+@pytest.mark.integration
+def test_real_first_night_pin_is_verified_and_recorded_docker_hub_replay(
+    sid_image, tmp_path: Path, config_dir: Path, workroot: Path, monkeypatch, capsys
+) -> None:
+    """An entry the catalog marks `digest: unpinned` (the locally imported image): the plan
+    pins it from the replayed Docker Hub, the run verifies the image against the plan's
+    digest and every record carries it; a plan whose digest the image lacks is refused
+    before any container of the image runs."""
+    ref, sid = sid_image
+    image_id = _docker("image", "inspect", "--format", "{{.Id}}", ref).strip()
+    with (config_dir / "versions.yaml").open("a") as catalog_file:
+        catalog_file.write(
+            f"\n  - id: tofu-sid\n    product: mysql\n    version: {sid.version}\n"
+            f"    provider: docker\n    image: {ref}\n    digest: unpinned\n"
+        )
+    (config_dir / "matrices" / "tofu.yaml").write_text(TOFU_MATRIX)
+    runners = config_dir / "runners.yaml"  # no control server: this shard is the image alone
+    runners.write_text(re.sub(r"(?m)^control_server:.*$", "", runners.read_text()))
+    monkeypatch.setenv("PERFTRACK_CONFIG_DIR", str(config_dir))
+    monkeypatch.setenv("PERFTRACK_CACHE", str(tmp_path / "cache"))  # dataset templates
+    monkeypatch.delenv("GITHUB_STEP_SUMMARY", raising=False)
+    monkeypatch.setattr(tempfile, "tempdir", str(workroot))  # the servers' directories
+    tag = SID_TAG_PATH.format(tag=ref.rsplit(":", 1)[1])
+    with Replay() as hub:
+        monkeypatch.setenv(docker.ENV_HUB_URL, hub.url)
+        hub.add("GET", tag, {"name": sid.version, "digest": image_id})
+        plan_rc, run_rc, plan, records, out = _plan_and_run(tmp_path / "good", capsys)
+        assert plan_rc == 0 and run_rc == 0, out
+        assert plan["pins"]["tofu-sid"]["digest"] == image_id
+        assert plan["pins"]["tofu-sid"]["pinned_by"] == "plan"
+        (rec,) = records
+        assert rec["status"] == "ok" and rec["result"]["tps"] > 0
+        assert rec["server"]["digest"] == image_id and rec["server"]["pinned_by"] == "plan"
+        assert rec["server"]["source_sha256"] == image_id.removeprefix("sha256:")
+        # the same tag answering another digest: planned with it, refused at the run
+        wrong = "sha256:" + "0" * 64
+        hub.add("GET", tag, {"name": sid.version, "digest": wrong})
+        since = f"{time.time():.3f}"
+        plan_rc, run_rc, plan, records, out = _plan_and_run(tmp_path / "wrong", capsys)
+    assert plan_rc == 0 and plan["pins"]["tofu-sid"]["digest"] == wrong
+    assert run_rc == 1  # the cell failed: the image is not the one the plan pinned
+    assert records and all(r["status"] == "failed" for r in records)
+    for rec in records:  # the first attempt and its retry
+        assert rec["server"]["digest"] == wrong and rec["server"]["pinned_by"] == "plan"
+        assert rec["server"]["source_sha256"] is None and rec["result"] is None
+        assert (
+            f"but the night plan (pinned when the night was planned) records {wrong}: "
+            in (rec["reason"])
+        )
+        assert "refused (nothing from it is used)" in rec["reason"]
+    assert _containers_created_since(since) == [], "no container of the image was created"

@@ -7,14 +7,17 @@ that does not exist is a one-line error naming the nearest known tags. One short
 container then probes the image: which ``mysqld`` / install script it has, the version
 ``mysqld --verbose --help`` reports (checked against the catalog) and its compiled-in
 ``lc-messages-dir``. The image digest is recorded as the install's ``source_sha256``
-(the registry's manifest digest when the image came from a registry, else the image id).
+(the pinned digest it was verified against; unpinned, the registry's manifest digest when
+the image came from a registry, else the image id).
 
-Digest pinning: an entry's optional ``digest: sha256:…`` must be one of the image's
-digests — a registry manifest digest in its ``RepoDigests`` (a pulled image) or its image
-id (an image built or imported locally, which has no RepoDigests). It is checked right
-after ``docker image inspect``, before the probe: a mismatch is a one-line `FetchError`
-and nothing from the image is run. The server then runs by image id, so a tag moved
-afterwards cannot swap the image under a run.
+Digest pinning: an entry's ``digest: sha256:…`` must be one of the image's digests — a
+registry manifest digest in its ``RepoDigests`` (a pulled image) or its image id (an image
+built or imported locally, which has no RepoDigests). The digest is the catalog's, or the
+night plan's for an entry the catalog marks ``unpinned`` (pinned when the night was
+planned, trust on first use: servers/planpins.py). It is checked right after ``docker
+image inspect``, before the probe: a mismatch is a one-line `FetchError` and nothing from
+the image is run. The server then runs by image id, so a tag moved afterwards cannot swap
+the image under a run; the verified digest is the install's ``source_sha256``.
 
 run: the install's ``launcher`` is the `perftrack.servers.providers.docker_run` wrapper
 (``python -m perftrack.servers.providers.docker_run IMAGE -- CMD…``), so the Server lifecycle runs
@@ -63,7 +66,7 @@ HUB_REGISTRIES = ("docker.io", "index.docker.io", "registry-1.docker.io")
 HUB_TAGS_PATH = "/v2/namespaces/{namespace}/repositories/{repository}/tags"
 HUB_PAGE_SIZE = 100
 HUB_MAX_PAGES = 100  # 10,000 tags: library/mysql has a few thousand
-HUB_TIMEOUT_S = 30
+HUB_TIMEOUT_S = 30  # seconds per request (`perftrack plan` asks with a shorter bound)
 HTTP_NOT_FOUND = 404
 NEAREST_TAGS = 5
 NEAREST_CUTOFF = 0.5
@@ -89,6 +92,15 @@ PROBE_FIELD_RE = re.compile(r"^perftrack-probe (\w+)=(\S+)$", re.MULTILINE)
 VERSION_RE = re.compile(r"\bVer (\d+\.\d+\.\d+)")
 HELP_VALUE_RE = r"^{name}\s+(/\S*)\s*$"
 DIGEST_RE = re.compile(r"sha256:([0-9a-f]{64})")
+
+
+class HubUnreachable(FetchError):
+    """Docker Hub (or ``$PERFTRACK_DOCKER_HUB_URL``) did not answer at all: no route, a
+    refused connection, a timeout. Any further request would fail the same way."""
+
+    def __init__(self, message: str, reason: str) -> None:
+        super().__init__(message)
+        self.reason = reason  # the network's words alone ("[Errno 111] Connection refused")
 
 
 @dataclass(frozen=True)
@@ -143,7 +155,7 @@ def fetch(
         share_dir=Path(probe["lc-messages-dir"]),
         install_db=Path(probe["install_db"]) if "install_db" in probe else None,
         lib_dirs=(),
-        source_sha256=_digest_hex(repo_digest or image_id),
+        source_sha256=_digest_hex(entry.digest or repo_digest or image_id),
         stand_in=entry.stand_in,
         extra={"image": entry.image, "image_id": image_id, "repo_digest": repo_digest or ""},
         launcher=(sys.executable, "-m", RUN_MODULE, image_id, "--"),
@@ -231,10 +243,18 @@ def verify_digest(entry: Entry, info: dict) -> None:
     if entry.digest in digests:
         return
     have = ", ".join(d[:19] + "…" for d in digests) or "none"
+    if entry.pinned_by == "plan":
+        where = "the night plan (pinned when the night was planned)"
+        todo = (
+            f"the tag moved since, or another image is tagged {entry.image} in this engine: "
+            "remove it (`docker image rm`) or plan the night again"
+        )
+    else:
+        where = "configs/versions.yaml"
+        todo = "pull the recorded image or, if this image is the one you trust, record its digest"
     raise FetchError(
-        f"{entry.id}: the image {entry.image} has digest {have}, but configs/versions.yaml "
-        f"records {entry.digest}: refused (nothing from it is used); pull the recorded image "
-        "or, if this image is the one you trust, record its digest"
+        f"{entry.id}: the image {entry.image} has digest {have}, but {where} records "
+        f"{entry.digest}: refused (nothing from it is used); {todo}"
     )
 
 
@@ -314,37 +334,43 @@ def hub_url() -> str:
     return (os.environ.get(ENV_HUB_URL) or HUB_URL).rstrip("/")
 
 
-def _get_json(url: str) -> dict | None:
-    """GET a Docker Hub API URL; None on 404; `FetchError` on anything else going wrong."""
+def _get_json(url: str, timeout_s: float = HUB_TIMEOUT_S) -> dict | None:
+    """GET a Docker Hub API URL; None on 404; `HubUnreachable` when nothing answers,
+    `FetchError` on anything else going wrong."""
     request = urllib.request.Request(url, headers={"Accept": "application/json"})
     try:
-        with urllib.request.urlopen(request, timeout=HUB_TIMEOUT_S) as response:
+        with urllib.request.urlopen(request, timeout=timeout_s) as response:
             data = json.load(response)
     except urllib.error.HTTPError as err:
         if err.code == HTTP_NOT_FOUND:
             return None
         raise FetchError(f"Docker Hub answered HTTP {err.code} for {url}") from None
-    except (urllib.error.URLError, OSError, ValueError) as err:
-        reason = getattr(err, "reason", None) or err
-        raise FetchError(
-            f"cannot read Docker Hub at {url}: {reason}; check the network (or {ENV_HUB_URL})"
+    except ValueError as err:
+        raise FetchError(f"Docker Hub's answer for {url} is not JSON ({err})") from None
+    except (urllib.error.URLError, OSError) as err:
+        reason = str(getattr(err, "reason", None) or err)
+        raise HubUnreachable(
+            f"cannot read Docker Hub at {url}: {reason}; check the network (or {ENV_HUB_URL})",
+            reason,
         ) from None
     if not isinstance(data, dict):
         raise FetchError(f"Docker Hub's answer for {url} is not a JSON object")
     return data
 
 
-def hub_digest(image: str) -> str:
+def hub_digest(image: str, *, timeout_s: float = HUB_TIMEOUT_S, suggest: bool = True) -> str:
     """The Docker Hub digest (``sha256:…``) of ``image``'s tag: what ``docker pull`` records
     in RepoDigests, so `verify_digest` accepts the pulled image. `ConfigError` if the tag is
-    not on Docker Hub, `FetchError` if Hub gives no usable digest."""
+    not on Docker Hub (naming the nearest tags if ``suggest``: that lists every tag),
+    `HubUnreachable` if nothing answers, `FetchError` if Hub gives no usable digest."""
     _, repository, tag = split_image(image)
     if tag is None:
         raise ConfigError(f"image {image!r} has no tag to pin")
     path = f"{_hub_path(repository)}/{urllib.parse.quote(tag, safe='')}"
-    data = _get_json(hub_url() + path)
+    data = _get_json(hub_url() + path, timeout_s)
     if data is None:
-        check_tag(image)  # names the nearest tags
+        if suggest:
+            check_tag(image)  # names the nearest tags
         raise ConfigError(f"no tag {tag!r} of {repository} on Docker Hub")
     digest = data.get("digest")
     if not isinstance(digest, str) or not IMAGE_DIGEST_RE.match(digest):
