@@ -2,10 +2,11 @@
 
 The ``debian-chroot`` provider builds trees from suites the host does not use (sid,
 trixie on a bookworm host). Before it spends a minute on debootstrap it asks the suite's
-index, with ``apt-get`` pointed at a source list, state and cache of its own under the
-build's scratch directory (the host's apt sources and state are not touched), whether each
-pinned ``NAME=VERSION`` is still there, downloads it with ``apt-get download`` (apt checks
-it against the signed index) and checks its SHA-256 against the catalog's pin. The index is
+index, with ``apt-get`` given a configuration of its own (``APT_CONFIG``: a source list,
+state and cache under the build's scratch directory; none of the host's apt sources,
+settings or hooks, as debootstrap uses none of them), whether each pinned
+``NAME=VERSION`` is still there, downloads it with ``apt-get download`` (apt checks it
+against the signed index) and checks its SHA-256 against the catalog's pin. The index is
 verified with the Debian archive keyring, as debootstrap verifies it.
 
 A suite that moved on (sid replaces a version with the next one; a stable suite drops one
@@ -27,7 +28,7 @@ KEYRING = Path("/usr/share/keyrings/debian-archive-keyring.gpg")
 UPDATE_TIMEOUT_S = 600  # ~3 s here (the suite's main Packages index, ~15 MB)
 QUERY_TIMEOUT_S = 120  # apt-cache reads the local lists: well under a second
 DOWNLOAD_TIMEOUT_S = 600  # a server .deb is 8-30 MB
-CONFIG_FILE = "apt.conf"  # read with `apt-get -c`, after the host's own configuration
+CONFIG_FILE = "apt.conf"  # APT_CONFIG: read before anything else
 MADISON_RE = re.compile(r"^\s*(\S+)\s*\|\s*(\S+)\s*\|", re.MULTILINE)
 
 
@@ -47,7 +48,7 @@ class SuiteIndex:
                 f"{KEYRING} is missing: apt-get install debian-archive-keyring (it verifies "
                 f"Debian {self.suite}'s index)"
             )
-        for sub in ("lists/partial", "cache/archives/partial", "debs"):
+        for sub in ("lists/partial", "cache/archives/partial", "debs", "parts"):
             (self.directory / sub).mkdir(parents=True, exist_ok=True)
         (self.directory / "sources.list").write_text(
             f"deb [signed-by={KEYRING}] {self.mirror} {self.suite} main\n", encoding="ascii"
@@ -57,6 +58,7 @@ class SuiteIndex:
             [apt_get, *self._options(), "--error-on=any", "update"],  # else 0 on failure
             cwd=self.directory,
             timeout_s=UPDATE_TIMEOUT_S,
+            env=self._env(),
             failure_hint=(
                 f"check that {self.mirror} is reachable and serves Debian {self.suite} (the "
                 "Debian archive is the only network access this provider needs)"
@@ -70,6 +72,7 @@ class SuiteIndex:
             [apt_cache, *self._options(), "madison", name],
             cwd=self.directory,
             timeout_s=QUERY_TIMEOUT_S,
+            env=self._env(),
             failure_hint="the private apt index may be damaged; fetch again",
         )
         return [m.group(2) for m in MADISON_RE.finditer(out) if m.group(1) == name]
@@ -90,6 +93,7 @@ class SuiteIndex:
             [apt_get, *self._options(), "download", package.spec],
             cwd=target,
             timeout_s=DOWNLOAD_TIMEOUT_S,
+            env=self._env(),
             failure_hint=f"check that {self.mirror} is reachable",
         )
         debs = sorted(target.glob("*.deb"))
@@ -116,20 +120,29 @@ class SuiteIndex:
         )
 
     def _options(self) -> list[str]:
-        return ["-q", "-c", str(self.directory / CONFIG_FILE)]
+        return ["-q"]
+
+    def _env(self) -> dict[str, str]:
+        return {"APT_CONFIG": str(self.directory / CONFIG_FILE)}
 
     def _config(self) -> str:
-        """apt settings that confine apt to this directory (and the suite's main index)."""
+        """apt settings that confine apt to this directory: read first (``APT_CONFIG``), they
+        point the host's configuration files and parts at nothing."""
         d = self.directory
         if '"' in str(d):
             raise FetchError(f"the cache directory {d} has a double quote, which apt cannot read")
         settings = {
+            "Dir::Etc::Main": "/dev/null",
+            "Dir::Etc::Parts": d / "parts",  # empty
             "Dir::Etc::SourceList": d / "sources.list",
-            "Dir::Etc::SourceParts": "/nonexistent",
+            "Dir::Etc::SourceParts": d / "parts",
+            "Dir::Etc::Preferences": "/dev/null",
+            "Dir::Etc::PreferencesParts": d / "parts",
             "Dir::State::Lists": d / "lists",
             "Dir::Cache": d / "cache",
             "Dir::State::status": "/dev/null",
             "Acquire::Languages": "none",
+            "Acquire::Retries": "1",  # apt's default 3 backs off for ~7 s on a dead mirror
             # sid's and trixie's Release files carry a Valid-Until a clock may be past
             "Acquire::Check-Valid-Until": "false",
             "APT::Sandbox::User": "root",  # the scratch dir is root's; _apt cannot write it

@@ -377,17 +377,14 @@ def test_real_cli_servers_fetch_mysql_9_7_4(capsys) -> None:
 
 
 @pytest.mark.integration
-@pytest.mark.parametrize(
-    ("server_id", "collation"),
-    [("mysql-9.7.4", "utf8mb4_0900_ai_ci"), ("mariadb-11.8.9", "utf8mb4_uca1400_ai_ci")],
-)
-def test_real_server_starts_answers_and_is_found_by_name(
-    server_id: str, collation: str, workroot: Path
+def test_real_mariadb_11_8_initialises_starts_answers_and_is_found_by_name(
+    workroot: Path,
 ) -> None:
-    install = chroot_servers.install_or_skip(server_id)
+    """MySQL 9.7.4 starts in the cell below and in test_rules' real-server test."""
+    install = chroot_servers.install_or_skip(chroot_servers.MARIADB)
     with Server(install, {}, workroot=workroot) as srv:
-        assert srv.version_string.startswith(install.version)
-        assert srv.query("SELECT @@collation_server")[0][0] == collation
+        assert srv.version_string.startswith("11.8.9-MariaDB")
+        assert srv.query("SELECT @@collation_server")[0][0] == "utf8mb4_uca1400_ai_ci"
         assert srv.process is not None
         # exec'd through a loader link named after it: the sampler finds it by its name
         assert targets.find_server_pid(srv.process.pid) == srv.process.pid
@@ -424,6 +421,9 @@ def test_real_cell_sysbench_over_tcp_with_caching_sha2(tmp_path, config_dir, wor
     assert record["effective"]["table_collations"] == "utf8mb4_0900_ai_ci"
     assert record["result"]["tps"] > 0
     assert "--mysql-host=127.0.0.1" in record["tool"]["command"]
+    # the sampler found the server by its name (exec'd through a loader link named mysqld)
+    assert record["cost"].get("pid") is not None
+    assert record["cost"]["totals"]["cpu_user_us"] > 0
 
 
 @pytest.mark.integration
