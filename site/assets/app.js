@@ -523,7 +523,7 @@
     fillTable($("run-config"), [{ key: "k", label: "setting" }, { key: "v", label: "value" }], kv);
     fillTable($("run-servers"), [C.server, { key: "product", label: "product" }, { key: "version", label: "version" },
       { key: "version_string", label: "VERSION() reported" }, { key: "provider", label: "provider" },
-      { key: "stand_in", label: "stands in for" }, { key: "results", label: "results", num: true }], d.servers);
+      { key: "results", label: "results", num: true }], d.servers);
     fillTable($("run-effective"), [C.server, C.collation, C.profile, { key: "name", label: "setting" }, { key: "value", label: "value" }], d.effective);
     fillTable($("run-cells"), [C.server, C.workload, C.collation, C.threads, C.profile, C.dataset, { key: "ok", label: "ok", num: true },
       { key: "n", label: "attempts", num: true }, C.tps, { key: "p95_ms", label: "p95 ms", fmt: fmt.sig3, num: true }], d.cells);

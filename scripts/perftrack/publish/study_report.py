@@ -155,7 +155,7 @@ def _interval(side: Side, num: tuple[str, Key], den: tuple[str, Key]) -> stats.C
 
 
 def _row(side: Side, k: tuple[str, Key]) -> compare.Row:
-    return compare.Row(k[0], "", "", None, None, side.ours[k], [], rounds=side.rounds.get(k, []))
+    return compare.Row(k[0], "", "", None, side.ours[k], [], rounds=side.rounds.get(k, []))
 
 
 def outside_noise(c: stats.Comparison | None) -> bool:
