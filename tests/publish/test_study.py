@@ -405,7 +405,9 @@ def test_four_system_report_rows_and_claims_from_synthetic_records(tmp_path: Pat
     10.2.11) on OLTP_RO utf8mb4, 5.6's (MariaDB 10.1.23) 0.8x on point selects; every role
     is compared with the first (5.7). Those claims are about MySQL and 5.7's player is
     MariaDB: shown for their direction only, not graded. MariaDB 10.3.5's player (11.4.5,
-    the same product) has latin1 1.5x utf8mb4 on OLTP_RO: that claim is graded from it."""
+    the same product) has latin1 1.5x utf8mb4 on OLTP_RO: that claim is graded from it.
+    `utf8mb4` is each server's default collation (MySQL 9.7.4: utf8mb4_0900_ai_ci, MariaDB:
+    utf8mb4_general_ci): the version rows pair them, as the article did."""
     name = "002_utf8mb4_80_57_56_mariadb103"
     run = tmp_path / "runs" / "synthetic-002"
     (run / "records").mkdir(parents=True)
@@ -419,6 +421,8 @@ def test_four_system_report_rows_and_claims_from_synthetic_records(tmp_path: Pat
                     continue
                 for rep in range(4):
                     rec = make_record(run_id="synthetic-002", cell=i, server_id=server, threads=4)
+                    if server == MYSQL and coll.startswith("utf8mb4"):
+                        coll = "utf8mb4_0900_ai_ci"  # MySQL 9.7.4's default
                     rec["cell"].update(workload=wl, collation=coll, charset=coll.split("_")[0])
                     latin1 = 1.5 if coll.startswith("latin1") else 1.0
                     rec["result"]["qps"] = 1000.0 * factor * latin1 * (1 + rep / 1000)
@@ -435,6 +439,10 @@ def test_four_system_report_rows_and_claims_from_synthetic_records(tmp_path: Pat
         "charset mariadb103 (MariaDB 10.3.5)",
     }
     ro80 = next(r for r in table if "mysql80" in r.comparison and "oltp_read_only" in r.label)
+    assert ro80.label == (
+        "workload=oltp_read_only threads=4 collation=utf8mb4 "
+        "(defaults: utf8mb4_0900_ai_ci / utf8mb4_general_ci)"
+    )
     assert ro80.ours == pytest.approx(1.3) and ro80.sure
     assert ro80.grade.text == "stand-in: MariaDB 10.2.11 for MySQL 5.7 — direction only"
     claims = [line for line in lines if line.startswith("claim:")]

@@ -29,6 +29,7 @@ from perftrack.analysis import compare, grading, stats
 from perftrack.core.errors import ConfigError
 from perftrack.planning.study import AXIS_OF, Claim, Player, Study
 from perftrack.publish.study_runs import read_records, run_status
+from perftrack.servers import rules
 
 # The cell fields a reference row is matched on (configs/studies/reference/README.md).
 MATCH = (
@@ -63,6 +64,11 @@ class Side:
     article: dict[tuple[str, Key], float] = field(default_factory=dict)
     # our profile -> the article's it stands in for (the study's `stand_in_profiles`)
     profile_alias: dict[str, str] = field(default_factory=dict)
+    # (role, key) -> the key as the matrix asked for it: a bare charset axis value
+    # (`utf8mb4`: each server's default collation) in place of the collation it resolved
+    # to, so a version comparison pairs MySQL's utf8mb4_0900_ai_ci with MariaDB's (or MySQL
+    # 5.7's) utf8mb4_general_ci as the article did
+    asked: dict[tuple[str, Key], Key] = field(default_factory=dict)
 
 
 def _norm(v: Any) -> Any:
@@ -93,6 +99,8 @@ def read_reference(st: Study) -> dict[tuple[str, Key], float]:
 def collect(st: Study, scale: str, recs: Iterable[dict[str, Any]]) -> tuple[Side, list[str]]:
     side = Side(article=read_reference(st), profile_alias=dict(st.stand_in_profiles or {}))
     role_of = st.role_of_server(scale)
+    charsets = {c for m in st.matrices(scale) for c in m.charsets}
+    ci = MATCH.index("collation")
     skipped: list[str] = []
     for rec in recs:
         role = role_of.get(rec["server"]["id"])
@@ -106,6 +114,9 @@ def collect(st: Study, scale: str, recs: Iterable[dict[str, Any]]) -> tuple[Side
             )
             continue
         k = (role, _key(rec["cell"]))
+        coll = k[1][ci]
+        if coll and coll not in charsets and rules.charset_of(coll) in charsets:
+            side.asked[k] = (*k[1][:ci], rules.charset_of(coll), *k[1][ci + 1 :])
         side.ours.setdefault(k, []).append(float(rec["result"]["qps"]))
         side.rounds.setdefault(k, []).append((rec["run_id"], int(rec["cell"].get("repeat") or 0)))
     return side, sorted(set(skipped))
@@ -194,25 +205,32 @@ def rows(st: Study, side: Side, players: dict[str, Player]) -> list[ReportRow]:
     """The report's rows; `players` (planning.study.players) says which of their sides are
     another product's stand-ins."""
     out: list[ReportRow] = []
-    keys = sorted({k for _, k in side.ours}, key=lambda k: tuple(str(x) for x in k))
+    keys = sorted({k for _, k in side.ours}, key=_order)
     if "version" in st.comparisons:
         b = st.base_role
+        # each role's cells by the key the matrix asked for (a bare charset: each server's
+        # default collation), so two servers with different defaults still pair
+        mine = {(r, side.asked.get((r, k), k)): k for r, k in side.ours}
+        asked = sorted({a for _, a in mine}, key=_order)
         for role in st.role_names[1:]:
             name = "version" if len(st.roles) == 2 else f"version {_who(st, role)} / {_who(st, b)}"
-            for k in keys:
-                new, base = side.ours.get((role, k)), side.ours.get((b, k))
+            for a in asked:
+                nk, bk = mine.get((role, a)), mine.get((b, a))
+                new = side.ours.get((role, nk)) if nk else None
+                base = side.ours.get((b, bk)) if bk else None
                 if new is None and base is None:
                     continue
-                c = _interval(side, (role, k), (b, k))
+                c = _interval(side, (role, nk), (b, bk)) if nk and bk else None
+                cell = nk or bk or a
                 out.append(
                     ReportRow(
                         comparison=name,
-                        label=_label(k),
+                        label=_label(cell) if not (nk and bk) or nk == bk else _defaults(a, nk, bk),
                         ours=c.ratio if c else _ratio(_median(new), _median(base)),
                         n=(len(new or []), len(base or [])),
-                        article=_ratio(_article(side, role, k), _article(side, b, k)),
+                        article=_ratio(_article(side, role, cell), _article(side, b, bk or cell)),
                         interval=c,
-                        cell=k,
+                        cell=cell,
                         stand_ins=_stand_ins(players, role, b),
                     )
                 )
@@ -256,6 +274,16 @@ def _axis_rows(
                 )
             )
     return out
+
+
+def _order(k: Key) -> tuple[str, ...]:
+    return tuple(str(x) for x in k)
+
+
+def _defaults(asked: Key, new: Key, base: Key) -> str:
+    """A version row whose two servers resolved the asked charset to their own defaults."""
+    ci = MATCH.index("collation")
+    return f"{_label(asked)} (defaults: {new[ci]} / {base[ci]})"
 
 
 def _who(st: Study, role: str) -> str:
