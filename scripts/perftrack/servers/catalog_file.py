@@ -28,6 +28,8 @@ from perftrack.servers.entries import (
 CATALOG_FILENAME = "versions.yaml"
 
 PRODUCTS = ("mysql", "mariadb", "percona")
+# Each product as people write it ("MariaDB 10.2.11 for MySQL 5.7": a study's stand-ins).
+PRODUCT_NAMES = {"mysql": "MySQL", "mariadb": "MariaDB", "percona": "Percona Server"}
 # The provider-specific key every entry of that provider must carry (and no other may).
 PROVIDER_SECTIONS = {
     "debian": "packages",
