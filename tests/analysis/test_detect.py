@@ -5,10 +5,10 @@ from __future__ import annotations
 import json
 import math
 import sys
-from typing import Any
 from collections import defaultdict
 from datetime import datetime, timedelta
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
