@@ -187,9 +187,7 @@ def test_synthetic_60_nights_one_environment_change_the_8pct_step_and_no_drift_a
     )
     assert abs(night[id(e)] - env_at * 60) <= changepoints.MATCH_NIGHTS
     assert e.step.interval[0] <= 0.06 <= e.step.interval[1]
-    step = [
-        c for c in rows if c.key[2] == "oltp_read_write" and c.key[-1] == stepped
-    ]
+    step = [c for c in rows if c.key[2] == "oltp_read_write" and c.key[-1] == stepped]
     assert len(step) == 1 and step[0].scope == "server"
     assert abs(night[id(step[0])] - step_at * 60) <= changepoints.MATCH_NIGHTS
     assert step[0].step.interval[0] <= -0.08 <= step[0].step.interval[1]
