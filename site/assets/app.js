@@ -398,7 +398,13 @@
 
   // ---------------------------------------------------------------- columns
   const C = {
-    verdict: { key: "verdict", label: "verdict", cls: (r) => "verdict " + r.verdict },
+    verdict: {
+      key: "verdict",
+      label: "verdict",
+      cls: (r) => "verdict " + r.verdict,
+      // values whose window was still warming up (run/steady.py): said beside the verdict
+      value: (r) => (r.unsteady ? `${r.verdict} (${r.unsteady} not steady)` : r.verdict),
+    },
     server: { key: "server", label: "version" },
     previous: { key: "previous", label: "vs previous" },
     workload: { key: "workload", label: "workload" },

@@ -78,6 +78,28 @@ def test_regression_with_the_changed_default_attached(tmp_path: Path):
     assert noise and noise[0][1] < 0.05
 
 
+def test_a_verdict_says_how_many_of_its_values_were_not_steady(tmp_path: Path):
+    """Two of the new side's six windows were still warming up (run/steady.py puts that in
+    the host's noisy_reason); one of them was measured again, steady: only the latest
+    attempt counts, so the verdict carries 1."""
+    db = tmp_path / "u.duckdb"
+    recs = pair_records(1000, 700)
+    moving = "not steady: throughput rose 12% from the window's first third to its last"
+    news = [r for r in recs if r["server"]["id"] == "synthetic-mysql-8.0.36"]
+    for r in news[:2]:
+        r["host"] = {"noisy": True, "noisy_reason": moving}
+    again = make_record(  # news[0] is cell 1 (pair_records: base 0, new 1, base 2, …)
+        run_id="synthetic-pair", cell=1, attempt=2,
+        server_id="synthetic-mysql-8.0.36", version="8.0.36", tps=700,
+    )  # fmt: skip
+    assert again["cell_id"] == news[0]["cell_id"]
+    ingest(db, [*recs, again])
+    with store.open_db(db, write=True) as st:
+        detect.run(st, [], None)
+        ((verdict, unsteady),) = st.con.execute("SELECT verdict, unsteady FROM verdicts").fetchall()
+    assert (verdict, unsteady) == ("regression", 1)
+
+
 def test_acknowledged_regression_is_kept_but_marked(tmp_path: Path):
     db = tmp_path / "a.duckdb"
     ingest(db, pair_records(1000, 700))

@@ -145,6 +145,7 @@ def compute_verdicts(
     """The verdict rows; `tables`, `last_result` (the store's server_last_result): if the
     caller has them already."""
     varsets = st.series_varsets()
+    unsteady = st.series_unsteady()
     last = st.server_last_result() if last_result is None else last_result
     now = _now()
     out = []
@@ -183,9 +184,17 @@ def compute_verdicts(
                     json.dumps(diff),
                     last.get(row.server_id),
                     now,
+                    # values of either side whose window still moved (run/steady.py)
+                    unsteady.get((*key, prev.server_id), 0)
+                    + unsteady.get((*key, row.server_id), 0),
                 )
             )
     return out
+
+
+# Positions in a verdict row (the `verdicts` table's column order, written positionally).
+VERDICT_AT = -6
+ACKNOWLEDGED_AT = -5
 
 
 def compute_change_points(
@@ -284,8 +293,10 @@ def run(
     return DetectCounts(
         noise=len(noise),
         verdicts=len(verdicts),
-        regressions=sum(1 for v in verdicts if v[-5] == "regression" and v[-4] is None),
-        acknowledged=sum(1 for v in verdicts if v[-4] is not None),
+        regressions=sum(
+            1 for v in verdicts if v[VERDICT_AT] == "regression" and v[ACKNOWLEDGED_AT] is None
+        ),
+        acknowledged=sum(1 for v in verdicts if v[ACKNOWLEDGED_AT] is not None),
         change_points=len(cps),
         series=n_series,
         alerts_new=len(alerts.newly_reported(stored)),

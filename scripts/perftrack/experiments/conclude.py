@@ -251,6 +251,17 @@ def arm_of(req: Request, d: dict[str, Any]) -> int:
     return -1
 
 
+def unsteady_lines(emit: Callable[[str], None], where: str) -> Callable[[str], None]:
+    """The runner's lines a sequence shows: a window still warming up, measured again with
+    its warm-up extended (run/steady.py; the round keeps the later value)."""
+
+    def show(line: str) -> None:
+        if "not steady" in line:
+            emit(f"  {where}: {line.split(': ', 1)[-1]} (the round keeps the second value)")
+
+    return show
+
+
 def session_pairs(db: Path, run_ids: list[str], req: Request) -> tuple[list[float], list[float]]:
     """This session's values of the metric, read back from the DB, as pairs: (A_i, B_i) of
     each round (one run) where both arms have a value; a round with an arm missing (a
@@ -321,7 +332,7 @@ def run(
                 rd,
                 cat,
                 config_dir,
-                lambda _m: None,
+                unsteady_lines(emit, f"round {number}"),
                 workroot=workroot,
                 repeat_noisy=False,  # one value per server per round: no re-measure
                 servers=servers,

@@ -353,6 +353,7 @@ class Lab:
     # the rounds' servers (`req.server_lifetime`): with `run`, each arm's server is started
     # at its first round and kept for the rest of its stage; a stage's new arms stop them
     servers: lifetime.Servers | None = None
+    emit: Callable[[str], None] = lambda _line: None  # the runner lines a round shows
     _arms: frozenset[str] = frozenset()
 
     def _options(self, entry: Entry) -> dict[str, str | None]:
@@ -400,7 +401,7 @@ class Lab:
             rd,
             cat,
             self.config_dir,
-            lambda _m: None,
+            conclude.unsteady_lines(self.emit, f"round {len(run_ids)}"),
             workroot=self.workroot,
             repeat_noisy=False,
             servers=self.servers,
@@ -453,7 +454,7 @@ def explain(
 ) -> ex.Explanation:
     """`perftrack explain A B` on real servers."""
     validate(req, cat)
-    lab = Lab(req, cat, config_dir, out_dir / "explain", workroot)
+    lab = Lab(req, cat, config_dir, out_dir / "explain", workroot, emit=emit)
     a_vars, b_vars = lab.variables(req.a), lab.variables(req.b)
     b = cat.get(req.b)
     cands, left = select(a_vars, b_vars, rules.rules_for(b.product, b.version))

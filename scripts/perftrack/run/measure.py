@@ -12,7 +12,7 @@ from perftrack.core import record
 from perftrack.core.errors import ParseError
 from perftrack.drivers import slap, sysbench
 from perftrack.planning import cells as plan
-from perftrack.run import sampler, targets
+from perftrack.run import sampler, steady, targets
 from perftrack.run.resolved import ResolvedCell, target
 from perftrack.run.server import Server
 
@@ -137,6 +137,9 @@ class Measurer:
     ) -> Measured:
         """The result with its cost fields, and the record's cost/host objects."""
         result = result_of(parsed)
+        st = steady.assess([iv["tps"] for iv in result["intervals"]])
+        result["steady"] = st.steady
+        result["tps_drift"] = None if st.drift is None else round(st.drift, 4)
         if sample is None:
             return Measured("ok", None, result, cmd)
         if isinstance(sample, str):
@@ -144,6 +147,10 @@ class Measurer:
         else:
             txns, queries = sampler.work_done(parsed)
             fields, cost, host = sampler.per_operation(sample, txns, queries, self.limits())
+        if st.reason is not None and host is not None:
+            # an unsteady window is as untrustworthy as a noisy host's: flagged the same way
+            why = "; ".join(r for r in (host.get("noisy_reason"), st.reason) if r)
+            host = {**host, "noisy": True, "noisy_reason": why}
         return Measured("ok", None, {**result, **fields}, cmd, {"cost": cost, "host": host})
 
 

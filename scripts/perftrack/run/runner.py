@@ -442,11 +442,17 @@ class Runner:
                 )
                 prog.tick(f"{_label(rc.cell)}: FAILED {dead_reason}")
                 continue
-            status, dead_reason, noisy = self._measure_one(srv, rc, attempt, eff, prog)
-            if noisy and status == "ok" and attempt < rundir.max_attempt() and self._repeats():
-                prog.total += 1  # one re-measure of a noisy window; both records stay
-                self.emit(f"{_label(rc.cell)}: noisy window ({noisy}); measuring it again")
-                _, dead_reason, _ = self._measure_one(
+            status, dead_reason, noisy, unsteady = self._measure_one(srv, rc, attempt, eff, prog)
+            # One re-measure, both records kept: of a noisy window when the limits ask for
+            # it, and always of a window still warming up (run/steady.py): the server is
+            # warm by now, so the repeat is the cell with its warm-up extended.
+            again = unsteady or (noisy is not None and self._repeats())
+            if again and status == "ok" and attempt < rundir.max_attempt():
+                prog.total += 1
+                what = "not steady" if unsteady else "noisy window"
+                why = noisy or "its throughput was still moving"
+                self.emit(f"{_label(rc.cell)}: {what} ({why}); measuring it again")
+                _, dead_reason, _, _ = self._measure_one(
                     srv, rc, attempt + 1, eff, prog, repeat_of=attempt
                 )
         return dead_reason is None and srv.alive()
@@ -469,9 +475,9 @@ class Runner:
         eff: dict[str, Any],
         prog: Progress,
         repeat_of: int | None = None,
-    ) -> tuple[str, str | None, str | None]:
+    ) -> tuple[str, str | None, str | None, bool]:
         """Measure and record one cell attempt: (status, why later cells cannot run, why
-        its window was noisy)."""
+        its window was noisy, whether its throughput was still moving)."""
         cell = rc.cell
         started = now()
         dead_reason = None
@@ -508,8 +514,9 @@ class Runner:
         )
         msg = f"{result['tps']:.0f} tps" if status == "ok" and result else f"FAILED {reason}"
         noisy = host.get("noisy_reason") if host and host.get("noisy") else None
+        unsteady = bool(status == "ok" and result and result.get("steady") is False)
         prog.tick(f"{_label(cell)}: {msg}" + (" (noisy)" if noisy else ""))
-        return status, dead_reason, noisy
+        return status, dead_reason, noisy, unsteady
 
 
 def _with_cause(reason: str, srv: Server) -> str:

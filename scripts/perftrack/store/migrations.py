@@ -452,6 +452,12 @@ MIGRATIONS: tuple[Migration, ...] = (
             "(store/nightformat.py)'",
         ),
     ),
+    Migration(
+        12,
+        "verdicts: unsteady, how many of the two sides' values measured a window whose "
+        "throughput was still moving (run/steady.py)",
+        ("ALTER TABLE verdicts ADD COLUMN unsteady INTEGER",),
+    ),
 )
 
 CURRENT_VERSION: int = MIGRATIONS[-1].version

@@ -111,6 +111,8 @@ def latest(
                 # a regression's alert state (analysis/alerts.py; the Regressions page)
                 "alert": alert_state.get(v["verdict_id"]),
                 "variables_changed": len(diff),
+                # values of either side whose window was still warming up (run/steady.py)
+                "unsteady": v.get("unsteady") or 0,
                 "at": at.isoformat() + "Z" if at is not None else None,  # DB times are UTC
                 "series_last_run": series_at.isoformat() + "Z" if series_at else None,
             }

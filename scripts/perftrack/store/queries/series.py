@@ -49,6 +49,8 @@ def latest_attempt(source: str = "results") -> str:
 
 
 LATEST_ATTEMPT = latest_attempt()
+# The words run/steady.py puts in a window's noisy_reason when its throughput still moved.
+NOT_STEADY = "not steady"
 # Result columns a metric may name (the record's result and cost fields).
 METRIC_COLUMNS = frozenset((*record.RESULT_FIELDS, *record.COST_FIELDS)) - {"threads"}
 
@@ -231,6 +233,18 @@ class SeriesQueries(QueryBase):
             ORDER BY ru.runner_class, ru.hw_key, r.run_id, r.server_key, {series_select()}
         """)
         return {c: [(*r[:3], r[3 + i]) for r in rows] for i, c in enumerate(columns)}
+
+    def series_unsteady(self) -> dict[tuple[Any, ...], int]:
+        """(series…, server_id) -> how many of its results (each cell's latest ok attempt)
+        measured a window whose throughput was still moving (run/steady.py; the record's
+        `result.steady` false, stored as a `noisy_reason` naming it). Only those few rows
+        pass the first filter, so the latest-attempt check joins them alone."""
+        rows = self._tuples(f"""
+            SELECT {series_select()}, s.server_id, count(*) AS n
+            FROM results r JOIN runs ru USING (run_id) JOIN servers s USING (server_key)
+            WHERE r.noisy_reason LIKE '%{NOT_STEADY}%' AND r.status = 'ok' AND {LATEST_ATTEMPT}
+            GROUP BY ALL""")
+        return {tuple(row[:-1]): int(row[-1]) for row in rows}
 
     def series_varsets(self) -> dict[tuple[Any, ...], str]:
         """(series…, server_id) -> the server's most common variable set in that series (of
