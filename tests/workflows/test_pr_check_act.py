@@ -191,6 +191,11 @@ def _replay_pr(api: Replay, head: str, head_text: str) -> None:
         f"/repos/{REPOSITORY}/pulls/{PR}",
         {"number": PR, "state": "open", "head": {"sha": head}, "base": {"ref": "main"}},
     )
+    api.add(
+        "GET",
+        f"/repos/{REPOSITORY}/pulls/{PR}/files?per_page=100&page=1",
+        [{"filename": "configs/versions.yaml", "status": "modified"}],
+    )
     content = base64.b64encode(head_text.encode()).decode()
     api.add(
         "GET",
