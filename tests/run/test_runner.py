@@ -11,6 +11,7 @@ import time
 
 import pytest
 
+from leaks import ToolCommandLines
 from perftrack.planning import matrix
 from perftrack.run import runner
 from perftrack.servers import catalog
@@ -54,8 +55,11 @@ def test_cells_run_verify_charset_and_record_everything(tmp_path, config_dir, wo
         workloads=["oltp_point_select", "oltp_read_write"],
     )
     r, rd, lines = make_runner(tmp_path, config_dir, workroot, m)
-    s = r.run()
+    with ToolCommandLines() as tools:
+        s = r.run()
     assert (s.ok, s.failed, s.skipped) == (12, 0, 4)
+    # the bench password is in a private --config-file, never on sysbench's command line
+    assert tools.seen and tools.with_password() == [], tools.seen
     recs = records(rd)
     ok = [x for x in recs if x["status"] == "ok"]
     for x in ok:
