@@ -104,7 +104,7 @@ def rootfs_or_skip() -> Path:
 
 
 SESSION = r"""set -euo pipefail
-lower=$1 upper=$2 work=$3 srv=$4 mnt=$5; shift 5
+lower=$1 upper=$2 work=$3 srv=$4 mnt=$5 sock=$6; shift 6
 mount -t overlay overlay -o "lowerdir=$lower,upperdir=$upper,workdir=$work" "$mnt"
 mount -t proc proc "$mnt/proc"
 mount --bind /dev "$mnt/dev"
@@ -113,20 +113,28 @@ mkdir -p "$mnt/srv"
 mount --bind "$srv" "$mnt/srv"
 mount --bind "$srv/origin.git" "$mnt/srv/origin.git"  # "GitHub": no job writes there
 mount -o remount,bind,ro "$mnt/srv/origin.git"
+if [ -n "$sock" ]; then  # the engine the docker helper talks to (/var/run -> /run)
+  touch "$mnt/run/docker.sock"
+  mount --bind "$sock" "$mnt/run/docker.sock"
+fi
 cp /etc/resolv.conf "$mnt/etc/resolv.conf"
 printf '127.0.1.1 %s\n' "$(hostname)" >>"$mnt/etc/hosts"
 exec chroot "$mnt" /usr/bin/env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin LANG=C.UTF-8 "$@"
 """
 
 
-def session(tree: Path, tmp: Path, srv: Path, argv: list[str], timeout_s: float) -> str:
+def session(
+    tree: Path, tmp: Path, srv: Path, argv: list[str], timeout_s: float, docker_socket: str = ""
+) -> str:
     """Run ``argv`` (inside the host, as root) over an overlay of ``tree`` with ``srv`` on
-    /srv; its output (stdout and stderr). The overlay's upper directory: ``tmp/upper``."""
+    /srv and, if given, a Docker engine's socket as the host's /run/docker.sock; its output
+    (stdout and stderr). The overlay's upper directory: ``tmp/upper``."""
     for d in ("upper", "work", "mnt"):
         (tmp / d).mkdir(exist_ok=True)
     done = subprocess.run(
         ["unshare", "--mount", "--pid", "--fork", "--kill-child", "bash", "-c", SESSION, "bash",
-         str(tree), str(tmp / "upper"), str(tmp / "work"), str(srv), str(tmp / "mnt"), *argv],
+         str(tree), str(tmp / "upper"), str(tmp / "work"), str(srv), str(tmp / "mnt"),
+         docker_socket, *argv],
         stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=timeout_s,
         check=False,
     )  # fmt: skip

@@ -33,7 +33,10 @@ import base64
 import hashlib
 import io
 import json
+import os
+import re
 import shutil
+import subprocess
 import sys
 import tarfile
 from pathlib import Path
@@ -50,6 +53,9 @@ from perftrack.store import nightfiles
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "workflows"))
 from act_run import GIT_ID, git, work_repo  # the act tests' copy of the repository
+
+from servers.providers.test_docker import _docker
+from servers.providers.test_docker import dockerd as _engine  # noqa: F401  (a fixture)
 
 pytestmark = pytest.mark.integration
 
@@ -127,7 +133,7 @@ def _planted_run(nights: Path, night: str, name: str) -> None:
     record.write(rec, run / "records")
 
 
-def _srv(tmp: Path, sha: str) -> tuple[Path, str, dict[str, str]]:
+def _srv(tmp: Path, sha: str, image: str) -> tuple[Path, str, dict[str, str]]:
     """/srv of the host: the remote to clone, the broker's jobs, the stand-ins, the plants."""
     srv = tmp / "srv"
     for d in ("broker", "standins", "artifacts", "plant"):
@@ -148,7 +154,7 @@ def _srv(tmp: Path, sha: str) -> tuple[Path, str, dict[str, str]]:
         "hostile": {
             "github": _github(HOSTILE_NIGHT, sha),
             "script": "bash /srv/standins/hostile-job.sh",
-            "env": {"POISON_KEY": poison},
+            "env": {"POISON_KEY": poison, "SLEEP_IMAGE": "IMAGE"},
         },
         "bench": {
             "github": _github(BENCH_NIGHT, sha),
@@ -158,6 +164,7 @@ def _srv(tmp: Path, sha: str) -> tuple[Path, str, dict[str, str]]:
             "steps": workflow["jobs"]["bench"]["steps"],
         },
     }
+    jobs["hostile"]["env"]["SLEEP_IMAGE"] = image
     for name, job in jobs.items():
         (srv / "broker" / f"{name}.json").write_text(json.dumps(job))
     for path in srv.rglob("*"):
@@ -176,16 +183,36 @@ def _night_plan(work: Path, srv: Path) -> None:
     out.chmod(0o644)  # the job reads it as the runner user
 
 
+def _sleep_image() -> str:
+    """An image that can only sleep (the host's /usr/bin/sleep and its libc), imported
+    into the test's engine: for the hostile job's container; its id."""
+    buf = io.BytesIO()
+    with tarfile.open(fileobj=buf, mode="w") as tf:
+        for src, name in (
+            ("/usr/bin/sleep", "bin/sleep"),
+            ("/lib/x86_64-linux-gnu/libc.so.6", "lib/x86_64-linux-gnu/libc.so.6"),
+            ("/lib64/ld-linux-x86-64.so.2", "lib64/ld-linux-x86-64.so.2"),
+        ):
+            tf.add(os.path.realpath(src), arcname=name)
+    done = subprocess.run(
+        ["docker", "import", "-", "local/sleep:1"], input=buf.getvalue(), capture_output=True
+    )
+    assert done.returncode == 0, done.stderr
+    return _docker("image", "inspect", "--format", "{{.Id}}", "local/sleep:1").strip()
+
+
 def _upper(tmp: Path, path: str) -> Path:
     return tmp / "upper" / path.lstrip("/")
 
 
 def test_a_fresh_host_runs_a_shard_and_a_hostile_job_reaches_neither_the_next_job_nor_publish(
     tmp_path: Path,
+    _engine: str,  # noqa: F811  (the fixture imported above)
 ) -> None:
     tree = fresh_host.rootfs_or_skip()
+    image = _sleep_image()
     work, bare = work_repo(tmp_path)
-    srv, tar_sha, members = _srv(tmp_path, git(work, "rev-parse", "HEAD"))
+    srv, tar_sha, members = _srv(tmp_path, git(work, "rev-parse", "HEAD"), image)
     git(tmp_path, "clone", "--quiet", "--bare", str(bare), str(srv / "origin.git"))
     _night_plan(work, srv)
     try:
@@ -195,6 +222,7 @@ def test_a_fresh_host_runs_a_shard_and_a_hostile_job_reaches_neither_the_next_jo
             srv,
             ["env", f"RUNNER_SHA256={tar_sha}", "bash", "/srv/standins/inside.sh", *JOBS],
             SESSION_TIMEOUT_S,
+            docker_socket=_engine.removeprefix("unix://"),  # the engine of test_docker.py
         )
         (tmp_path / "host.log").write_text(log)
         hostile, _, bench = log.partition("=== job bench")
@@ -218,6 +246,10 @@ def test_a_fresh_host_runs_a_shard_and_a_hostile_job_reaches_neither_the_next_jo
         assert "as v1 1001" in hostile  # its own key signs only for its own night
         # 2. before the next job, nothing of it is left: processes, work dir, home, caches
         assert "killed the processes ghrunner left" in bench
+        # the container it left running (named and labelled by the helper) is removed
+        (left,) = re.findall(r"HOSTILE left container (perftrack-\S+) running", hostile)
+        assert re.search(r"removed container [0-9a-f]{64} of ghrunner", bench), bench[:3000]
+        assert left not in _docker("ps", "--all", "--format", "{{.Names}}")
         assert "home: /var/lib/ghrunner emptied but for .local/state/perftrack/nights" in bench
         # its planted runs are refused by the signature check, whatever they claim
         for run, why in (
