@@ -7,7 +7,8 @@
 #   the shell linter    lints the shell scripts (make test; package "shellcheck")
 #   ca-certificates     HTTPS to the package registries
 #   chromium            the site tests open the built site in it (via Playwright)
-#   debootstrap         builds the Debian sid chroot with Oracle MySQL (provider debian-sid)
+#   debootstrap         builds the Debian sid/trixie chroots with MySQL 9.7 and MariaDB 11.8
+#                       (provider debian-chroot)
 #   linux-perf          `perf stat`: instructions and cycles per transaction where the
 #                       machine exposes hardware counters (bare metal; VMs report them
 #                       "not supported" and perftrack records them as unavailable)

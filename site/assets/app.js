@@ -523,7 +523,7 @@
     fillTable($("run-config"), [{ key: "k", label: "setting" }, { key: "v", label: "value" }], kv);
     fillTable($("run-servers"), [C.server, { key: "product", label: "product" }, { key: "version", label: "version" },
       { key: "version_string", label: "VERSION() reported" }, { key: "provider", label: "provider" },
-      { key: "stand_in", label: "stands in for" }, { key: "results", label: "results", num: true }], d.servers);
+      { key: "results", label: "results", num: true }], d.servers);
     fillTable($("run-effective"), [C.server, C.collation, C.profile, { key: "name", label: "setting" }, { key: "value", label: "value" }], d.effective);
     fillTable($("run-cells"), [C.server, C.workload, C.collation, C.threads, C.profile, C.dataset, { key: "ok", label: "ok", num: true },
       { key: "n", label: "attempts", num: true }, C.tps, { key: "p95_ms", label: "p95 ms", fmt: fmt.sig3, num: true }], d.cells);
@@ -616,18 +616,18 @@
     const data = rows.filter((r) => r.ours != null || r.article != null).map((r) => ({
       row: `${r.comparison} · ${r.cells}`,
       ours: r.ours, ci_low: r.ci_low, ci_high: r.ci_high, article: r.article,
-      noise: r.sure ? "outside the noise" : "within the noise",
+      noise: r.grade.startsWith("stand-in:") ? "stand-in: direction only" : (r.sure ? "outside the noise" : "within the noise"),
     }));
     const y = { field: "row", type: "nominal", sort: null, title: null, axis: { labelLimit: 520 } };
     const x = { type: "quantitative", scale: { zero: false }, title: "ratio (> 1: the numerator is faster)" };
     return {
       $schema: "https://vega.github.io/schema/vega-lite/v6.json",
       width, height: { step: 16 }, data: { values: data },
-      title: { text: "Our ratios (95% interval) and the article's", subtitle: "dots: ours, coloured by the noise test · red diamonds: the article's published ratio" },
+      title: { text: "Our ratios (95% interval) and the article's", subtitle: "dots: ours, coloured by the noise test (ochre: a side ran on another product's stand-in, read for direction only) · red diamonds: the article's published ratio" },
       layer: [
         { mark: { type: "rule", color: "#888" }, encoding: { x: { datum: 1, type: "quantitative" } } },
         { mark: { type: "rule" }, encoding: { y, x: { ...x, field: "ci_low" }, x2: { field: "ci_high" },
-          color: { field: "noise", type: "nominal", scale: { domain: ["outside the noise", "within the noise"], range: ["#1f6fb2", "#9aa7b1"] }, title: "ours" } } },
+          color: { field: "noise", type: "nominal", scale: { domain: ["outside the noise", "within the noise", "stand-in: direction only"], range: ["#1f6fb2", "#9aa7b1", "#d4a24c"] }, title: "ours" } } },
         { mark: { type: "point", filled: true, size: 50 }, encoding: { y, x: { ...x, field: "ours" },
           color: { field: "noise", type: "nominal" }, tooltip: [{ field: "row" }, { field: "ours", format: ".3f" }, { field: "ci_low", format: ".3f" }, { field: "ci_high", format: ".3f" }, { field: "article", format: ".3f" }] } },
         { mark: { type: "point", shape: "diamond", size: 70, color: "#c0392b", filled: true }, encoding: { y, x: { ...x, field: "article" } } },
@@ -644,8 +644,9 @@
     }
     document.title = s.title + " · perftrack";
     $("study-title").textContent = s.title;
-    $("study-source").textContent = (s.stand_in ? "STAND-INS (scale " + s.scale + "): " + s.stand_in : "Scale " + s.scale + ": the article's own servers.");
-    $("study-roles").replaceChildren(...s.roles.map((r) => el("li", { text: `${r.role}: article ${r.article} → here ${r.server}` })));
+    $("study-source").textContent = "Scale " + s.scale + (s.local_notes ? ": " + s.local_notes : ".") + " Who plays each role:";
+    $("study-roles").replaceChildren(...s.players.map((line) => el("li", { text: line })));
+    $("study-rule").textContent = "Grades (one rule for every study, as `perftrack study report` prints them): " + s.rule + ".";
     const measured = s.rows.filter((r) => r.ours != null).length;
     $("study-summary").textContent = `${measured} of our ratios measured (${s.rows.filter((r) => r.sure).length} outside the noise: 95% interval excludes 1 and Mann-Whitney p < 0.05); the article publishes ${s.reference_rows} numbers. Ratios are throughput ratios: above 1 = the numerator is faster.`;
     $("study-claims").replaceChildren(...(s.claims.length ? s.claims : ["The article's claims are its numbers: see the table."]).map((c) => el("li", { text: c })));
@@ -659,7 +660,7 @@
       { key: "sure", label: "outside the noise", fmt: (v) => (v ? "yes" : "no") },
       { key: "n", label: "n" },
       { key: "article", label: "article's ratio", fmt: (v) => (v == null ? "—" : fmt.ratio(v)), num: true },
-      { key: "direction", label: "direction", fmt: (v) => v || "—" }], s.rows);
+      { key: "grade", label: "grade", cls: () => "grade" }], s.rows);
     const host = $("chart-study");
     const chartRows = s.rows.filter((r) => r.ours != null || r.article != null);
     if (!chartRows.length) {

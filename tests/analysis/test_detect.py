@@ -8,6 +8,7 @@ import sys
 from collections import defaultdict
 from datetime import datetime, timedelta
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -140,7 +141,7 @@ def test_nightly_step_is_a_change_point_and_a_control_step_marks_environment(tmp
 BENCHMARKS = Path(__file__).parents[2] / "benchmarks"
 
 
-def synthetic_points(nights: int) -> tuple[dict, str]:
+def synthetic_points(nights: int) -> tuple[dict, float, float, Any, str]:
     """SYNTHETIC: the nightly points (as the store's nightly_points returns them) of the
     benchmarks' synthetic history: the nightly matrix × 3 runner classes, an 8% read_write
     step of the newest MySQL at 40% of the nights, +6% on class b at 70% (its control
@@ -164,11 +165,13 @@ def synthetic_points(nights: int) -> tuple[dict, str]:
         k: [(r, min(a for a, _ in v), float(np.median([x for _, x in v]))) for r, v in runs.items()]
         for k, runs in reps.items()
     }
-    return points, synth.STEP_AT, synth.ENV_AT, synth.START.replace(tzinfo=None)
+    stepped = synth._server_id(synth._newest_mysql(setup.m.servers))  # the newest MySQL
+    return points, synth.STEP_AT, synth.ENV_AT, synth.START.replace(tzinfo=None), stepped
 
 
 def test_synthetic_60_nights_one_environment_change_the_8pct_step_and_no_drift_alarm():
-    points, step_at, env_at, start = synthetic_points(60)
+    points, step_at, env_at, start, stepped = synthetic_points(60)
+    assert stepped == "synthetic-mysql-26.10.0"  # the nightly's newest innovation release
     control = "mariadb-10.11.18"  # configs/runners.yaml's control_server
     assert any(k[-1] == control for k in points)  # the fixture's control is the config's
     rows = changepoints.detect(points, control, detect.SERIES_COLS)
@@ -184,9 +187,7 @@ def test_synthetic_60_nights_one_environment_change_the_8pct_step_and_no_drift_a
     )
     assert abs(night[id(e)] - env_at * 60) <= changepoints.MATCH_NIGHTS
     assert e.step.interval[0] <= 0.06 <= e.step.interval[1]
-    step = [
-        c for c in rows if c.key[2] == "oltp_read_write" and c.key[-1] == "synthetic-mysql-9.1.0"
-    ]
+    step = [c for c in rows if c.key[2] == "oltp_read_write" and c.key[-1] == stepped]
     assert len(step) == 1 and step[0].scope == "server"
     assert abs(night[id(step[0])] - step_at * 60) <= changepoints.MATCH_NIGHTS
     assert step[0].step.interval[0] <= -0.08 <= step[0].step.interval[1]

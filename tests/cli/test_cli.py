@@ -125,6 +125,27 @@ def test_compare_of_servers_without_results_is_refused(tmp_path: Path):
         assert_one_line_error(res, 2, "no results for server 'nosuch", "mariadb-10.11.18")
 
 
+def test_compare_of_two_mariadb_servers_stars_no_stand_in(tmp_path: Path):
+    """data/results.duckdb (REAL runs, copied): its MariaDB servers' stored records still
+    carry the catalog's old `stand_in` text; outside a study a server is what it is, so
+    compare shows neither a star nor a stand-in note, in its table or its JSON."""
+    import duckdb
+
+    db = tmp_path / "r.duckdb"
+    nightfiles.copy_db(REPO / "data" / "results.duckdb", db)
+    with duckdb.connect(str(REPO / "data" / "results.duckdb"), read_only=True) as con:
+        stored = con.execute("SELECT count(*) FROM servers WHERE stand_in IS NOT NULL").fetchone()
+    assert stored and stored[0] > 0  # the history keeps the text; readers do not show it
+    pair = ("mariadb-10.11.18", "mariadb-10.11.19")
+    res = perftrack("compare", *pair, "--db", str(db))
+    assert res.returncode == 0, res.stderr
+    rows = [ln for ln in res.stdout.splitlines() if ln.strip().startswith(pair)]
+    assert rows and all(ln.split()[1] != "*" for ln in rows)  # "server  n ...", no star
+    assert "stand-in" not in res.stdout
+    res = perftrack("compare", *pair, "--db", str(db), "--json")
+    assert res.returncode == 0 and "stand_in" not in res.stdout and '"server"' in res.stdout
+
+
 def test_resume_of_an_unknown_run_lists_only_run_ids(tmp_path: Path):
     (tmp_path / "20261124T000000Z-abcdef").mkdir()
     (tmp_path / "20261124T000000Z-abcdef" / "plan.json").write_text("{}")

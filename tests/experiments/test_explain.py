@@ -227,6 +227,35 @@ def test_a_pair_without_a_regression_is_refused_after_the_first_stage():
         _search(m, ["v0", "v1"])
 
 
+def test_a_gap_whose_interval_reaches_the_asked_regression_is_explained_not_refused():
+    """B 8% slower with 10% round-to-round noise, asked about 5%: after stage 1 the gap's
+    interval reaches below 0.95 (it cannot rule the regression out), so the search goes on
+    where the old rule (`unchanged` inside ±10%, or a ratio >= 1) could stop it."""
+    m = Model({"v3": 0.087})
+    m.rng = np.random.default_rng(11)
+    req = conclude.Request("a", "b", 3600, duration_s=2, warmup_s=0, min_effect=0.05)
+    res = ex.Explanation("a", "b", {}, _cands([f"v{i}" for i in range(4)]), [])
+    out = explain.Search(req, res, m.round, m.starts, lambda _l: None, clock=lambda: m.clock)
+    got = out.run()
+    assert got.gap is not None and got.gap.ci_low <= 0.95
+    assert got.rounds > 4  # it went on past stage 1's first look
+
+
+@pytest.mark.parametrize(
+    ("ci_low", "min_effect", "excludes"),
+    [
+        (0.909, 0.05, False),  # the issue's 0.992 [0.909, 1.082]: cannot say "no regression"
+        (0.951, 0.05, True),
+        (0.92, 0.10, True),  # asked about 10%: an interval from 0.92 rules it out
+        (1.01, 0.05, True),  # an improvement
+    ],
+)
+def test_no_regression_only_when_the_interval_excludes_the_asked_regression(
+    ci_low, min_effect, excludes
+):
+    assert explain.excludes_regression(ci_low, min_effect) is excludes
+
+
 def test_a_budget_ending_mid_search_gives_a_partial_result_that_says_what_is_left():
     m = Model({"v5": 9.0})
     res = _search(m, [f"v{i}" for i in range(8)], budget_s=4 * 30 + 4 * 30 + 20)
@@ -395,7 +424,7 @@ def test_a_pair_the_db_calls_unchanged_is_refused_before_anything_runs(tmp_path:
         "explain", "ea", "eb", "--workload", "oltp_point_select", "--threads", "2",
         "--db", str(db), "--out", str(tmp_path / "runs"), env=env,
     )  # fmt: skip
-    assert_one_line_error(res, 2, "no regression to explain", "are unchanged")
+    assert_one_line_error(res, 2, "no regression to explain", "exclude a regression of 5%")
     assert not (tmp_path / "runs").exists()
 
 

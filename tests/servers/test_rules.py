@@ -3,7 +3,7 @@ from pathlib import Path
 
 import pytest
 
-import mysql_sid
+import chroot_servers
 from perftrack.core.errors import ConfigError
 from perftrack.run.server import Server
 from perftrack.servers import catalog, providers, rules
@@ -365,13 +365,13 @@ def test_profile_options_reach_the_my_cnf_translated(tmp_path):
     assert "innodb_log_files_in_group=2" in old
 
 
-# --- the rules against real servers: Oracle MySQL (sid) and MariaDB 10.11 -------------------
+# --- the rules against real servers: Oracle MySQL 9.7, MariaDB 10.11 and 11.8 --------------
 
 
-@pytest.fixture(params=["mysql-sid", "mariadb-10.11.19"])
+@pytest.fixture(params=["mysql-9.7.4", "mariadb-10.11.19", "mariadb-11.8.9"])
 def real_install(request) -> Install:
-    if request.param == "mysql-sid":
-        return mysql_sid.install_or_skip()
+    if request.param in (chroot_servers.MYSQL, chroot_servers.MARIADB):
+        return chroot_servers.install_or_skip(request.param)
     cat = catalog.load(Path(__file__).resolve().parents[2] / "configs" / "versions.yaml")
     return providers.fetch(cat.get(request.param))
 

@@ -279,7 +279,7 @@ def test_replayed_preflight_refusal_is_an_infrastructure_failure(pr_repo, tmp_pa
 def test_replayed_fork_naming_its_own_server_is_refused_before_any_bench(pr_repo, tmp_path):
     work, head, head_text = pr_repo
     evil = head_text + (
-        "\n  - id: mysql-9.9.9\n    product: mysql\n    version: 9.9.9\n"
+        "\n  - id: mysql-9.7.9\n    product: mysql\n    version: 9.7.9\n"
         "    provider: path\n    basedir: /tmp/mallory\n"
     )
     run, api, statuses = _check(work, tmp_path, head, evil, FORK)
@@ -287,7 +287,7 @@ def test_replayed_fork_naming_its_own_server_is_refused_before_any_bench(pr_repo
     assert not re.search(r"perftrack (run|tags diff)", run.log)
     (comment,) = api.comments.values()
     assert (
-        "catalog refused: entry 'mysql-9.9.9': provider 'path' is not allowed in a pull request"
+        "catalog refused: entry 'mysql-9.7.9': provider 'path' is not allowed in a pull request"
         in comment["body"]
     )
     (status,) = statuses

@@ -256,7 +256,7 @@ def _back_after(
 
 
 def _row(name: str, values: list[float]) -> compare.Row:
-    return compare.Row(name, "", "", None, None, values, [])
+    return compare.Row(name, "", "", None, values, [])
 
 
 # --- the lifecycle -----------------------------------------------------------------------

@@ -175,9 +175,7 @@ def _row(axis: str, value: str, ds: list[dict[str, Any]]) -> compare.Row:
             f"name one of them"
         )
     d0 = ds[0]
-    r = compare.Row(
-        d0["server_id"], d0["product"], d0["version"], d0["version_string"], d0["stand_in"], [], []
-    )
+    r = compare.Row(d0["server_id"], d0["product"], d0["version"], d0["version_string"], [], [])
     for d in ds:
         r.values.append(float(d["value"]))
         r.rounds.append((d["run_id"], d["round"]))

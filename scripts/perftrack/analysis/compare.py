@@ -50,7 +50,6 @@ class Row:
     product: str
     version: str
     version_string: str | None
-    stand_in: str | None
     values: list[float]
     latency: list[float]
     vs_previous: stats.Comparison | None = None
@@ -113,9 +112,11 @@ def tables(
     n = len(GROUP_COLS)
     groups: dict[tuple[Any, ...], list[Row]] = defaultdict(list)
     for s in samples:  # one per series and server, in order of its oldest value
-        server_id, product, version, version_string, stand_in = s[n : n + 5]
+        # the store's stand_in column (s[n + 4]) is history, not shown: a server is what it
+        # is outside a study (planning/study.py says who stands in for whom there)
+        server_id, product, version, version_string = s[n : n + 4]
         values, latency, run_ids, repeats = s[n + 5 :]
-        row = Row(server_id, product, version, version_string, stand_in, values, [])
+        row = Row(server_id, product, version, version_string, values, [])
         row.latency = [x for x in latency if x is not None]
         row.rounds = list(zip(run_ids, repeats, strict=True))
         groups[tuple(s[:n])].append(row)
@@ -254,7 +255,6 @@ def to_json(ts: list[Table], metric: str) -> list[dict[str, Any]]:
                     **axis,
                     "server": r.server_id,
                     "version_string": r.version_string,
-                    "stand_in": r.stand_in,
                     "n": len(r.values),
                     "metric": metric,
                     "median": median(r.values),

@@ -87,7 +87,7 @@ def print_tables(ts: list[compare.Table], metric: str) -> None:
             tab.add_column(col, justify="left" if col in ("server", "verdict") else "right")
         for r in t.rows:
             c = r.vs_previous
-            name = _row_name(r) + (" *" if r.stand_in else "")
+            name = _row_name(r)
             tab.add_row(
                 name,
                 str(len(r.values)),
@@ -100,8 +100,6 @@ def print_tables(ts: list[compare.Table], metric: str) -> None:
                 c.verdict if c else "—",
             )
         out.print(tab)
-    if any(r.stand_in for t in ts for r in t.rows):
-        emit("* a local stand-in (see `perftrack servers list`)")
 
 
 def _title(t: compare.Table) -> str:

@@ -40,10 +40,10 @@ def demo(
     for sid in m.servers:
         try:
             providers.fetch(cat.get(sid), progress=emit)
-        except FetchError as exc:  # the sid chroot needs root + the Debian archive: optional
-            if cat.get(sid).provider != "debian-sid" or len(m.servers) - len(unbuildable) < 2:
+        except FetchError as exc:  # a chroot needs root + the Debian archive: optional
+            if cat.get(sid).provider != "debian-chroot" or len(m.servers) - len(unbuildable) < 2:
                 raise
-            emit(f"{sid}: left out of the demo, its Debian sid chroot cannot be built: {exc}")
+            emit(f"{sid}: left out of the demo, its Debian chroot cannot be built: {exc}")
             unbuildable.append(sid)
     if unbuildable:
         m = dataclasses.replace(m, servers=tuple(s for s in m.servers if s not in unbuildable))

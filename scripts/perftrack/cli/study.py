@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections import Counter
+from pathlib import Path
 from typing import Annotated
 
 import typer
@@ -10,7 +12,8 @@ from perftrack.cli.app import DbOpt, RunsOpt, emit, runner_class_of
 from perftrack.cli.run import execute
 from perftrack.core import paths
 from perftrack.core.errors import EXIT_FAILED_CELLS, ConfigError
-from perftrack.planning import study
+from perftrack.planning import cells as plan_cells
+from perftrack.planning import schedule, study
 from perftrack.publish import study_report as report
 from perftrack.publish import study_runs
 from perftrack.run import runner, tools
@@ -44,16 +47,28 @@ def study_run(
         ),
     ] = True,
     out_dir: RunsOpt = paths.DEFAULT_RUNS,
+    dry_run: Annotated[
+        bool,
+        typer.Option(
+            "--dry-run", help="print the roles, the cells and an estimate of the time only"
+        ),
+    ] = False,
+    db: DbOpt = paths.DEFAULT_DB,
 ) -> None:
     """Run a study's matrix at a scale; `perftrack study report NAME` reads the run."""
     st = study.load(name, paths.config_dir())
     matrices = st.matrices(scale)
     cat = catalog.load()
     study.check_servers(st, scale, cat)
+    for line in report.role_lines(study.players(st, scale, cat)):
+        emit(line)
+    if scale != "full" and st.local_notes:
+        emit(f"local scale: {st.local_notes}")
+    if dry_run:
+        _dry_run(st, scale, cat, db)
+        return
     for m in matrices:
         tools.check_tools(m)
-    if scale != "full" and st.stand_in:
-        emit(f"stand-ins: {st.stand_in}")
     failed = 0
     for m in matrices:  # one run per part
         rd = runner.create(m, cat, out_dir, runner_class_of(runner_class))
@@ -95,8 +110,9 @@ def study_report(
             if run_ids or not db.is_file():
                 raise
             from_db = True  # no run directory here: the DB's records of the study's cells
+    players = study.players(st, scale, catalog.load())
     if not from_db:
-        report.render(st, scale, dirs, emit)
+        report.render(st, scale, dirs, emit, players)
         return
     with store.open_db(db, write=False) as s:
         records = study_runs.db_records(st, scale, s)
@@ -107,4 +123,28 @@ def study_report(
         )
     runs = sorted({r["run_id"] for r in records if r.get("run_id")})
     where = f"from {db}" + (f" (run {', '.join(runs)})" if runs else "")
-    report.render(st, scale, [], emit, records=records, source=where)
+    report.render(st, scale, [], emit, players, records=records, source=where)
+
+
+def _dry_run(st: study.Study, scale: str, cat: catalog.Catalog, db: Path) -> None:
+    """What `study run` would plan, per part: cells to run and skipped (with the reasons),
+    and the wall time the night planner would estimate for them (from the DB's history)."""
+    history = schedule.read_history(db)
+    total = 0.0
+    for m in st.matrices(scale):
+        cells = plan_cells.expand_catalog(m, cat)
+        starts = Counter((c.group_key(), c.repeat) for c in cells if not c.skip)
+        secs = sum(schedule.estimate(c, history)[0] for c in cells)
+        secs += schedule.START_OVERHEAD_ESTIMATE_S * len(starts)
+        total += secs
+        run = [c for c in cells if not c.skip]
+        emit(
+            f"{m.name}: {len(cells)} cells, {len(run)} to run on "
+            f"{len({c.server_id for c in run})} servers, {len(cells) - len(run)} skipped; "
+            f"estimate {secs / 60:.1f} min"
+        )
+        for (sid, reason), n in sorted(
+            Counter((c.server_id, c.skip) for c in cells if c.skip).items()
+        ):
+            emit(f"  skipped {n} x {sid}: {reason}")
+    emit(f"estimate {total / 60:.1f} min in all ({history.source}; nothing was run)")

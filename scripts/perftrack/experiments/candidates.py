@@ -11,6 +11,7 @@ A candidate B still refuses at startup is found by starting B (`explain.refused`
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 from perftrack.core.errors import ConfigError
@@ -36,15 +37,71 @@ SET_BY_CELL = frozenset(
         "collation_database",
     }
 )
-# Paths: the value names a file or directory of one installation.
+# Paths: recognised by their value (`_is_path`) and by this explicit list of names whose
+# value names a file or directory of one installation (or a file spec, such as
+# innodb_data_file_path's ibdata1:12M:autoextend), never by a name's suffix alone:
+# innodb_adaptive_hash_index (ON/OFF) ends in `_index` and is the best-known default that
+# changed between MariaDB 10.2 and 10.5. Names from MySQL 5.7-9.x and MariaDB 10.1-11.x.
 PATH_NAMES = frozenset(
-    {"datadir", "basedir", "socket", "tmpdir", "plugin_dir", "character_sets_dir", "hostname"}
+    {
+        "aria_log_dir_path",
+        "basedir",
+        "caching_sha2_password_private_key_path",
+        "caching_sha2_password_public_key_path",
+        "character_sets_dir",
+        "datadir",
+        "general_log_file",
+        "hostname",
+        "init_file",
+        "innodb_data_file_path",
+        "innodb_data_home_dir",
+        "innodb_doublewrite_dir",
+        "innodb_log_group_home_dir",
+        "innodb_temp_data_file_path",
+        "innodb_temp_tablespaces_dir",
+        "innodb_tmpdir",
+        "innodb_undo_directory",
+        "lc_messages_dir",
+        "log_basename",
+        "log_bin_basename",
+        "log_bin_index",
+        "log_error",
+        "mysqlx_socket",
+        "pid_file",
+        "plugin_dir",
+        "relay_log",
+        "relay_log_basename",
+        "relay_log_index",
+        "relay_log_info_file",
+        "secure_file_priv",
+        "sha256_password_private_key_path",
+        "sha256_password_public_key_path",
+        "slow_query_log_file",
+        "socket",
+        "ssl_ca",
+        "ssl_capath",
+        "ssl_cert",
+        "ssl_crl",
+        "ssl_crlpath",
+        "ssl_key",
+        "tmpdir",
+    }
 )
-PATH_SUFFIXES = ("_file", "_dir", "_path", "_basename", "_index", "_home_dir", "_directory")
+# A value that names a file: absolute or relative to the datadir, or a file name with one
+# of the extensions servers give their logs, sockets, indexes and keys.
+_FILE_EXTENSIONS = (".log", ".err", ".pid", ".sock", ".index", ".cnf", ".pem", ".key", ".crt")
+# A value that is never a path: a switch or a number (with an optional size suffix).
+_SWITCH_OR_NUMBER = re.compile(
+    r"^(?:ON|OFF|YES|NO|TRUE|FALSE|-?[0-9]+(?:\.[0-9]+)?[KMGT]?)\Z", re.I
+)
 # Version strings and build descriptions: they differ between any two releases.
-VERSION_NAMES = frozenset({"innodb_version", "protocol_version", "license", "version"})
-VERSION_PREFIXES = ("version",)
-VERSION_SUFFIXES = ("_comment", "_version")
+# Explicit names, and the build descriptions `version_*` (version_comment,
+# version_compile_os, …): `tls_version` ends in `_version` but is a setting (the TLS
+# protocols the server accepts), so no suffix decides.
+VERSION_NAMES = frozenset(
+    {"innodb_version", "protocol_version", "license", "version", "wsrep_patch_version"}
+)
+VERSION_PREFIXES = ("version_",)
 # Sized by the server from the machine (CPU count, RAM, open-file limit) or derived from
 # other settings at startup: A's number says where A ran, not what A's release chose.
 #   open_files_limit   from ulimit -n and max_connections/table caches
@@ -67,6 +124,9 @@ SIZED_BY_MACHINE = frozenset(
     }
 )
 SIZED_PREFIXES = ("performance_schema_",)
+# ... except the instrument class counts: fixed defaults of each release (200 mutex
+# classes, …), never autosized, so a release's change of them is tried like any other.
+FIXED_SUFFIXES = ("_classes",)
 # Read-only: reported by the server, not options (a my.cnf line naming them stops it).
 NOT_STARTUP = frozenset(
     {
@@ -121,43 +181,62 @@ class Candidate:
         return f"{self.option}={'' if self.a_value is None else self.a_value}"
 
 
-@dataclass(frozen=True)
+# Why a differing variable is left out: one stable word per reason (Left.kind), which the
+# test of every catalog pair's real variables checks against its reviewed table.
+ONLY_IN_A = "only-in-a"
+ONLY_IN_B = "only-in-b"
+NULL_IN_A = "null-in-a"
+SET_BY_PERFTRACK = "set-by-cell"
+NOT_SETTABLE_BY_VALUE = "not-by-value"
+VERSION_STRING = "version-string"
+READ_ONLY = "read-only"
+PATH = "path"
+SIZED = "sized"
+NOT_ONE_LINE = "not-one-line"
+RULES_REFUSE = "rules-refuse"
+RULES_DROP = "rules-drop"
+
+
+@dataclass(frozen=True, kw_only=True)
 class Left:
-    """A differing variable not tried, and why."""
+    """A differing variable not tried, and why (``kind``: one of the words above)."""
 
     name: str
     a_value: str | None
     b_value: str | None
+    kind: str
     reason: str
 
 
-def _reason(name: str, a: str | None, b: str | None) -> str | None:
-    """Why a variable present on both sides is not a candidate (None: it is one)."""
+def _reason(name: str, a: str | None, b: str | None) -> tuple[str, str] | None:
+    """Why a variable present on both sides is not a candidate, as (kind, words); None: it
+    is one."""
     if a is None:
-        return "A's value is NULL: nothing to set"
+        return NULL_IN_A, "A's value is NULL: nothing to set"
     if name in SET_BY_CELL:
-        return "set by perftrack for every cell"
+        return SET_BY_PERFTRACK, "set by perftrack for every cell"
     if name in NOT_BY_VALUE:
-        return NOT_BY_VALUE[name]
-    if (
-        name in VERSION_NAMES
-        or name.startswith(VERSION_PREFIXES)
-        or name.endswith(VERSION_SUFFIXES)
-    ):
-        return "a version string"
+        return NOT_SETTABLE_BY_VALUE, NOT_BY_VALUE[name]
+    if name in VERSION_NAMES or name.startswith(VERSION_PREFIXES):
+        return VERSION_STRING, "a version string"
     if name in NOT_STARTUP or name.startswith(NOT_STARTUP_PREFIXES):
-        return "read-only: not settable at startup"
-    if name in PATH_NAMES or name.endswith(PATH_SUFFIXES) or _is_path(a) or _is_path(b):
-        return "path-like: names a file or directory of one installation"
-    if name in SIZED_BY_MACHINE or name.startswith(SIZED_PREFIXES):
-        return "sized by the server from the machine or from other settings"
+        return READ_ONLY, "read-only: not settable at startup"
+    if name in PATH_NAMES or _is_path(a) or _is_path(b):
+        return PATH, "path-like: names a file or directory of one installation"
+    if name in SIZED_BY_MACHINE or (
+        name.startswith(SIZED_PREFIXES) and not name.endswith(FIXED_SUFFIXES)
+    ):
+        return SIZED, "sized by the server from the machine or from other settings"
     if "\n" in a or "#" in a:
-        return "A's value cannot be written as one my.cnf line"
+        return NOT_ONE_LINE, "A's value cannot be written as one my.cnf line"
     return None
 
 
 def _is_path(value: str | None) -> bool:
-    return bool(value) and str(value).startswith("/")
+    """Whether a value names a file or directory (never a switch or a number)."""
+    if not value or _SWITCH_OR_NUMBER.match(value):
+        return False
+    return value.startswith(("/", "./", "../", "~")) or value.lower().endswith(_FILE_EXTENSIONS)
 
 
 def _rename_map(names: set[str]) -> dict[str, str]:
@@ -187,23 +266,40 @@ def select(
         if name in a and name in b and av == bv:
             continue
         if name not in b:
-            left.append(Left(name, av, None, f"only in A: {rule_b.product} B has no {name}"))
+            left.append(
+                Left(
+                    name=name,
+                    a_value=av,
+                    b_value=None,
+                    kind=ONLY_IN_A,
+                    reason=f"only in A: {rule_b.product} B has no {name}",
+                )
+            )
             continue
         if name not in a:
-            left.append(Left(name, None, bv, "only in B: new in B's release"))
+            left.append(
+                Left(
+                    name=name,
+                    a_value=None,
+                    b_value=bv,
+                    kind=ONLY_IN_B,
+                    reason="only in B: new in B's release",
+                )
+            )
             continue
         why = _reason(name, av, bv)
         if why is None:
             try:
                 translated = server_options.translate_options(rule_b, {a_name.get(name, name): av})
             except ConfigError as exc:
-                why = f"the version rules refuse it: {exc}"
+                why = RULES_REFUSE, f"the version rules refuse it: {exc}"
             else:
                 if len(translated) != 1:
-                    why = "the version rules drop it for B's release"
+                    why = RULES_DROP, "the version rules drop it for B's release"
                 else:
                     ((option, value),) = translated.items()
                     cands.append(Candidate(name, option, value, bv))
                     continue
-        left.append(Left(name, av, bv, why))
+        kind, reason = why
+        left.append(Left(name=name, a_value=av, b_value=bv, kind=kind, reason=reason))
     return cands, left

@@ -53,6 +53,14 @@ RoundFn = Callable[[list[Arm]], dict[str, float | None]]
 StartFn = Callable[[tuple[Candidate, ...]], str | None]
 
 
+def excludes_regression(ci_low: float, min_effect: float) -> bool:
+    """Whether a throughput ratio B/A whose interval starts at ``ci_low`` rules out a
+    regression of ``min_effect`` (5%: B at 0.95 of A or below). Only then is there nothing
+    to explain: a gap whose interval merely fits inside the noise band, or reaches both
+    sides of 1, may still hide the regression asked about."""
+    return ci_low > 1 - min_effect
+
+
 def first_stage_s(req: conclude.Request) -> float:
     """The least machine time of stage 1's first look: 4 rounds of A, B and B+all."""
     per_arm = req.warmup_s + req.duration_s + cells.CELL_OVERHEAD_ESTIMATE_S
@@ -118,10 +126,11 @@ class Search:
         self.emit(f"stage 1: A, B and B with all {len(usable)} of A's settings (g1)")
         self._stage(1, [top], with_gap=True)
         gap = e.gap
-        if gap is not None and (gap.ratio >= 1 or gap.verdict in ("unchanged", "improvement")):
+        if gap is not None and excludes_regression(gap.ci_low, self.req.min_effect):
             raise ConfigError(
                 f"no regression to explain: {e.b} / {e.a} = {gap.ratio:.3f} "
-                f"[{gap.ci_low:.3f}, {gap.ci_high:.3f}] ({gap.verdict}) on this cell"
+                f"[{gap.ci_low:.3f}, {gap.ci_high:.3f}] on this cell excludes a regression of "
+                f"{self.req.min_effect:.0%} (--min-effect)"
             )
         frontier = [top] if top.state == ex.MOVED else []
         stage = 1

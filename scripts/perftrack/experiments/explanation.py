@@ -265,7 +265,13 @@ def to_json(e: Explanation) -> dict[str, Any]:
         },
         "candidates": [_cand(c) for c in e.candidates],
         "left_out": [
-            {"name": x.name, "a_value": x.a_value, "b_value": x.b_value, "reason": x.reason}
+            {
+                "name": x.name,
+                "a_value": x.a_value,
+                "b_value": x.b_value,
+                "kind": x.kind,
+                "reason": x.reason,
+            }
             for x in e.left
         ],
         "refused": [{**_cand(c), "reason": r} for c, r in e.refused],

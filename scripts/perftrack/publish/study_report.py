@@ -11,7 +11,9 @@ DB's records of the study's own cells (what the study page shows), and prints, p
 Our ratios come from compare.versus, the verdicts' one function (paired over the rounds
 both sides share, as `perftrack compare --axis` for the axis comparisons); the article's
 `seconds` values (mysqlslap) are turned into speeds (1/seconds) so every ratio reads
-"> 1: the numerator is faster".
+"> 1: the numerator is faster". Every row, claim and finding is graded by the one rule,
+analysis/grading.py; a row with a side measured on another product's stand-in (a study's
+`Player`) is shown for its direction only, never graded.
 """
 
 from __future__ import annotations
@@ -23,10 +25,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from perftrack.analysis import compare, stats
+from perftrack.analysis import compare, grading, stats
 from perftrack.core.errors import ConfigError
-from perftrack.planning.study import AXIS_OF, Claim, Study
+from perftrack.planning.study import AXIS_OF, Claim, Player, Study
 from perftrack.publish.study_runs import read_records, run_status
+from perftrack.servers import rules
 
 # The cell fields a reference row is matched on (configs/studies/reference/README.md).
 MATCH = (
@@ -61,6 +64,11 @@ class Side:
     article: dict[tuple[str, Key], float] = field(default_factory=dict)
     # our profile -> the article's it stands in for (the study's `stand_in_profiles`)
     profile_alias: dict[str, str] = field(default_factory=dict)
+    # (role, key) -> the key as the matrix asked for it: a bare charset axis value
+    # (`utf8mb4`: each server's default collation) in place of the collation it resolved
+    # to, so a version comparison pairs MySQL's utf8mb4_0900_ai_ci with MariaDB's (or MySQL
+    # 5.7's) utf8mb4_general_ci as the article did
+    asked: dict[tuple[str, Key], Key] = field(default_factory=dict)
 
 
 def _norm(v: Any) -> Any:
@@ -91,6 +99,8 @@ def read_reference(st: Study) -> dict[tuple[str, Key], float]:
 def collect(st: Study, scale: str, recs: Iterable[dict[str, Any]]) -> tuple[Side, list[str]]:
     side = Side(article=read_reference(st), profile_alias=dict(st.stand_in_profiles or {}))
     role_of = st.role_of_server(scale)
+    charsets = {c for m in st.matrices(scale) for c in m.charsets}
+    ci = MATCH.index("collation")
     skipped: list[str] = []
     for rec in recs:
         role = role_of.get(rec["server"]["id"])
@@ -104,6 +114,9 @@ def collect(st: Study, scale: str, recs: Iterable[dict[str, Any]]) -> tuple[Side
             )
             continue
         k = (role, _key(rec["cell"]))
+        coll = k[1][ci]
+        if coll and coll not in charsets and rules.charset_of(coll) in charsets:
+            side.asked[k] = (*k[1][:ci], rules.charset_of(coll), *k[1][ci + 1 :])
         side.ours.setdefault(k, []).append(float(rec["result"]["qps"]))
         side.rounds.setdefault(k, []).append((rec["run_id"], int(rec["cell"].get("repeat") or 0)))
     return side, sorted(set(skipped))
@@ -155,14 +168,7 @@ def _interval(side: Side, num: tuple[str, Key], den: tuple[str, Key]) -> stats.C
 
 
 def _row(side: Side, k: tuple[str, Key]) -> compare.Row:
-    return compare.Row(k[0], "", "", None, None, side.ours[k], [], rounds=side.rounds.get(k, []))
-
-
-def outside_noise(c: stats.Comparison | None) -> bool:
-    """The ratio differs from 1 beyond the noise: its 95% interval excludes 1 and the test
-    agrees (p < 0.05: the paired t-test over shared rounds, else Mann-Whitney). Anything
-    else could be the machine's noise."""
-    return c is not None and c.p_value < stats.ALPHA and (c.ci_low > 1 or c.ci_high < 1)
+    return compare.Row(k[0], "", "", None, side.ours[k], [], rounds=side.rounds.get(k, []))
 
 
 @dataclass(frozen=True)
@@ -174,47 +180,68 @@ class ReportRow:
     article: float | None
     interval: stats.Comparison | None = None  # our ratio's 95% interval and rank test
     cell: Key = ()  # the cell's MATCH values (the axis comparison's: the other value's)
+    # its sides that ran on another product's stand-in: "MariaDB 10.2.11 for MySQL 5.7"
+    stand_ins: tuple[str, ...] = ()
 
     @property
     def sure(self) -> bool:
-        """Our ratio is outside the noise (see outside_noise)."""
-        return outside_noise(self.interval)
+        """Our ratio is outside the noise (grading.outside_noise)."""
+        return grading.outside_noise(self.interval)
 
-    def agrees(self) -> bool | None:
-        if self.ours is None or self.article is None:
-            return None
-        return (self.ours > 1) == (self.article > 1)
+    @property
+    def grade(self) -> grading.Grade:
+        """The row against the article's ratio, by the one rule."""
+        return grading.grade(self.ours, self.interval, self.article, stand_ins=self.stand_ins)
 
 
-def rows(st: Study, side: Side) -> list[ReportRow]:
+def _stand_ins(players: dict[str, Player], *roles: str) -> tuple[str, ...]:
+    """The roles' players that are another product's stand-ins, in words."""
+    return tuple(
+        dict.fromkeys(players[r].label for r in roles if r in players and players[r].cross_product)
+    )
+
+
+def rows(st: Study, side: Side, players: dict[str, Player]) -> list[ReportRow]:
+    """The report's rows; `players` (planning.study.players) says which of their sides are
+    another product's stand-ins."""
     out: list[ReportRow] = []
-    keys = sorted({k for _, k in side.ours}, key=lambda k: tuple(str(x) for x in k))
+    keys = sorted({k for _, k in side.ours}, key=_order)
     if "version" in st.comparisons:
         b = st.base_role
+        # each role's cells by the key the matrix asked for (a bare charset: each server's
+        # default collation), so two servers with different defaults still pair
+        mine = {(r, side.asked.get((r, k), k)): k for r, k in side.ours}
+        asked = sorted({a for _, a in mine}, key=_order)
         for role in st.role_names[1:]:
             name = "version" if len(st.roles) == 2 else f"version {_who(st, role)} / {_who(st, b)}"
-            for k in keys:
-                new, base = side.ours.get((role, k)), side.ours.get((b, k))
+            for a in asked:
+                nk, bk = mine.get((role, a)), mine.get((b, a))
+                new = side.ours.get((role, nk)) if nk else None
+                base = side.ours.get((b, bk)) if bk else None
                 if new is None and base is None:
                     continue
-                c = _interval(side, (role, k), (b, k))
+                c = _interval(side, (role, nk), (b, bk)) if nk and bk else None
+                cell = nk or bk or a
                 out.append(
                     ReportRow(
-                        name,
-                        _label(k),
-                        c.ratio if c else _ratio(_median(new), _median(base)),
-                        (len(new or []), len(base or [])),
-                        _ratio(_article(side, role, k), _article(side, b, k)),
-                        c,
-                        k,
+                        comparison=name,
+                        label=_label(cell) if not (nk and bk) or nk == bk else _defaults(a, nk, bk),
+                        ours=c.ratio if c else _ratio(_median(new), _median(base)),
+                        n=(len(new or []), len(base or [])),
+                        article=_ratio(_article(side, role, cell), _article(side, b, bk or cell)),
+                        interval=c,
+                        cell=cell,
+                        stand_ins=_stand_ins(players, role, b),
                     )
                 )
     for comparison in (c for c in st.comparisons if c in AXIS_OF):
-        out += _axis_rows(st, side, keys, comparison)
+        out += _axis_rows(st, side, keys, comparison, players)
     return out
 
 
-def _axis_rows(st: Study, side: Side, keys: list[Key], comparison: str) -> list[ReportRow]:
+def _axis_rows(
+    st: Study, side: Side, keys: list[Key], comparison: str, players: dict[str, Player]
+) -> list[ReportRow]:
     """baseline / value of one axis, per role, everything else equal."""
     field_name = AXIS_OF[comparison]
     ai, baselines = MATCH.index(field_name), st.baseline(comparison)
@@ -236,16 +263,27 @@ def _axis_rows(st: Study, side: Side, keys: list[Key], comparison: str) -> list[
             c = _interval(side, (role, base_k), (role, k))  # the axis comparison's verdict
             out.append(
                 ReportRow(
-                    f"{comparison} {_who(st, role)}",
-                    f"{baseline} / {_label(k)}",
-                    c.ratio if c else _ratio(_median(num), _median(den)),
-                    (len(num or []), len(den or [])),
-                    article,
-                    c,
-                    k,
+                    comparison=f"{comparison} {_who(st, role)}",
+                    label=f"{baseline} / {_label(k)}",
+                    ours=c.ratio if c else _ratio(_median(num), _median(den)),
+                    n=(len(num or []), len(den or [])),
+                    article=article,
+                    interval=c,
+                    cell=k,
+                    stand_ins=_stand_ins(players, role),
                 )
             )
     return out
+
+
+def _order(k: Key) -> tuple[str, ...]:
+    return tuple(str(x) for x in k)
+
+
+def _defaults(asked: Key, new: Key, base: Key) -> str:
+    """A version row whose two servers resolved the asked charset to their own defaults."""
+    ci = MATCH.index("collation")
+    return f"{_label(asked)} (defaults: {new[ci]} / {base[ci]})"
 
 
 def _who(st: Study, role: str) -> str:
@@ -270,26 +308,27 @@ def render(
     scale: str,
     run_dirs: Path | list[Path],
     emit: Callable[[str], None],
+    players: dict[str, Player],
     *,
     records: list[dict[str, Any]] | None = None,
     source: str = "",
 ) -> list[ReportRow]:
-    """Print the report; return its rows (for tests and callers). With `records` (the DB's,
-    already kept to the study's cells: `db_records`) no run directory is read and `source`
-    says where they came from."""
+    """Print the report; return its rows (for tests and callers). `players`: the scale's
+    (planning.study.players). With `records` (the DB's, already kept to the study's cells:
+    `db_records`) no run directory is read and `source` says where they came from."""
     dirs = [run_dirs] if isinstance(run_dirs, Path) else run_dirs
     side, skipped = collect(st, scale, read_records(dirs) if records is None else records)
-    table = rows(st, side)
+    table = rows(st, side, players)
     emit(f"study {st.name}: {st.title}")
     if records is None:
         runs = ", ".join(f"{d.name} ({run_status(d)})" for d in dirs)
         emit(f"scale {scale}, run {runs}; reference {st.reference.name}")
     else:
         emit(f"scale {scale}, {source}; reference {st.reference.name}")
-    for role in st.role_names:
-        emit(f"  {role}: article {st.roles[role]['article']} -> here {st.server(role, scale)}")
-    if scale != "full" and st.stand_in:
-        emit(f"  STAND-INS: {st.stand_in}")
+    for line in role_lines(players):
+        emit(f"  {line}")
+    if scale != "full" and st.local_notes:
+        emit(f"  local scale: {st.local_notes}")
     emit(
         "ratios: > 1 means the numerator is faster (ours: qps, as `perftrack compare` "
         "computes it: the per-round ratios' geometric mean with a paired t 95% interval where "
@@ -297,12 +336,13 @@ def render(
         "outside the noise: interval excludes 1 and the test p < 0.05; a ratio without * "
         "may be this machine's noise)"
     )
+    emit(f"grades: {RULE}")
     unpaired = [r for r in table if r.ours is not None and not (r.interval and r.interval.paired)]
     few = min((min(r.n) for r in unpaired), default=MIN_SURE_REPEATS)
     if few < MIN_SURE_REPEATS:
         emit(
             f"  NOTE: {few} repeats on a side: below {MIN_SURE_REPEATS} the rank test cannot "
-            "reach p < 0.05, so no ratio can be marked * (run more repeats)"
+            "reach p < 0.05, so no unpaired ratio can be marked * (run more repeats)"
         )
     current = None
     for r in table:
@@ -312,19 +352,16 @@ def render(
             emit(f"[{r.comparison}] {head}")
             emit(
                 f"  {'cells':<{LABEL_WIDTH}} {'ours':>7}  {'95% interval':<15} {'n':>5} "
-                f"{'article':>8}  direction"
+                f"{'article':>8}  grade"
             )
-        agree = {True: "same", False: "OPPOSITE", None: "—"}[r.agrees()]
-        if r.agrees() is not None and not r.sure:
-            agree += " (within noise)"
         ci = r.interval
         span = f"[{ci.ci_low:.3f}, {ci.ci_high:.3f}]" if ci else "—"
         emit(
             f"  {r.label:<{LABEL_WIDTH}} {_fmt(r.ours):>7}{'*' if r.sure else ' '} {span:<15} "
-            f"{r.n[0]}/{r.n[1]:<3} {_fmt(r.article):>8}  {agree}"
+            f"{r.n[0]}/{r.n[1]:<3} {_fmt(r.article):>8}  {r.grade.text}"
         )
     if "charset" in st.comparisons:
-        for line in charset_findings(st, table, side):
+        for line in charset_findings(st, table, side, players):
             emit(line)
     for check in claim_checks(st, table):
         emit(check.line())
@@ -335,44 +372,52 @@ def render(
     return table
 
 
+# The one rule in words (analysis/grading.py), printed with every report and on the pages.
+RULE = (
+    f"{grading.AGREES} = on the article's side of 1, outside the noise, and the effects "
+    f"(|ln ratio|) within {grading.MAGNITUDE_FACTOR:g}x of each other; "
+    f"{grading.MAGNITUDE_DIFFERS} = on its side, outside the noise, effects more than "
+    f"{grading.MAGNITUDE_FACTOR:g}x apart; {grading.DISAGREES} = on the other side, outside "
+    f"the noise; {grading.NOT_SHOWN}; 'stand-in: X for Y — direction only' = a side ran on "
+    "another product's server standing in for the article's: not graded"
+)
+
+
+def role_lines(players: dict[str, Player]) -> list[str]:
+    """Each role's player in words: the server, whether it is the article's, and why."""
+    out = []
+    for p in players.values():
+        why = f" — {p.why}" if p.stand_in and p.why else ""
+        out.append(f"{p.role}: article {p.system} -> here {p.server} ({p.label}): {p.kind}{why}")
+    return out
+
+
 @dataclass(frozen=True)
 class ClaimCheck:
-    """An article's claim in words, next to what our rows say."""
+    """An article's claim in words, graded on our rows by the one rule: `up_to` by our
+    most extreme graded row (in the claim's direction) against the article's figure,
+    `above` / `below` by every graded row's side of 1 (grading.every). Rows measured on
+    another product's stand-in are shown, not graded."""
 
     claim: Claim
     rows: list[ReportRow]
 
-    @property
-    def ours(self) -> float | None:
-        values = [r.ours for r in self.rows if r.ours is not None]
-        if not values:
-            return None
-        return max(values) if self.claim.kind != "below" else min(values)
-
-    @property
-    def holds(self) -> bool | None:
-        """True: every ratio is on the claim's side (up_to: the best is > 1 like the
-        article's); False: a ratio outside the noise is on the other side; None: no data,
-        or the rows against it are all within the noise."""
+    def _row_grade(self, r: ReportRow) -> grading.Grade:
         c = self.claim
-        rows = [r for r in self.rows if r.ours is not None]
-        if not rows:
-            return None
-
-        def on_side(v: float) -> bool:
-            if c.kind == "up_to":
-                return (v > 1) == (c.value > 1)
-            return v > c.value if c.kind == "above" else v < c.value
-
         if c.kind == "up_to":
-            best = max(r.ours for r in rows if r.ours is not None)
-            if on_side(best):
-                return True
-            return False if any(r.sure for r in rows) else None
-        against = [r for r in rows if r.ours is not None and not on_side(r.ours)]
-        if not against:
-            return True
-        return False if any(r.sure for r in against) else None
+            return grading.grade(r.ours, r.interval, c.value, stand_ins=r.stand_ins)
+        direction = 1 if c.kind == "above" else -1
+        return grading.grade(r.ours, r.interval, None, direction=direction, stand_ins=r.stand_ins)
+
+    @property
+    def grade(self) -> grading.Grade:
+        c = self.claim
+        measured = [r for r in self.rows if r.ours is not None]
+        graded = [r for r in measured if not r.stand_ins]
+        if c.kind == "up_to" and graded:
+            pick = max if c.value >= 1 else min
+            return self._row_grade(pick(graded, key=lambda r: r.ours or 0.0))
+        return grading.every([self._row_grade(r) for r in measured])
 
     def line(self) -> str:
         c = self.claim
@@ -384,12 +429,10 @@ class ClaimCheck:
         values = [r.ours for r in self.rows if r.ours is not None]
         if not values:
             return f"claim: {c.text} — article: {want[c.kind]}; ours: no data"
-        sure = sum(1 for r in self.rows if r.sure)
-        verdict = {True: "agrees", False: "DISAGREES", None: "not shown either way (noise)"}
+        tally = grading.tally([self._row_grade(r) for r in self.rows if r.ours is not None])
         return (
             f"claim: {c.text} — article: {want[c.kind]}; ours: {min(values):.3f}–"
-            f"{max(values):.3f} over {len(values)} rows ({sure} outside the noise): "
-            f"{verdict[self.holds]}"
+            f"{max(values):.3f} over {len(values)} rows ({tally}): {self.grade.text}"
         )
 
 
@@ -410,22 +453,26 @@ def claim_checks(st: Study, table: list[ReportRow]) -> list[ClaimCheck]:
     return out
 
 
-def charset_findings(st: Study, table: list[ReportRow], side: Side) -> list[str]:
-    """Article 000's two directional claims, checked on our rows, each with how many of
-    our comparisons are outside the noise."""
+def charset_findings(
+    st: Study, table: list[ReportRow], side: Side, players: dict[str, Player]
+) -> list[str]:
+    """Article 000's two directional findings, per role, graded by the one rule: the
+    baseline collation faster than each utf8mb4 collation (every row: grading.every), and
+    unicode_ci slower than general_ci (against the article's own ratio where it has one)."""
     out = []
     ci = MATCH.index("collation")
     for role in st.role_names:
         mine = [r for r in table if r.comparison.startswith(f"charset {role} ") and r.ours]
         if not mine:
             continue
-        faster = sum(1 for r in mine if r.ours and r.ours > 1)
-        sure_faster = sum(1 for r in mine if r.sure and r.ours and r.ours > 1)
-        sure_slower = sum(1 for r in mine if r.sure and r.ours and r.ours < 1)
+        who = f"{role}, {players[role].label}" if role in players else role
+        grades = [
+            grading.grade(r.ours, r.interval, None, direction=1, stand_ins=r.stand_ins)
+            for r in mine
+        ]
         out.append(
-            f"finding ({role}): {st.baseline_collation} faster than the utf8mb4 collation in "
-            f"{faster} of {len(mine)} comparisons; outside the noise: {sure_faster} faster, "
-            f"{sure_slower} slower"
+            f"finding ({who}): {st.baseline_collation} faster than the utf8mb4 collation "
+            f"— {len(mine)} rows ({grading.tally(grades)}): {grading.every(grades).text}"
         )
         for r, k in sorted(side.ours, key=str):
             if r != role or k[ci] != "utf8mb4_unicode_ci":
@@ -436,12 +483,15 @@ def charset_findings(st: Study, table: list[ReportRow], side: Side) -> list[str]
             c = _interval(side, gen_k, (role, k))  # general_ci speed / unicode_ci speed
             if c is None:
                 continue
-            holds = "holds" if c.ratio > 1 else "does NOT hold"
-            sure = "outside the noise" if outside_noise(c) else "within the noise"
+            article = _ratio(
+                _article(side, role, gen_k[1], keep="collation"),
+                _article(side, role, k, keep="collation"),
+            )
+            g = grading.grade(c.ratio, c, article, direction=1, stand_ins=_stand_ins(players, role))
             where = _label(tuple(None if i == ci else v for i, v in enumerate(k)))
             out.append(
-                f"finding ({role}): unicode_ci slower than general_ci {holds} ({where}: "
+                f"finding ({who}): unicode_ci slower than general_ci ({where}: "
                 f"general_ci/unicode_ci = {c.ratio:.3f} [{c.ci_low:.3f}, {c.ci_high:.3f}], "
-                f"{sure})"
+                f"article {_fmt(article)}): {g.text}"
             )
     return out

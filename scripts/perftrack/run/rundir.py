@@ -100,17 +100,7 @@ def max_attempt() -> int:
 
 def create(m: Matrix, catalog: Catalog, out_dir: Path, runner_class: str) -> RunDir:
     """Plan the matrix and create its run directory (nothing runs yet)."""
-    for sid in m.servers:
-        catalog.get(sid)
-
-    def info(sid: str) -> tuple[str, str]:
-        e = catalog.get(sid)
-        return e.product, e.version
-
-    def skip(sid: str) -> str | None:
-        return catalog.get(sid).skip_reason()
-
-    return create_from_cells(plan.expand(m, info, skip), m.to_dict(), out_dir, runner_class)
+    return create_from_cells(plan.expand_catalog(m, catalog), m.to_dict(), out_dir, runner_class)
 
 
 def create_from_cells(

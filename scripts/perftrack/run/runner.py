@@ -138,7 +138,7 @@ class Runner:
         meta = {
             "id": sid,
             "product": e.product,
-            # the provider's (read from the binary: debian-sid/docker know it only then)
+            # the provider's (read from the binary: debian-chroot/docker check it only then)
             "version": inst.version if isinstance(inst, Install) else e.version,
             "provider": e.provider,
             "version_string": srv.version_string if srv else None,

@@ -82,7 +82,7 @@ def _hwm_bytes(pid: int) -> int | None:
 
 @dataclass(frozen=True)
 class ProcTarget:
-    """A server process on this host (tarball, maven, path, debian, debian-sid)."""
+    """A server process on this host (tarball, maven, path, debian, debian-chroot)."""
 
     pid: int
     source: str = "proc"

@@ -256,10 +256,17 @@ def find_tool(name: str, install_hint: str) -> str:
     return found
 
 
-def run_tool(argv: list[str], cwd: Path, timeout_s: float, failure_hint: str) -> str:
+def run_tool(
+    argv: list[str],
+    cwd: Path,
+    timeout_s: float,
+    failure_hint: str,
+    env: dict[str, str] | None = None,
+) -> str:
     """Run ``argv`` (an argument list, never a shell string); its output, or `FetchError`.
 
-    The error names the command, its last line of output and ``failure_hint``.
+    ``env``: variables added to this process's environment for the tool. The error names
+    the command, its last line of output and ``failure_hint``.
     """
     command = " ".join([Path(argv[0]).name, *argv[1:]])
     try:
@@ -272,6 +279,7 @@ def run_tool(argv: list[str], cwd: Path, timeout_s: float, failure_hint: str) ->
             errors="replace",
             timeout=timeout_s,
             check=False,
+            env={**os.environ, **env} if env else None,
         )
     except subprocess.TimeoutExpired:
         message = f"`{command}` took longer than {timeout_s:.0f} s; {failure_hint}"

@@ -18,24 +18,34 @@ from perftrack.servers import profiles, releases
 from perftrack.servers.entries import (
     DEFAULT_DEBIAN_MIRROR,
     UNPINNED,
+    DebianChroot,
     DebianPackage,
     Entry,
     MavenArtifact,
-    SidChroot,
     Tarball,
 )
 
 CATALOG_FILENAME = "versions.yaml"
 
 PRODUCTS = ("mysql", "mariadb", "percona")
+# Each product as people write it ("MariaDB 10.2.11 for MySQL 5.7": a study's stand-ins).
+PRODUCT_NAMES = {"mysql": "MySQL", "mariadb": "MariaDB", "percona": "Percona Server"}
 # The provider-specific key every entry of that provider must carry (and no other may).
 PROVIDER_SECTIONS = {
     "debian": "packages",
     "maven": "maven",
     "path": "basedir",
-    "debian-sid": "chroot",
+    "debian-chroot": "chroot",
     "tarball": "tarball",
     "docker": "image",
+}
+# Providers that were renamed: what to write instead.
+RENAMED_PROVIDERS = {
+    "debian-sid": (
+        "provider 'debian-sid' is now 'debian-chroot', with pinned packages: "
+        "chroot: {suite: sid, packages: [{name, version, sha256}]} (the header of "
+        "configs/versions.yaml says how)"
+    ),
 }
 
 # \Z, not $: `$` also matches before a final newline; [0-9], not \d: ASCII digits only.
@@ -73,8 +83,8 @@ LISTENER_OPTIONS = frozenset(
 )
 PACKAGE_KEYS = ("name", "version", "sha256")
 MAVEN_KEYS = ("group", "artifact", "version", "sha256")
-CHROOT_KEYS = ("package",)
-CHROOT_OPTIONAL_KEYS = ("suite", "mirror")
+CHROOT_KEYS = ("suite", "packages")
+CHROOT_OPTIONAL_KEYS = ("mirror",)
 TARBALL_KEYS = ("sha256",)
 TARBALL_OPTIONAL_KEYS = ("url",)
 
@@ -154,7 +164,7 @@ def _parse_entry(raw: Any, index: int, parent: _Where, lines: releases.Releases)
         id=_parse_id(raw["id"], where),
         product=_parse_choice(raw["product"], "product", PRODUCTS, where),
         version=_parse_version(raw["version"], where),
-        provider=_parse_choice(raw["provider"], "provider", tuple(PROVIDER_SECTIONS), where),
+        provider=_parse_provider(raw["provider"], where),
         packages=_parse_packages(raw.get("packages"), where),
         maven=_parse_maven(raw.get("maven"), where),
         basedir=_parse_basedir(raw.get("basedir"), where),
@@ -230,10 +240,10 @@ def _tarball_sha(raw: Any) -> Any:
 def _check_version_agrees(entry: Entry, where: _Where) -> None:
     """The pinned artifact must be the version the entry claims (catches copy-paste slips)."""
     server = entry.server_package
-    if server is not None and server.upstream_version != entry.version:
+    if server is not None and server.release != entry.version:
         where.fail(
             f"version {entry.version} but the server package {server.name} is "
-            f"{server.upstream_version} ({server.version})"
+            f"{server.release} ({server.version})"
         )
     artifact = entry.maven
     if artifact is not None and artifact.version.split("-", 1)[0] != entry.version:
@@ -265,6 +275,12 @@ def _parse_choice(value: Any, key: str, choices: tuple[str, ...], where: _Where)
     if text not in choices:
         where.fail(f"unknown {key} {text!r}; known: {', '.join(choices)}")
     return text
+
+
+def _parse_provider(value: Any, where: _Where) -> str:
+    if value in RENAMED_PROVIDERS:
+        where.fail(RENAMED_PROVIDERS[value])
+    return _parse_choice(value, "provider", tuple(PROVIDER_SECTIONS), where)
 
 
 def _parse_version(value: Any, where: _Where) -> str:
@@ -335,23 +351,23 @@ def _parse_maven(raw: Any, parent: _Where) -> MavenArtifact | None:
     return MavenArtifact(sha256=sha256, **fields)
 
 
-def _parse_chroot(raw: Any, parent: _Where) -> SidChroot | None:
+def _parse_chroot(raw: Any, parent: _Where) -> DebianChroot | None:
     if raw is None:
         return None
     where = parent.at(raw)
     if not isinstance(raw, dict):
-        where.fail("'chroot' must be a mapping {package, suite, mirror}")
+        where.fail("'chroot' must be a mapping {suite, mirror, packages}")
     _check_keys(raw, CHROOT_KEYS, CHROOT_OPTIONAL_KEYS, where, "chroot")
-    package = _require_str(raw["package"], "chroot package", where)
-    if not DEB_NAME_RE.match(package):
-        where.fail(f"bad Debian package name {package!r}: lowercase letters, digits and + . -")
-    suite = _require_str(raw.get("suite", "sid"), "chroot suite", where)
+    suite = _require_str(raw["suite"], "chroot suite", where)
     if not DEB_SUITE_RE.match(suite):
         where.fail(f"bad Debian suite {suite!r}: e.g. sid, trixie")
     mirror = _require_str(raw.get("mirror", DEFAULT_DEBIAN_MIRROR), "chroot mirror", where)
     if not URL_RE.match(mirror):
         where.fail(f"bad mirror {mirror!r}: an http(s) URL such as {DEFAULT_DEBIAN_MIRROR}")
-    return SidChroot(package=package, suite=suite, mirror=mirror)
+    packages = _parse_packages(raw["packages"], where)
+    if not packages:
+        where.fail("'chroot.packages' must be a non-empty list of {name, version, sha256}")
+    return DebianChroot(suite=suite, packages=packages, mirror=mirror)
 
 
 def _parse_tarball(raw: Any, parent: _Where) -> Tarball | None:

@@ -4,6 +4,7 @@ and whether its image or archive is pinned. `servers/catalog.py` holds the whole
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -38,6 +39,12 @@ class DebianPackage:
         version = self.version.split(":", 1)[1] if ":" in self.version else self.version
         return version.rsplit("-", 1)[0] if "-" in version else version
 
+    @property
+    def release(self) -> str:
+        """The upstream release, without a Debian repack suffix: ``1:11.8.9+ds-0+deb13u1``
+        → ``11.8.9`` (``+ds``/``+dfsg``: the source was repacked; ``~``: a pre-release)."""
+        return re.split(r"[+~]", self.upstream_version, maxsplit=1)[0]
+
 
 @dataclass(frozen=True)
 class MavenArtifact:
@@ -55,11 +62,16 @@ class MavenArtifact:
 
 
 @dataclass(frozen=True)
-class SidChroot:
-    """A Debian chroot built with debootstrap, with one server package installed in it."""
+class DebianChroot:
+    """A Debian chroot built with debootstrap from ``suite``, with pinned packages installed.
 
-    package: str
-    suite: str = "sid"
+    Each package is downloaded as ``NAME=VERSION`` from the suite's index and checked
+    against its sha256 before it is installed; their dependencies are what the suite has
+    when the chroot is built (recorded in the tree).
+    """
+
+    suite: str
+    packages: tuple[DebianPackage, ...]
     mirror: str = DEFAULT_DEBIAN_MIRROR
 
 
@@ -88,7 +100,7 @@ class Entry:
     basedir: Path | None = None
     stand_in: str | None = None
     notes: str | None = None
-    chroot: SidChroot | None = None
+    chroot: DebianChroot | None = None
     tarball: Tarball | None = None
     image: str | None = None
     digest: str | None = None  # docker only: the image must have it before use
@@ -113,7 +125,8 @@ class Entry:
     @property
     def server_package(self) -> DebianPackage | None:
         """The package holding the server binary: the first named ``*server*``, else the first."""
-        for package in self.packages:
+        packages = self.packages or (self.chroot.packages if self.chroot else ())
+        for package in packages:
             if "server" in package.name:
                 return package
-        return self.packages[0] if self.packages else None
+        return packages[0] if packages else None

@@ -30,7 +30,7 @@ class Install:
     stand_in: str | None = None
     extra: dict[str, str] = field(default_factory=dict)
     # Prefix of every command run from this install (the init script and mysqld), e.g. a
-    # chroot's own dynamic loader (debian-sid) or a `docker run` wrapper (docker).
+    # `docker run` wrapper (docker).
     launcher: tuple[str, ...] = ()
     # [mysqld] options this install needs on every start: paths its compiled-in defaults
     # get wrong (e.g. a chroot's plugin and charset dirs). The cell's options override them.

@@ -122,14 +122,17 @@ def state(st: store.Store) -> str:
     return hashlib.sha256(json.dumps(rows, default=str).encode()).hexdigest()
 
 
-def stored_verdicts(st: store.Store, base: str, new: str, workload: str, threads: int) -> list[str]:
-    """`perftrack detect`'s verdicts of new against base on this workload and threads."""
+def stored_verdicts(
+    st: store.Store, base: str, new: str, workload: str, threads: int
+) -> list[tuple[str, float | None]]:
+    """`perftrack detect`'s verdicts of new against base on this workload and threads:
+    (verdict, the lower end of the ratio's interval)."""
     con = st.con
     if not _has_table(con, "verdicts"):
         return []
     rows = con.execute(
-        """SELECT verdict FROM verdicts WHERE base_server = ? AND new_server = ?
+        """SELECT verdict, ci_low FROM verdicts WHERE base_server = ? AND new_server = ?
            AND workload = ? AND threads = ? AND metric = 'tps'""",
         [base, new, workload, threads],
     ).fetchall()
-    return [r[0] for r in rows]
+    return [(r[0], r[1]) for r in rows]

@@ -91,13 +91,38 @@ def synthetic_studies(root: Path) -> Path:
         "reference": f"reference/{SYNTHETIC_STUDY}.csv",
         "comparisons": ["version", "charset"],
         "baseline_collation": "latin1_swedish_ci",
-        "stand_in": "SYNTHETIC servers stand in for A and B",
+        "local_notes": "SYNTHETIC servers of the history fixture",
         "roles": {
-            "base": {"article": "A", "full": "nosuch-a", "local": "synthetic-mysql-8.0.36"},
-            "new": {"article": "B", "full": "nosuch-b", "local": "synthetic-mysql-8.4.0"},
+            "base": {
+                "article": "A",
+                "full": "mysql-8.0.36",
+                "local": "synthetic-mysql-8.0.36",
+                "stand_in": "SYNTHETIC: the history fixture's server",
+            },
+            "new": {
+                "article": "B",
+                "full": "mysql-8.4.0",
+                "local": "synthetic-mysql-8.4.0",
+                "stand_in": "SYNTHETIC: the history fixture's server",
+            },
         },
         "claims": [{"text": "B is slower than A", "rows": "version", "where": {}, "below": 1.0}],
         "scales": {"full": scale, "local": scale},
     }
     (studies / f"{SYNTHETIC_STUDY}.yaml").write_text(yaml.safe_dump(doc, sort_keys=False))
+    # the catalog beside the studies (whose players the pages name): the real one plus the
+    # history fixture's servers, as `path` entries nothing ever starts
+    catalog = root / "versions.yaml"
+    text = (
+        catalog.read_text()
+        if catalog.is_file()
+        else (REPO / "configs" / "versions.yaml").read_text()
+    )
+    for sid in ("synthetic-mysql-8.0.36", "synthetic-mysql-8.4.0"):
+        version = sid.rsplit("-", 1)[1]
+        text += (
+            f"  - {{id: {sid}, product: mysql, version: {version}, provider: path, "
+            f"basedir: /nonexistent/{sid}, notes: SYNTHETIC test fixture}}\n"
+        )
+    catalog.write_text(text)
     return studies

@@ -303,10 +303,13 @@ def test_study_pages_show_the_articles_ratios(sites: dict[str, Path], tab: Tab) 
     # the SYNTHETIC study: its servers are in the DB, so the page draws our ratios
     tab.open(url(site, f"study-{SYNTHETIC_STUDY}"))
     tab.shot(f"desktop-study-{SYNTHETIC_STUDY}")
-    assert "STAND-INS (scale local): SYNTHETIC servers" in tab.page.inner_text("#study-source")
-    assert tab.page.inner_text("#study-roles") == (
-        "base: article A → here synthetic-mysql-8.0.36\nnew: article B → here synthetic-mysql-8.4.0"
-    )
+    assert "Scale local: SYNTHETIC servers" in tab.page.inner_text("#study-source")
+    roles = tab.page.inner_text("#study-roles").splitlines()
+    assert [r.split(" (")[0] for r in roles] == [
+        "base: article MySQL A -> here synthetic-mysql-8.0.36",
+        "new: article MySQL B -> here synthetic-mysql-8.4.0",
+    ]
+    assert "a stand-in of the same product: graded" in roles[0]
     marks = int(tab.page.get_attribute("#chart-study", "data-marks") or 0)
     assert marks > 0
     rows = tab.page.locator("#study-table tbody tr")
@@ -371,22 +374,41 @@ def test_real_study_pages_draw_what_study_report_says(
     capsys.readouterr()
     assert cli.main(["study", "report", name, "--from-db", "--db", str(REAL_DB)]) == 0
     report = capsys.readouterr().out
-    indented = [ln for ln in report.splitlines() if ln.startswith("  ")]
     tab.open(url(out, f"study-{name}"))
     tab.shot(f"desktop-real-study-{name[:3]}")
-    assert "STAND-INS (scale local)" in tab.page.inner_text("#study-source")
-    roles = tab.page.inner_text("#study-roles")
-    assert "→ here mariadb-" in roles
+    assert "Scale local: " in tab.page.inner_text("#study-source")
+    roles = tab.page.inner_text("#study-roles").splitlines()
+    players = [ln.strip() for ln in report.splitlines() if " -> here " in ln]
+    assert roles == players and any("-> here mariadb-" in r for r in roles)
+    # every row of the report (the lines under a "cells" header) is a table row, in order,
+    # with the same grade in the same words
+    rows, in_table = [], False
+    for ln in report.splitlines():
+        if ln.startswith("  cells "):
+            in_table = True
+        elif in_table and ln.startswith("  ") and not ln.startswith("  NOTE"):
+            rows.append(ln)
+        else:
+            in_table = False
+    grades = [re.search(r" \d+/\d+ +(?:—|\d\.\d{3})  (.+)$", ln) for ln in rows]
     n_rows = tab.page.locator("#study-table tbody tr").count()
-    # every ratio row of the report (indented cell labels with a number) is a table row
-    ratio_lines = [ln for ln in indented if re.search(r"\d\.\d{3}[* ] +(\[|—)", ln)]
-    assert n_rows == len(ratio_lines) > 0
+    assert n_rows == len(rows) > 0 and all(grades)
+    page_grades = tab.page.locator("#study-table tbody tr td:last-child").all_inner_texts()
+    assert page_grades == [g.group(1) for g in grades if g]
+    assert any(g.endswith(" — direction only") for g in page_grades)  # MariaDB for MySQL
     table = tab.page.inner_text("#study-table")
     assert "NaN" not in table and "undefined" not in table
-    first = re.search(r"(\d\.\d{3})[* ] +\[", ratio_lines[0])
+    measured = [ln for ln in rows if re.search(r"\d\.\d{3}[* ] +\[", ln)]
+    first = re.search(r"(\d\.\d{3})[* ] +\[", measured[0])
     assert first and first.group(1) in table  # the report's first ratio, on the page
-    assert int(tab.page.get_attribute("#chart-study", "data-marks") or 0) >= n_rows
+    assert int(tab.page.get_attribute("#chart-study", "data-marks") or 0) >= len(measured)
     assert "Nothing to draw yet" not in tab.page.inner_text("#chart-study")
+    # the claims and findings in the report's words, and the rule they are graded by
+    claims = tab.page.inner_text("#study-claims").splitlines()
+    said = [ln for ln in report.splitlines() if ln.startswith(("finding", "claim:"))]
+    assert claims == (said or ["The article's claims are its numbers: see the table."])
+    rule = next(ln for ln in report.splitlines() if ln.startswith("grades: "))
+    assert rule.removeprefix("grades: ") in tab.page.inner_text("#study-rule")
     assert tab.problems() == []
 
 

@@ -192,7 +192,11 @@ def test_study_pages_come_from_configs_studies(
         if s["name"] == SYNTHETIC_STUDY
     )
     # the DB has the local servers' results: the page shows the local scale, labelled
-    assert study["scale"] == "local" and "SYNTHETIC servers" in study["stand_in"]
+    assert study["scale"] == "local" and "SYNTHETIC servers" in study["local_notes"]
+    assert study["players"][0].startswith(
+        "base: article MySQL A -> here synthetic-mysql-8.0.36 (MySQL 8.0.36 for MySQL A): "
+        "a stand-in of the same product: graded"
+    )
     by = {(r["comparison"], r["cells"]): r for r in study["rows"]}
     version = by[("version", "workload=oltp_read_only threads=4 collation=latin1_swedish_ci")]
     assert version["article"] == pytest.approx(0.93)
@@ -207,10 +211,11 @@ def test_study_pages_come_from_configs_studies(
     ]
     assert charset["article"] == pytest.approx(1 / 0.8)  # latin1 / utf8mb4: > 1 = latin1 faster
     assert charset["ours"] == pytest.approx(1 / 0.9, abs=0.08)  # synthetic: utf8mb4 10% slower
-    assert (
-        study["claims"][0].startswith("claim: B is slower than A")
-        and "agrees" in study["claims"][0]
-    )
+    # graded by the one rule (the same product: MySQL 8.4.0 and 8.0.36 for B and A)
+    assert version["grade"] == "agrees" and version["graded"]  # 0.95 against 0.93
+    (claim,) = [c for c in study["claims"] if c.startswith("claim: B is slower than A")]
+    assert claim.endswith(": agrees")
+    assert "magnitude differs" in study["rule"] and "direction only" in study["rule"]
 
 
 # --- vendored JS ------------------------------------------------------------------------

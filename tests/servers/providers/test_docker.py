@@ -24,7 +24,7 @@ from pathlib import Path
 
 import pytest
 
-import mysql_sid
+import chroot_servers
 from perftrack import cli
 from perftrack.core.errors import ConfigError, FetchError
 from perftrack.planning import matrix
@@ -444,8 +444,8 @@ def dockerd() -> Iterator[str]:
 @pytest.fixture(scope="module")
 def sid_image(dockerd: str) -> tuple[str, Install]:
     """The sid chroot imported as local/mysql-sid:VERSION (~10 s); (reference, sid install)."""
-    install = mysql_sid.install_or_skip()
-    tree = install.basedir.parent
+    install = chroot_servers.install_or_skip()
+    tree = chroot_servers.tree(install)
     ref = f"local/mysql-sid:{install.version}"
     tar = subprocess.Popen(
         ["tar", "-C", str(tree), "--exclude=./.complete", "-c", "."], stdout=subprocess.PIPE

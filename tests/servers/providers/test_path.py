@@ -131,7 +131,7 @@ def test_registry_matches_the_catalog_providers() -> None:
 
 
 def test_unknown_provider_lists_the_known_ones(tmp_path: Path) -> None:
-    known = "debian, debian-sid, docker, maven, path, tarball"
+    known = "debian, debian-chroot, docker, maven, path, tarball"
     with pytest.raises(ConfigError, match=f"unknown provider 'podman'; known: {known}"):
         providers.get_provider("podman")
     entry = dataclasses.replace(path_entry(tmp_path), provider="podman")

@@ -106,8 +106,9 @@ class SiteData:
 DESCRIBED = ("runner_class", "hw_key", "profile", "tables", "table_size", "duration_s")
 DESCRIBED += ("connection", *AXES, "workload", "threads")
 
-# What `series_samples` gives of a series' server after the series columns.
-SAMPLE_SERVER = ("server_id", "product", "version", "version_string", "stand_in")
+# What `series_samples` gives of a series' server after the series columns (its stored
+# stand_in, the fifth, is history and not exported: see compare.tables).
+SAMPLE_SERVER = ("server_id", "product", "version", "version_string")
 
 
 class Exporter:
@@ -318,7 +319,7 @@ class Exporter:
             series = dict(zip(compare.GROUP_COLS, s[:n], strict=True))
             if self.current_hw.get(series["runner_class"]) != series["hw_key"]:
                 continue
-            ident = dict(zip(SAMPLE_SERVER, s[n : n + 5], strict=True))
+            ident = dict(zip(SAMPLE_SERVER, s[n : n + 4], strict=True))
             values, latency, run_ids, rounds = s[n + 5 :]
             first = len(run_ids)
             while first > 0 and run_ids[first - 1] == run_ids[-1]:

@@ -6,7 +6,11 @@ checks come from `publish.study_report`, fed with the results DB's records of th
 study plans (latest attempt of each, `study_runs.db_records`) instead of a run directory.
 The scale shown is the one whose servers have the most cells (`full` wins a tie): a
 runner's DB shows the article's servers, this machine's shows the labelled stand-ins.
-Skipped and failed cells are listed with their reasons, like the report's "not measured".
+Who plays each role, and whether a row's side is another product's stand-in (shown for
+its direction only, not graded), comes from `planning.study.players` with the catalog of
+the studies' configs directory; each row, claim and finding carries the report's grade in
+the same words (analysis/grading.py). Skipped and failed cells are listed with their
+reasons, like the report's "not measured".
 """
 
 from __future__ import annotations
@@ -20,6 +24,7 @@ from perftrack.core.errors import ConfigError
 from perftrack.planning import study as study_mod
 from perftrack.publish import study_report as report
 from perftrack.publish import study_runs
+from perftrack.servers import catalog as catalog_mod
 from perftrack.store.store import Store
 
 NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
@@ -30,17 +35,22 @@ class StudyPage:
     name: str  # file stem: the page is study-NAME.html
     title: str
     study: study_mod.Study
+    catalog: catalog_mod.Catalog  # the roles' products and their players' (study_mod.players)
 
 
 def load_all(directory: Path | None) -> list[StudyPage]:
+    """The studies of `directory` (configs/studies), with the catalog of the same configs
+    directory (its versions.yaml)."""
     if directory is None or not directory.is_dir():
         return []
     out = []
+    cat = None
     for p in sorted(directory.glob("*.yaml")):
         if not NAME_RE.match(p.stem):
             raise ConfigError(f"{p}: study file names are letters, digits, '.', '_' and '-'")
         st = study_mod.load(p.stem, directory.parent)
-        out.append(StudyPage(p.stem, st.title, st))
+        cat = cat or catalog_mod.load(directory.parent / catalog_mod.CATALOG_FILENAME)
+        out.append(StudyPage(p.stem, st.title, st, cat))
     return out
 
 
@@ -51,18 +61,24 @@ def page_data(s: StudyPage, db: Store, counts: dict[str, int]) -> dict[str, Any]
     scale = scale_shown(st, counts)
     mine = study_runs.db_records(st, scale, db)
     side, skipped = report.collect(st, scale, mine)
-    table = report.rows(st, side)
+    players = study_mod.players(st, scale, s.catalog)
+    table = report.rows(st, side, players)
+    findings = (
+        report.charset_findings(st, table, side, players) if "charset" in st.comparisons else []
+    )
     return {
         "name": s.name,
         "title": st.title,
         "scale": scale,
-        "stand_in": st.stand_in if scale != "full" else "",
+        "local_notes": st.local_notes if scale != "full" else "",
         "roles": [
             {"role": r, "article": st.roles[r]["article"], "server": st.server(r, scale)}
             for r in st.role_names
         ],
+        "players": report.role_lines(players),
+        "rule": report.RULE,
         "rows": [_row(r) for r in table],
-        "claims": [c.line() for c in report.claim_checks(st, table)],
+        "claims": [*findings, *(c.line() for c in report.claim_checks(st, table))],
         "skipped": skipped,
         "reference_rows": len(side.article),
     }
@@ -86,7 +102,8 @@ def _row(r: report.ReportRow) -> dict[str, Any]:
         "n": f"{r.n[0]}/{r.n[1]}",
         "sure": r.sure,
         "article": r.article,
-        "direction": {True: "same", False: "opposite", None: None}[r.agrees()],
+        "grade": r.grade.text,
+        "graded": r.grade.graded,
     }
 
 

@@ -14,7 +14,7 @@ from typing import Protocol
 from perftrack.core.errors import ConfigError
 from perftrack.servers.catalog import Entry
 from perftrack.servers.install import Install
-from perftrack.servers.providers import debian, debian_sid, docker, maven, path, tarball
+from perftrack.servers.providers import debian, debian_chroot, docker, maven, path, tarball
 
 Progress = Callable[[str], None]
 
@@ -29,7 +29,7 @@ class ProviderFetch(Protocol):
 
 PROVIDERS: dict[str, ProviderFetch] = {
     debian.NAME: debian.fetch,
-    debian_sid.NAME: debian_sid.fetch,
+    debian_chroot.NAME: debian_chroot.fetch,
     docker.NAME: docker.fetch,
     maven.NAME: maven.fetch,
     path.NAME: path.fetch,

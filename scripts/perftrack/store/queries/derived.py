@@ -109,6 +109,12 @@ class DerivedQueries(QueryBase):
                 out.append((name, xa[name], xb[name], "changed"))
         return out
 
+    def variable_sets(self, *wanted: str) -> dict[str, dict[str, str | None]]:
+        """Stored variable sets by hash ({} for a hash not stored): what a server reported
+        (`SHOW GLOBAL VARIABLES`, without the volatile ones, store/variables.py)."""
+        sets = self._variable_sets(*wanted)
+        return {h: dict(sets[h]) for h in wanted}
+
     def _variable_sets(self, *wanted: str) -> dict[str, dict[str, str | None]]:
         """Stored variable sets (hash -> {name: value}; {} for a hash not stored): every
         set in one query the first time, then any set stored since (a set never changes

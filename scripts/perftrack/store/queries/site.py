@@ -56,8 +56,8 @@ _ON = " AND ".join(
 
 class SiteQueries(QueryBase):
     def server_summaries(self) -> list[dict[str, Any]]:
-        """Every server: server, product, version, its newest version_string, stand_in,
-        and how many results it has."""
+        """Every server: server, product, version, its newest version_string and how many
+        results it has (not the stored stand_in: a server is what it is outside a study)."""
 
         def counts(source: str) -> str:  # per server key: its results, the newest's start
             return (
@@ -76,7 +76,7 @@ class SiteQueries(QueryBase):
             before(f"""SELECT s.server_id AS server, any_value(s.product) AS product,
                       any_value(s.version) AS version,
                       arg_max(s.version_string, c.newest) AS version_string,
-                      any_value(s.stand_in) AS stand_in, coalesce(sum(c.n), 0) AS results
+                      coalesce(sum(c.n), 0) AS results
                FROM servers s LEFT JOIN {name} c USING (server_key)
                GROUP BY s.server_id ORDER BY s.server_id""")
         )
@@ -188,7 +188,7 @@ class SiteQueries(QueryBase):
         where, args = _runs_filter(runs)
         return self._dicts(
             f"""SELECT r.run_id, s.server_id AS server, s.product, s.version, s.version_string,
-                      s.provider, s.stand_in, s.source_sha256, count(*) AS results
+                      s.provider, s.source_sha256, count(*) AS results
                FROM results r JOIN servers s USING (server_key) WHERE {where} GROUP BY ALL""",
             args,
         )
