@@ -11,7 +11,9 @@ does), systemd and the controller (tests/fixtures/runner/start-unit: one start o
 unit provision wrote, delivering the configuration through accept-jit), GitHub's
 artifacts (the act tests' stand-in) and PyPI (a wheelhouse of requirements/ci.lock's
 files: the job installs them with --require-hashes all the same). The Debian archive is
-real: the shard's server is downloaded and verified by the job.
+real: the shard's server is downloaded and verified by the job; so is the Docker engine
+(test_docker.py's, under the host's /run/docker.sock), which the runner user reaches only
+through the installed docker helper.
 
 Two jobs run, each one start of the unit (reset-job, wait-jit, run-ephemeral):
 
@@ -19,7 +21,8 @@ Two jobs run, each one start of the unit (reset-job, wait-jit, run-ephemeral):
    ran inside a trusted nightly job (night 1001): it tries to patch the runner's files,
    plants a "downloaded" action, run records for tomorrow's night and an earlier one (some
    signed with its own record key), a poisoned server cache entry and a git hook, leaves
-   a process running and tries to start containers the sweep would not know;
+   a process and a container running and tries to start containers without perftrack's
+   name or with a label of its own;
 2. the real bench job of .github/workflows/nightly.yml (night 2002, one shard, one
    2-second cell of MariaDB 10.11.18 from the Debian archive).
 
