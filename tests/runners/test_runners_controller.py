@@ -31,6 +31,8 @@ from urllib.parse import parse_qs, urlparse
 
 import pytest
 
+from replay import POLL_S
+
 REPO = Path(__file__).resolve().parents[2]
 RUNNERS = REPO / "runners"
 FIXTURES = REPO / "tests" / "fixtures" / "github" / "runners"
@@ -91,7 +93,10 @@ class GitHubReplay:
         self._lock = threading.Lock()
         self._server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
         self.url = f"http://127.0.0.1:{self._server.server_address[1]}"
-        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
+        # shutdown() waits for the loop to look: every 20 ms, not the default 0.5 s
+        self._thread = threading.Thread(
+            target=self._server.serve_forever, args=(POLL_S,), daemon=True
+        )
 
     def __enter__(self) -> GitHubReplay:
         self._thread.start()

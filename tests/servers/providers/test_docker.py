@@ -34,7 +34,7 @@ from perftrack.servers import catalog
 from perftrack.servers.catalog import Entry
 from perftrack.servers.install import Install
 from perftrack.servers.providers import docker, docker_run
-from replay import Replay
+from replay import POLL_S, Replay
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "dockerhub"
 TAGS_PATH = "/v2/namespaces/library/repositories/mysql/tags"
@@ -91,7 +91,7 @@ def replayed_hub(monkeypatch) -> Iterator[ReplayedHub]:
     server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
     base = f"http://127.0.0.1:{server.server_address[1]}"
     answers.update(_replayed_pages(base))
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread = threading.Thread(target=server.serve_forever, args=(POLL_S,), daemon=True)
     thread.start()
     monkeypatch.setenv(docker.ENV_HUB_URL, base)
     try:
