@@ -5,7 +5,8 @@ PERFTRACK := $(VENV)/bin/perftrack
 STAMP     := $(VENV)/.installed
 SHELL_SCRIPTS := scripts/setup-system.sh .ci/run site/vendor.sh scripts/ci-setup.sh scripts/new-tags-pr.sh \
 	runners/provision runners/wait-jit runners/accept-jit runners/run-ephemeral runners/job-started.sh \
-	runners/docker runners/tune runners/preflight runners/_perftrack.sh
+	runners/docker runners/tune runners/preflight runners/_perftrack.sh runners/reset-job \
+	runners/sign-record
 # Workflow linters: actionlint from the Go module proxy (its PyPI wrapper downloads from
 # GitHub, which fails here), zizmor from PyPI (a dev dependency).
 TOOLS     := $(VENV)/tools
@@ -44,7 +45,7 @@ lint: setup $(ACTIONLINT)
 	$(VENV)/bin/lint-imports
 	shellcheck $(SHELL_SCRIPTS)
 	$(ACTIONLINT)
-	$(VENV)/bin/zizmor --offline --min-severity=medium .github/workflows
+	$(VENV)/bin/zizmor --offline --persona=pedantic .github/workflows
 
 # pytest exits 5 when it collected no tests: that must fail, not pass silently.
 pytest: setup $(ACT)

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from leaks import ToolCommandLines
 from perftrack.core.errors import ParseError
 from perftrack.drivers import slap
 from perftrack.drivers.sysbench import Endpoint
@@ -95,7 +96,11 @@ def test_slap_workloads_run_from_a_matrix(tmp_path, config_dir, workroot) -> Non
     )
     cat = catalog.load(config_dir / "versions.yaml")
     rd = runner.create(m, cat, tmp_path / "runs", "test")
-    s = runner.Runner(rd, cat, config_dir, lambda _: None, workroot=workroot).run()
+    with ToolCommandLines() as tools:
+        s = runner.Runner(rd, cat, config_dir, lambda _: None, workroot=workroot).run()
+    # the password in a private option file, never on mariadb-slap's command line
+    assert any("slap" in a[0] for a in tools.seen.values()), tools.seen
+    assert tools.with_password() == [], tools.seen
     recs = [x for recs in rd.attempts().values() for x in recs]
     assert [x["reason"] for x in recs if x["status"] != "ok"] == []
     assert s.ok == 6

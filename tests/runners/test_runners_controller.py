@@ -31,6 +31,8 @@ from urllib.parse import parse_qs, urlparse
 
 import pytest
 
+from replay import POLL_S
+
 REPO = Path(__file__).resolve().parents[2]
 RUNNERS = REPO / "runners"
 FIXTURES = REPO / "tests" / "fixtures" / "github" / "runners"
@@ -91,7 +93,10 @@ class GitHubReplay:
         self._lock = threading.Lock()
         self._server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
         self.url = f"http://127.0.0.1:{self._server.server_address[1]}"
-        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
+        # shutdown() waits for the loop to look: every 20 ms, not the default 0.5 s
+        self._thread = threading.Thread(
+            target=self._server.serve_forever, args=(POLL_S,), daemon=True
+        )
 
     def __enter__(self) -> GitHubReplay:
         self._thread.start()
@@ -289,14 +294,14 @@ class BenchHost:
             "PATH": "/usr/bin:/bin",
             "RUNNER_USER": str(os.getuid()),
             "PERFTRACK_JIT_SPOOL": str(self.spool),
-            "RUNTIME_DIRECTORY": str(self.runtime),
+            "PERFTRACK_JIT_DIR": str(self.runtime),
         }
         done = subprocess.run(
             [str(RUNNERS / "wait-jit")], env=env, capture_output=True, text=True, check=False
         )
         assert done.returncode == 0, done.stderr
         config = (self.runtime / "jitconfig").read_text()
-        (self.runtime / "jitconfig").unlink()  # run-ephemeral deletes it before the job
+        (self.runtime / "jitconfig").unlink()  # reset-job deletes it before the next job
         return config
 
 
@@ -625,3 +630,53 @@ def test_controller_bad_configuration_is_one_line(tmp_path: Path) -> None:
         [str(RUNNERS / "controller")], capture_output=True, text=True, check=False
     )
     assert usage.returncode == 2
+
+
+def test_wait_jit_hands_over_only_in_a_directory_only_root_may_write(tmp_path: Path) -> None:
+    """Root never sets an owner or mode through a path the runner user could replace: the
+    handoff directory must be root's and not group/other-writable, else nothing is taken
+    (a symlink planted there would have redirected the old chown/chmod)."""
+    spool, out = tmp_path / "spool", tmp_path / "jit"
+    spool.mkdir()
+    (spool / "jitconfig").write_text("YWJj\n")
+    victim = tmp_path / "victim"
+    victim.write_text("root's file\n")
+    victim.chmod(0o600)
+    env = {
+        "PATH": "/usr/bin:/bin",
+        "RUNNER_USER": "65534",
+        "PERFTRACK_JIT_SPOOL": str(spool),
+        "PERFTRACK_JIT_DIR": str(out),
+    }
+
+    def wait_jit() -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [str(RUNNERS / "wait-jit")], env=env, capture_output=True, text=True, check=False
+        )
+
+    out.mkdir()
+    os.chown(out, 65534, 65534)  # the runner user's directory (the old RuntimeDirectory)
+    (out / "jitconfig").symlink_to(victim)
+    for bad in ("owner", "mode", "symlink"):
+        if bad == "mode":
+            os.chown(out, 0, 0)
+            out.chmod(0o777)
+        if bad == "symlink":
+            (out / "jitconfig").unlink()
+            out.rmdir()
+            out.symlink_to(tmp_path)
+        done = wait_jit()
+        assert done.returncode == 1, bad
+        assert (
+            done.stderr
+            == f"error: {out} must be a directory only root may write (reset-job makes it)\n"
+        )
+        assert (spool / "jitconfig").exists(), "the configuration is left in the spool"
+    assert victim.stat().st_uid == 0 and victim.stat().st_mode & 0o777 == 0o600
+    out.unlink()
+    out.mkdir(mode=0o755)
+    done = wait_jit()
+    assert done.returncode == 0, done.stderr
+    handed = out / "jitconfig"
+    assert (handed.stat().st_uid, handed.stat().st_mode & 0o777) == (65534, 0o400)
+    assert handed.read_text() == "YWJj\n" and not (spool / "jitconfig").exists()

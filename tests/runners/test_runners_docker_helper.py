@@ -75,7 +75,8 @@ def test_the_providers_server_command_runs_as_the_caller_without_capabilities(tm
 
 
 def test_the_providers_other_calls_pass(tmp_path: Path) -> None:
-    probe = ["run", "--rm", "--network", "none", "--user", "0:0", "--entrypoint", "/bin/sh"]
+    probe = ["run", "--rm", "--name", "perftrack-7-0a1b2c3d", "--network", "none"]
+    probe += ["--user", "0:0", "--entrypoint", "/bin/sh"]
     assert plan([*probe, IMAGE_ID, "-c", "mysqld --verbose --help"])[-3:] == [
         IMAGE_ID,
         "-c",
@@ -90,7 +91,8 @@ def test_the_providers_other_calls_pass(tmp_path: Path) -> None:
     assert plan(["ps", "--all", "--quiet", "--filter", f"label={docker_run.LABEL}"])
 
 
-BASE = ["run", "--rm", "--network", "host", "--entrypoint", "/usr/sbin/mysqld"]
+UNNAMED = ["run", "--rm", "--network", "host", "--entrypoint", "/usr/sbin/mysqld"]
+BASE = [*UNNAMED, "--name", "perftrack-7-0a1b2c3d"]
 
 
 @pytest.mark.parametrize(
@@ -106,9 +108,11 @@ BASE = ["run", "--rm", "--network", "host", "--entrypoint", "/usr/sbin/mysqld"]
         ([*BASE, "-v", "/:/host", IMAGE_ID], "the image must be an image id"),
         (["run", "--rm", "--network", "bridge", "--entrypoint", "/x", IMAGE_ID], "host or none"),
         ([*BASE, "mysql:8.4.3"], "the image must be an image id"),
-        ([*BASE, "--name", "evil", IMAGE_ID], "not a perftrack container name"),
+        ([*UNNAMED, "--name", "evil", IMAGE_ID], "not a perftrack container name"),
+        # an unnamed container would escape the sweep (it removes perftrack-… names only)
+        ([*UNNAMED, IMAGE_ID], "run needs --rm, --name perftrack-…"),
         ([*BASE, "--label", "other=1", IMAGE_ID], "only io.perftrack.server-dir"),
-        (["run", "--network", "host", "--entrypoint", "/x", IMAGE_ID], "needs --rm"),
+        (["run", "--network", "host", "--entrypoint", "/x", IMAGE_ID], "run needs --rm"),
         ([*BASE, "--entrypoint", "../x", IMAGE_ID], "given twice"),
         (["exec", "perftrack-7-0a1b2c3d", "sh"], "not one of perftrack's calls"),
         (["build", "."], "not one of perftrack's calls"),

@@ -33,6 +33,8 @@ SCRIPTS = [
     "tune",
     "preflight",
     "_perftrack.sh",
+    "reset-job",
+    "sign-record",
 ]
 KEY_LINE = "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIFakeKeyOnlyForTests perftrack-controller"
 
@@ -92,7 +94,19 @@ def test_dry_run_prints_every_action_and_changes_nothing(token: Path) -> None:
     # root command the docker helper, the controller's key limited to accept-jit.
     assert "token" not in out.replace("/etc/perftrack-runner/token", "")
     assert "usermod -aG docker" not in out
-    assert "ghrunner ALL=(root) NOPASSWD: /usr/local/lib/perftrack-runner/docker-helper" in out
+    lib = "/usr/local/lib/perftrack-runner"
+    assert f"ghrunner ALL=(root) NOPASSWD: {lib}/docker-helper, {lib}/record-signer" in out
+    # Nothing a job can change survives it: the runner install is root's, the host is
+    # reset before every job, the job's records are signed for its night.
+    assert "would run: chown -R root:root /opt/actions-runner" in out
+    assert "chown -R ghrunner" not in out
+    reset, wait = f"ExecStartPre=+{lib}/reset-job", f"ExecStartPre=+{lib}/wait-jit"
+    assert reset in out and out.index(reset) < out.index(wait)
+    assert f"Environment=PERFTRACK_RECORD_SIGNER={lib}/bin/perftrack-record-signer" in out
+    assert (
+        "would write: /var/lib/perftrack-runner/record-key (32 random bytes, mode 600, root)" in out
+    )
+    assert "RuntimeDirectory" not in out  # the JIT handoff is in a root-only directory
     assert 'restrict,command="env PERFTRACK_JIT_SPOOL=' in out and KEY_LINE in out
     assert "TRUSTED_WORKFLOWS=.github/workflows/nightly.yml,.github/workflows/pr-bench.yml" in out
     assert "rm -f /usr/local/lib/perftrack-runner/jit-config /etc/perftrack-runner/token" in out

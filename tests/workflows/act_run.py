@@ -154,7 +154,7 @@ def run_act(
     if not ACT.is_file():
         raise AssertionError(f"{ACT} is missing: run `make act` (make test builds it)")
     artifacts, xdg = tmp / "artifacts", tmp / "xdg"
-    artifacts.mkdir()
+    artifacts.mkdir(exist_ok=True)  # a test may plant a cache entry there first
     xdg.mkdir()
     cmd = [
         str(ACT),

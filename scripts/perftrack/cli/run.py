@@ -177,17 +177,22 @@ def run(
         raise typer.Exit(EXIT_FAILED_CELLS)
 
 
-def _unfinished(out_dir: Path) -> runner.RunDir | None:
+def _unfinished(out_dir: Path, night_id: str) -> runner.RunDir | None:
     """The newest run directory in `out_dir` that did not complete and that no live
-    process runs (a shard's earlier attempt, killed with its runner)."""
+    process runs (a shard's earlier attempt, killed with its runner), and that this
+    night's job wrote (on a bench host: signed, host/salvage.py `accepted`)."""
     from perftrack.core import dirlock
+    from perftrack.host import salvage
 
     if not out_dir.is_dir():
         return None
     for p in sorted(out_dir.iterdir(), reverse=True):
         rd = runner.RunDir(p)
         unfinished = (p / "plan.json").is_file() and rd.status().get("status") != "complete"
-        if unfinished and dirlock.state(p) != dirlock.HELD:
+        if not unfinished or dirlock.state(p) == dirlock.HELD:
+            continue
+        kept = salvage.KeptRun(night_id, out_dir.name, p)
+        if salvage.accepted(kept, emit):
             return rd
     return None
 
@@ -210,7 +215,7 @@ def _run_shard(
     if night_id is not None:
         out_dir = salvage.shard_dir(night_id, shard)
     work = nightplan.load_shard(plan_file, shard, catalog.load())
-    earlier = _unfinished(out_dir) if night_id is not None else None
+    earlier = _unfinished(out_dir, night_id) if night_id is not None else None
     if earlier is not None:
         emit(f"run {earlier.run_id}: an unfinished earlier attempt of shard {shard}, resumed")
         return execute(earlier, True, retries, True)

@@ -18,7 +18,7 @@ from typing import Any
 
 import jsonschema
 
-from perftrack.core import fastcheck, files
+from perftrack.core import fastcheck, files, recordsig
 from perftrack.core.errors import RecordError
 
 SCHEMA_ID = "perftrack.run-record/1"
@@ -191,6 +191,7 @@ def write(record: dict[str, Any], directory: Path) -> Path:
     directory.mkdir(parents=True, exist_ok=True)
     path = directory / f"{record['cell_id']}.{record['attempt']}.json"
     files.replace_text(path, json.dumps(record, indent=1, sort_keys=True) + "\n")
+    recordsig.sign(path)  # on a bench host: signed for this job's night (core/recordsig.py)
     return path
 
 

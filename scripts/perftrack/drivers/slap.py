@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from perftrack.core.errors import EnvironmentProblem, ParseError
-from perftrack.drivers.sysbench import Endpoint, execute
+from perftrack.drivers.sysbench import Endpoint, execute, private_options
 
 # mariadb-slap is the MariaDB client's name; mysqlslap the MySQL one (same options/output).
 BINARIES = ("mariadb-slap", "mysqlslap")
@@ -168,7 +168,11 @@ def run(
 ) -> tuple[dict[str, Any], list[str]]:
     """One cell: one concurrency value; returns (parsed result, redacted command)."""
     cmd = command(target, load=load, concurrency=[threads], engine=engine, options=options)
-    outcome = execute(cmd, bound_s, log)
+    # the password in a private option file (first option), never on the command line
+    with private_options(
+        cmd, "--password=", lambda pw: f"[client]\npassword={pw}\n", "--defaults-extra-file="
+    ) as argv:
+        outcome = execute(argv, bound_s, log)
     if outcome.timed_out:
         return {"status": "failed", "reason": f"slap hung: killed after {bound_s:.0f} s"}, redact(
             cmd

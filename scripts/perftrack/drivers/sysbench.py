@@ -8,6 +8,8 @@ import re
 import shutil
 import signal
 import subprocess
+import tempfile
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
@@ -104,8 +106,41 @@ class ToolOutcome:
     bound_s: float
 
 
+PASSWORD_OPTION = "--mysql-password="
+
+
+@contextlib.contextmanager
+def private_options(
+    cmd: list[str], option: str, file_text: Callable[[str], str], file_option: str
+) -> Iterator[list[str]]:
+    """``cmd`` with ``option``VALUE (a password) moved into a file only this user can read,
+    named by ``file_option``PATH: a command line is world-readable (/proc/PID/cmdline, ps),
+    a 0600 file is not. The file is removed when the tool has run."""
+    secret = [a for a in cmd if a.startswith(option)]
+    if not secret:
+        yield cmd
+        return
+    fd, name = tempfile.mkstemp(prefix="perftrack-", suffix=".cnf")  # mode 0600
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            fh.write(file_text(secret[-1][len(option) :]))
+        rest = [a for a in cmd[1:] if not a.startswith(option)]
+        yield [cmd[0], f"{file_option}{name}", *rest]
+    finally:
+        with contextlib.suppress(OSError):
+            os.unlink(name)
+
+
 def execute(cmd: list[str], bound_s: float, log: Path | None = None) -> ToolOutcome:
-    """Run a sysbench command, killing its process group if it passes `bound_s`."""
+    """Run a sysbench command, killing its process group if it passes `bound_s`. The
+    password goes to sysbench in a private --config-file, never on its command line."""
+    with private_options(
+        cmd, PASSWORD_OPTION, lambda pw: f"mysql-password={pw}\n", "--config-file="
+    ) as argv:
+        return _execute(argv, bound_s, log)
+
+
+def _execute(cmd: list[str], bound_s: float, log: Path | None) -> ToolOutcome:
     proc = subprocess.Popen(
         cmd,
         stdout=subprocess.PIPE,

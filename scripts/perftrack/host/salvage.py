@@ -18,6 +18,14 @@ and a record uploaded twice is ingested once (ingest is idempotent by record id)
 
 A run directory whose owner lock is held (a live `perftrack run`) is neither copied nor
 deleted.
+
+On a bench host every kept file was signed by the job that wrote it, for that job's night
+(core/recordsig.py, runners/record-signer): a kept run is accepted — copied here, resumed
+by `perftrack run --night-id` — only with its plan and each record signed for the night
+its directory names. A record planted by another job (for an earlier night, or for a run
+id still to come) is refused with one line and deleted, and a run whose plan is not
+signed goes whole: nothing a job leaves in the state directory is published unless the
+job of that night wrote it.
 """
 
 from __future__ import annotations
@@ -29,7 +37,7 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from perftrack.core import dirlock, paths, record
+from perftrack.core import dirlock, paths, record, recordsig
 from perftrack.core.errors import ConfigError
 
 NIGHT_ID_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}\Z")
@@ -80,15 +88,36 @@ def kept_runs(nights: Path) -> Iterator[KeptRun]:
                     yield KeptRun(night.name, shard.name, run)
 
 
+def accepted(run: KeptRun, say: Callable[[str], None] = lambda _m: None) -> bool:
+    """Is ``run`` its night's job's work (recordsig)? Records that are not are deleted, a
+    run whose plan is not goes whole (False); each refusal is one line."""
+    reason = recordsig.refusal(run.path / "plan.json", run.night)
+    if reason:
+        where = f"night {run.night} ({run.shard})"
+        say(f"refused kept run {run.run_id} of {where}: its plan is {reason}; deleted")
+        shutil.rmtree(run.path, ignore_errors=True)
+        return False
+    for rec in run.records():
+        reason = recordsig.refusal(rec, run.night)
+        if reason:
+            where = f"night {run.night} ({run.shard}, run {run.run_id})"
+            say(f"refused record {rec.name} of {where}: {reason}; deleted")
+            rec.unlink(missing_ok=True)
+            rec.with_name(rec.name + recordsig.SUFFIX).unlink(missing_ok=True)
+    return True
+
+
 def _copy(run: KeptRun, dest: Path, with_logs: bool) -> None:
     dest.mkdir(parents=True, exist_ok=True)
     for name in RUN_FILES:
         if (run.path / name).is_file():
             shutil.copy2(run.path / name, dest / name)
-    parts = ("records", "logs") if with_logs else ("records",)
-    for part in parts:
-        if (run.path / part).is_dir():
-            shutil.copytree(run.path / part, dest / part, dirs_exist_ok=True)
+    for rec in run.records():  # the records only (accepted ones: `accepted` ran first)
+        target = dest / rec.relative_to(run.path)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(rec, target)
+    if with_logs and (run.path / "logs").is_dir():
+        shutil.copytree(run.path / "logs", dest / "logs", dirs_exist_ok=True)
 
 
 def salvage(
@@ -101,6 +130,8 @@ def salvage(
     for run in kept_runs(paths.nights_dir()):
         if dirlock.state(run.path) == dirlock.HELD:
             say(f"left {run.path}: a live perftrack is running it")
+            continue
+        if not accepted(run, say):
             continue
         status = record_status(run)
         n = len(run.records())

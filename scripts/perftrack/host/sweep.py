@@ -19,8 +19,10 @@ removes exactly those, and only those:
 - a **container** is removed only if it carries the docker provider's label
   (`io.perftrack.server-dir`, servers/providers/docker_run.py) naming a stale server
   directory, or a directory that no longer exists when the container is this user's
-  (`io.perftrack.owner`, set by runners/docker-helper). No docker client or engine: the
-  containers are skipped with a line saying so.
+  (`io.perftrack.owner`, set by runners/docker-helper on every container it starts); or,
+  this user's without a server directory (a probe, or one a job started by hand through
+  the helper), when the perftrack process its name carries (`perftrack-PID-HEX`) is gone.
+  No docker client or engine: the containers are skipped with a line saying so.
 
 Idempotent: a second sweep finds nothing. Nothing found: "nothing to sweep", exit 0.
 """
@@ -204,36 +206,63 @@ def _docker(docker: str, *args: str) -> subprocess.CompletedProcess[str]:
     )
 
 
-def sweep_containers(docker: str | None, stale: set[Path], uid: int, report: SweepReport) -> None:
-    """Remove the docker provider's containers whose server directory is stale or gone."""
-    if docker is None:
-        report.say("containers: no docker client here, not checked")
-        return
+def _launcher_alive(name: str, uid: int) -> bool:
+    """Does the perftrack process whose pid the container's name carries still run as
+    `uid`? (perftrack-PID-HEX: docker_run and the docker provider name every container.)"""
+    pid = int(name[len(CONTAINER_PREFIX) :].split("-", 1)[0])
+    info = _proc(pid)
+    return info is not None and info[0] == uid and not _gone(pid)
+
+
+def _list_containers(docker: str, label: str, report: SweepReport) -> list[str] | None:
     fmt = f'{{{{.Names}}}}|{{{{.Label "{LABEL}"}}}}|{{{{.Label "{OWNER_LABEL}"}}}}'
     try:
-        p = _docker(docker, "ps", "--all", "--filter", f"label={LABEL}", "--format", fmt)
+        p = _docker(docker, "ps", "--all", "--filter", f"label={label}", "--format", fmt)
     except (OSError, subprocess.TimeoutExpired) as exc:
         report.say(f"containers: cannot list them ({exc}), not checked")
-        return
+        return None
     if p.returncode != 0:
         detail = " ".join((p.stderr or p.stdout).split())[:200]
         report.say(f"containers: `docker ps` failed ({detail}), not checked")
+        return None
+    return p.stdout.splitlines()
+
+
+def sweep_containers(docker: str | None, stale: set[Path], uid: int, report: SweepReport) -> None:
+    """Remove the containers perftrack started that no live run owns: labelled with a
+    server directory that is stale or gone, or (started through runners/docker-helper,
+    which labels every container with its owner) with no server directory at all and a
+    launcher that is dead. Another user's containers are never touched."""
+    if docker is None:
+        report.say("containers: no docker client here, not checked")
         return
-    for line in p.stdout.splitlines():
+    lines: list[str] = []
+    for label in (LABEL, f"{OWNER_LABEL}={uid}"):
+        found = _list_containers(docker, label, report)
+        if found is None:
+            return
+        lines += [line for line in found if line not in lines]
+    for line in lines:
         name, _, rest = line.partition("|")
         server_dir, _, owner = rest.partition("|")
-        if not NAME_RE.match(name) or not server_dir.startswith("/"):
+        if not NAME_RE.match(name):
             continue
-        d = Path(server_dir)
         if owner and owner != str(uid):
             continue  # another user's container: not ours to stop
-        if d in stale or (not d.exists() and owner == str(uid)):
-            rm = _docker(docker, "rm", "--force", name)
-            if rm.returncode == 0:
-                report.say(f"removed container {name} (server directory {d})", acted=True)
-            else:
-                detail = " ".join((rm.stderr or rm.stdout).split())[:200]
-                report.say(f"warning: could not remove container {name}: {detail}")
+        if server_dir.startswith("/"):
+            d = Path(server_dir)
+            gone = d in stale or (not d.exists() and owner == str(uid))
+        else:  # no server directory: a probe, or a container a job started by hand
+            gone = owner == str(uid) and not _launcher_alive(name, uid)
+        if not gone:
+            continue
+        rm = _docker(docker, "rm", "--force", name)
+        where = f"server directory {server_dir}" if server_dir else "no server directory"
+        if rm.returncode == 0:
+            report.say(f"removed container {name} ({where})", acted=True)
+        else:
+            detail = " ".join((rm.stderr or rm.stdout).split())[:200]
+            report.say(f"warning: could not remove container {name}: {detail}")
 
 
 def sweep(

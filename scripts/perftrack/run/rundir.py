@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from perftrack import __version__
-from perftrack.core import files, record
+from perftrack.core import files, record, recordsig
 from perftrack.core.errors import ConfigError
 from perftrack.planning import cells as plan
 from perftrack.planning.matrix import Matrix
@@ -126,6 +126,7 @@ def create_from_cells(
             **extra,
         },
     )
+    recordsig.sign(rd.path / "plan.json")  # a bench host resumes only a plan its night wrote
     rd.set_status("running", created_at=now())
     return rd
 

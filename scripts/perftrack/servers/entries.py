@@ -14,6 +14,10 @@ from pathlib import Path
 UNPINNED = "unpinned"
 UNPINNED_REASON = "not yet pinned (run `perftrack servers pin {id}` on a runner)"
 DEFAULT_DEBIAN_MIRROR = "http://deb.debian.org/debian"
+# Where MySQL's official tarballs are served from: a tarball entry of a pull request must
+# name one (publish/printake.py), and a download follows a redirect only to one of them,
+# over https (providers/tarball.py; dev.mysql.com redirects to cdn.mysql.com).
+TARBALL_HOSTS = ("dev.mysql.com", "downloads.mysql.com", "cdn.mysql.com")
 
 
 @dataclass(frozen=True)

@@ -10,7 +10,7 @@ import re
 import shutil
 import subprocess
 import tempfile
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -19,7 +19,7 @@ import duckdb
 from perftrack.core import git
 from perftrack.core.errors import DatabaseError, EnvironmentProblem
 from perftrack.core.files import fsync_path
-from perftrack.store import migrations, nightfiles, readcache
+from perftrack.store import codecheck, migrations, nightfiles, readcache
 from perftrack.store.sqltext import sql_string
 
 # --- file format -----------------------------------------------------------------------
@@ -211,12 +211,16 @@ def _open_error(path: Path, exc: duckdb.Error) -> DatabaseError:
     return DatabaseError(_corrupt_message(path, first_line(exc)))
 
 
-def connect(path: Path, *, read_only: bool) -> tuple[duckdb.DuckDBPyConnection, int | None]:
+def connect(
+    path: Path, *, read_only: bool, allow: Sequence[Path] = ()
+) -> tuple[duckdb.DuckDBPyConnection, int | None]:
+    """A connection on the DB file, checked (codecheck: no code perftrack did not create)
+    and locked down (no file access outside the DB's directory and `allow`)."""
     try:
         if read_only or ROW_GROUP_SIZE is None:
-            con = duckdb.connect(str(path), read_only=read_only)
+            con = duckdb.connect(str(path), read_only=read_only, config=codecheck.CONNECT_CONFIG)
         else:  # the row group size is an ATTACH option, in force while attached
-            con = duckdb.connect(":memory:")
+            con = duckdb.connect(":memory:", config=codecheck.CONNECT_CONFIG)
             con.execute(
                 f"ATTACH {sql_string(str(path))} AS {DB_ALIAS} (ROW_GROUP_SIZE {ROW_GROUP_SIZE})"
             )
@@ -224,6 +228,8 @@ def connect(path: Path, *, read_only: bool) -> tuple[duckdb.DuckDBPyConnection, 
     except duckdb.Error as exc:
         raise _open_error(path, exc) from None
     try:
+        codecheck.lock_down(con, path, allow)
+        codecheck.refuse_code(con, path)
         version = _probe(con)
         if version is not None and FILES_VERSION <= version <= migrations.CURRENT_VERSION:
             attach_files(path, con, write=not read_only)

@@ -184,7 +184,7 @@ def _by_name(table: str, versions: set[int]) -> bool:
     return len(versions) > 1 or (table == "results" and max(versions) >= nightformat.FORMAT_VERSION)
 
 
-def _view_sql(
+def view_sql(
     table: str,
     source: str,
     versions: set[int],
@@ -217,7 +217,7 @@ def select_files(con: duckdb.DuckDBPyConnection, db: Path, table: str, paths: Se
         raise ValueError(f"not listed files of {table}: {unknown or 'none given'}")
     base = str(files_dir(db).resolve())
     source = "[" + ", ".join(sql_string(f"{base}/{p}") for p in paths) + "]"
-    return _view_sql(table, source, {versions[p] for p in paths})
+    return view_sql(table, source, {versions[p] for p in paths})
 
 
 def _glob(db: Path, table: str) -> str:
@@ -227,13 +227,13 @@ def _glob(db: Path, table: str) -> str:
 
 def _cached_view_sql(table: str, root: Path, parts: Sequence[readcache.Part]) -> str:
     """The TEMP view's SQL over the read cache's parts (readcache.consolidate): the files'
-    rows as `_view_sql` reads them, but from fewer files. Always combined by column name (a
+    rows as `view_sql` reads them, but from fewer files. Always combined by column name (a
     cache file holds a month's union, whose types may differ from a night file's); the runs
     view orders by each row's night file, relative to `root` in the cache and here alike."""
     versions = {f.version for part in parts for f in part.files}
     source = "[" + ", ".join(sql_string(str(part.read)) for part in parts) + "]"
     if not any(part.cached for part in parts):
-        return _view_sql(table, source, versions)
+        return view_sql(table, source, versions)
     cached = [p.read for p in parts if p.cached]
     night = [f for p in parts if not p.cached for f in p.files]
     runs = None
@@ -243,7 +243,7 @@ def _cached_view_sql(table: str, root: Path, parts: Sequence[readcache.Part]) ->
         )
         night_rows = readcache.rows_sql(root, night, filename=True)
         runs = f"({cache_rows} UNION ALL BY NAME {night_rows})"
-    return _view_sql(table, source, versions, combine=True, runs_source=runs)
+    return view_sql(table, source, versions, combine=True, runs_source=runs)
 
 
 def create_views(
@@ -284,7 +284,7 @@ def create_views(
             used |= {p.read.name for p in parts if p.cached}
             sql = _cached_view_sql(table, root, parts)
         else:
-            sql = _view_sql(table, _glob(db, table), {v for _, v in files})
+            sql = view_sql(table, _glob(db, table), {v for _, v in files})
         con.execute(f"CREATE OR REPLACE {kind} {table} AS {sql}")
     return used
 

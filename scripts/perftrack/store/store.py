@@ -86,12 +86,21 @@ class IngestResult:
     already: int  # records skipped because their record_id was already stored (or repeated)
 
 
-def open_db(path: Path, *, write: bool, lock_timeout_s: float = LOCK_TIMEOUT_S) -> Store:
+def open_db(
+    path: Path,
+    *,
+    write: bool,
+    lock_timeout_s: float = LOCK_TIMEOUT_S,
+    allow: Sequence[Path] = (),
+) -> Store:
     """Open the results DB; use as a context manager (`with open_db(...) as store:`).
 
     write=True: take the exclusive lock (waiting up to `lock_timeout_s`), create the file
     if missing, migrate it forward. write=False: take a shared lock, open read-only, and
-    refuse a missing file or one whose schema is not the current one.
+    refuse a missing file or one whose schema is not the current one. Either way a file
+    holding code perftrack did not create is refused (store/codecheck.py), and the
+    connection reads and writes files only in the DB's directory and the directories in
+    `allow` (where the caller has the store write, e.g. a site being built).
     """
     path = Path(path)
     if not write and not path.exists():
@@ -108,7 +117,7 @@ def open_db(path: Path, *, write: bool, lock_timeout_s: float = LOCK_TIMEOUT_S) 
             if not write:
                 raise ConfigError(f"{path} does not exist: run `perftrack ingest` first")
             applied = create(path)
-        con, version = connect(path, read_only=not write)
+        con, version = connect(path, read_only=not write, allow=allow)
         try:
             check_version(path, version, write=write)
             assert version is not None  # check_version refused None

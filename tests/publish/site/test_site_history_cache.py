@@ -188,7 +188,7 @@ def test_a_change_point_in_a_closed_month_draws_its_step(
     were the same)."""
     monkeypatch.setattr(histtable, "HASH_JOIN", hash_join)
     _more_nights(db, 6)
-    with store.open_db(db, write=False) as st:
+    with store.open_db(db, write=False, allow=[tmp_path]) as st:  # the parts: in site/
         rows = export.Exporter(st, []).history()  # every row, in the table
         first = min(r["at"] for r in rows)
         row = next(r for r in rows if r["at"][:10] == "2026-01-31")  # closed (January)

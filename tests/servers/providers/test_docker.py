@@ -34,7 +34,7 @@ from perftrack.servers import catalog
 from perftrack.servers.catalog import Entry
 from perftrack.servers.install import Install
 from perftrack.servers.providers import docker, docker_run
-from replay import Replay
+from replay import POLL_S, Replay
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "dockerhub"
 TAGS_PATH = "/v2/namespaces/library/repositories/mysql/tags"
@@ -91,7 +91,7 @@ def replayed_hub(monkeypatch) -> Iterator[ReplayedHub]:
     server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
     base = f"http://127.0.0.1:{server.server_address[1]}"
     answers.update(_replayed_pages(base))
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread = threading.Thread(target=server.serve_forever, args=(POLL_S,), daemon=True)
     thread.start()
     monkeypatch.setenv(docker.ENV_HUB_URL, base)
     try:
@@ -727,3 +727,63 @@ def test_real_first_night_pin_is_verified_and_recorded_docker_hub_replay(
         )
         assert "refused (nothing from it is used)" in rec["reason"]
     assert _containers_created_since(since) == [], "no container of the image was created"
+
+
+# --- containers a hostile job leaves: named and labelled by the helper, swept -----------------
+
+
+@pytest.mark.integration
+def test_real_sweep_removes_the_containers_of_a_dead_launcher_and_keeps_a_live_runs(
+    sid_image,
+) -> None:
+    """Containers started as runners/docker-helper starts them for the runner user (uid
+    65534 here; every one named perftrack-PID-HEX and labelled with its owner), none with
+    a server directory: one whose launcher is gone (what a hostile job leaves running
+    after its docker client was killed) and one whose launcher still runs. `perftrack
+    runner sweep`'s container pass removes the first only."""
+    import importlib.machinery
+    import importlib.util
+
+    from perftrack.host import sweep
+
+    loader = importlib.machinery.SourceFileLoader(
+        "pt_docker_helper", str(Path(__file__).resolve().parents[3] / "runners" / "docker-helper")
+    )
+    helper = importlib.util.module_from_spec(
+        importlib.util.spec_from_loader("pt_docker_helper", loader)
+    )
+    loader.exec_module(helper)
+    ref, _ = sid_image
+    image_id = _docker("image", "inspect", "--format", "{{.Id}}", ref).strip()
+    uid = 65534
+    gone = subprocess.Popen(["true"])
+    gone.wait()  # a launcher that is no more
+    live = subprocess.Popen(["setpriv", f"--reuid={uid}", f"--regid={uid}", "--clear-groups",
+                             "sleep", "120"])  # fmt: skip
+    names = {gone.pid: f"perftrack-{gone.pid}-deadbeef", live.pid: f"perftrack-{live.pid}-0badcafe"}
+    clients = []
+    try:
+        for name in names.values():
+            argv = helper.plan(
+                ["run", "--rm", "--name", name, "--network", "none", "--entrypoint",
+                 "/bin/sleep", image_id, "300"], uid, uid,
+            )  # fmt: skip
+            assert f"io.perftrack.owner={uid}" in argv
+            clients.append(subprocess.Popen(["docker", *argv], stdout=subprocess.DEVNULL))
+        owned = f"label=io.perftrack.owner={uid}"
+
+        def running() -> list[str]:
+            return sorted(_docker("ps", "--filter", owned, "--format", "{{.Names}}").split())
+
+        assert _wait_until(lambda: running() == sorted(names.values()), 60), running()
+        for client in clients:  # the job ended: its docker clients die, the containers stay
+            client.kill()
+            client.wait()
+        report = sweep.SweepReport([])
+        sweep.sweep_containers("docker", set(), uid, report)
+        assert f"removed container {names[gone.pid]} (no server directory)" in report.lines
+        assert running() == [names[live.pid]]
+    finally:
+        live.kill()
+        live.wait()
+        _docker("rm", "--force", *names.values(), check=False)

@@ -142,7 +142,8 @@ def build(
     # rows), so a night's build does not redo the history.
     previous = out if (out / MARKER).is_file() else None
     try:
-        with store.open_db(db, write=False) as st:  # one snapshot for the charts and the SQL
+        # one snapshot for the charts and the SQL; the store writes the parts beside --out
+        with store.open_db(db, write=False, allow=[out.parent]) as st:
             sql_files = parquet.start(st, tmp, previous)  # its results parts: meanwhile
             try:
                 cache = histcache.HistoryCache(tmp, previous)

@@ -39,6 +39,7 @@ import difflib
 import json
 import os
 import re
+import secrets
 import shutil
 import subprocess
 import sys
@@ -52,6 +53,7 @@ from pathlib import Path
 from perftrack.core.errors import ConfigError, FetchError
 from perftrack.servers.catalog import IMAGE_DIGEST_RE, Entry
 from perftrack.servers.install import Install
+from perftrack.servers.providers.docker_run import CONTAINER_PREFIX
 
 NAME = "docker"
 RUN_MODULE = "perftrack.servers.providers.docker_run"  # the launcher: see that module
@@ -265,7 +267,9 @@ def _digest_hex(text: str) -> str | None:
 
 def _probe(docker: str, image_id: str, entry: Entry) -> dict[str, str]:
     """What the image holds: server and install script paths, version, compiled-in dirs."""
-    isolated = ["--rm", "--network", "none", "--user", "0:0", "--entrypoint", "/bin/sh"]
+    name = f"{CONTAINER_PREFIX}{os.getpid()}-{secrets.token_hex(4)}"  # the sweep's handle
+    isolated = ["--rm", "--name", name, "--network", "none", "--user", "0:0"]
+    isolated += ["--entrypoint", "/bin/sh"]
     out = _docker(
         docker,
         ["run", *isolated, image_id, "-c", PROBE_SCRIPT],

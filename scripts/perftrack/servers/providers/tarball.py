@@ -8,8 +8,11 @@ version (file name from the version rules, `rules.Rule.tarball_file`):
 
 tried in that order (a 404 moves to the next). ``$PERFTRACK_TARBALL_MIRROR`` replaces both
 hosts with one base URL serving the same paths (a runner's local mirror; the tests' local
-HTTP server). The download must match ``tarball.sha256`` before anything is extracted; an
-entry without a checksum is refused (fill it in on a machine that can download the file).
+HTTP server). A redirect is followed only to the origin asked first or, over https, to one
+of MySQL's download hosts (dev.mysql.com redirects to cdn.mysql.com); any other hop is
+refused with one line before it is requested. The download must match ``tarball.sha256``
+before anything is extracted; an entry without a checksum is refused (fill it in on a
+machine that can download the file).
 Extraction refuses members that would land outside the tree (`cache.safe_extract_tar`)
 and happens in the cache's staging directory: a failure leaves nothing behind.
 
@@ -27,6 +30,7 @@ import os
 import re
 import subprocess
 import urllib.error
+import urllib.parse
 import urllib.request
 from collections.abc import Callable
 from functools import partial
@@ -35,6 +39,7 @@ from pathlib import Path
 from perftrack.core.errors import ConfigError, FetchError
 from perftrack.servers import cache, rules
 from perftrack.servers.catalog import Entry
+from perftrack.servers.entries import TARBALL_HOSTS
 from perftrack.servers.install import Install, first_file
 from perftrack.servers.providers.path import (
     ERRMSG_FILE,
@@ -173,14 +178,50 @@ def download(entry: Entry, urls: list[str], scratch: Path, progress: cache.Progr
     )
 
 
+def _origin(url: str) -> tuple[str, str, int | None]:
+    parts = urllib.parse.urlsplit(url)
+    return parts.scheme, (parts.hostname or "").lower(), parts.port
+
+
+def redirect_refused(first: str, hop: str) -> str | None:
+    """Why a download of ``first`` may not follow a redirect to ``hop``, or None: a hop
+    stays on the origin asked first (the catalog's URL or the mirror) or goes, over https,
+    to one of MySQL's download hosts (`entries.TARBALL_HOSTS`)."""
+    scheme, host, port = _origin(hop)
+    if (scheme, host, port) == _origin(first):
+        return None
+    if scheme != "https":
+        return "only https redirects are followed"
+    if host not in TARBALL_HOSTS or port not in (None, 443):
+        return f"{host or hop!r} is not one of {', '.join(TARBALL_HOSTS)}"
+    return None
+
+
+class _CheckedRedirects(urllib.request.HTTPRedirectHandler):
+    """Every hop checked (`redirect_refused`) before it is requested."""
+
+    def __init__(self, first: str) -> None:
+        self.first = first
+
+    def redirect_request(self, req, fp, code, msg, headers, newurl):  # type: ignore[no-untyped-def]
+        reason = redirect_refused(self.first, newurl)
+        if reason:
+            raise FetchError(
+                f"refusing the redirect of {req.full_url} to {newurl[:200]}: {reason}; "
+                "nothing was downloaded from it"
+            )
+        return super().redirect_request(req, fp, code, msg, headers, newurl)
+
+
 def _copy_url(url: str, target: Path, progress: cache.Progress) -> None:
     if not url.startswith(("https://", "http://")):
         raise FetchError(f"refusing to download {url!r}: only http(s) URLs")
     request = urllib.request.Request(url, headers={"User-Agent": USER_AGENT})
+    opener = urllib.request.build_opener(_CheckedRedirects(url))
     copied = 0
     next_report = PROGRESS_EVERY_BYTES
     with (
-        urllib.request.urlopen(request, timeout=CONNECT_TIMEOUT_S) as response,
+        opener.open(request, timeout=CONNECT_TIMEOUT_S) as response,
         open(target, "wb") as sink,
     ):
         while chunk := response.read(CHUNK_BYTES):
