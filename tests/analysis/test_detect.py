@@ -27,7 +27,12 @@ def ingest(db: Path, recs: list[dict]) -> None:
         st.ingest(recs)
 
 
-def pair_records(base_tps: float, new_tps: float, new_vars: dict | None = None) -> list[dict]:
+def pair_records(
+    base_tps: float, new_tps: float, new_vars: dict | None = None, rng: Any = None
+) -> list[dict]:
+    """Six repeats of each server, 1% noise from `rng` (default: the module's RNG, whose
+    draws the tests before share: a test that adds a call passes a generator of its own)."""
+    rng = RNG if rng is None else rng
     recs = []
     for rep in range(6):
         for i, (sid, ver, tps, var) in enumerate(
@@ -43,7 +48,7 @@ def pair_records(base_tps: float, new_tps: float, new_vars: dict | None = None) 
                     server_id=sid,
                     version=ver,
                     variables=var,
-                    tps=tps * (1 + RNG.normal(0, 0.01)),
+                    tps=tps * (1 + rng.normal(0, 0.01)),
                 )
             )
     return recs
@@ -83,7 +88,7 @@ def test_a_verdict_says_how_many_of_its_values_were_not_steady(tmp_path: Path):
     the host's noisy_reason); one of them was measured again, steady: only the latest
     attempt counts, so the verdict carries 1."""
     db = tmp_path / "u.duckdb"
-    recs = pair_records(1000, 700)
+    recs = pair_records(1000, 700, rng=np.random.default_rng(17))
     moving = "not steady: throughput rose 12% from the window's first third to its last"
     news = [r for r in recs if r["server"]["id"] == "synthetic-mysql-8.0.36"]
     for r in news[:2]:
