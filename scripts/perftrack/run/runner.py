@@ -449,9 +449,10 @@ class Runner:
             again = unsteady or (noisy is not None and self._repeats())
             if again and status == "ok" and attempt < rundir.max_attempt():
                 prog.total += 1
-                what = "not steady" if unsteady else "noisy window"
-                why = noisy or "its throughput was still moving"
-                self.emit(f"{_label(rc.cell)}: {what} ({why}); measuring it again")
+                why = noisy or "not steady: its throughput was still moving"
+                if not unsteady:
+                    why = f"noisy window ({why})"
+                self.emit(f"{_label(rc.cell)}: {why}; measuring it again")
                 _, dead_reason, _, _ = self._measure_one(
                     srv, rc, attempt + 1, eff, prog, repeat_of=attempt
                 )
