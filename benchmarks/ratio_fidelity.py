@@ -49,7 +49,6 @@ from scipy import stats as sps
 from perftrack.core import paths
 from perftrack.drivers import sysbench
 from perftrack.experiments import conclude, explain
-from perftrack.experiments import explanation as ex
 from perftrack.planning import axes as axes_mod
 from perftrack.planning import matrix
 from perftrack.run import runner
@@ -57,6 +56,7 @@ from perftrack.run.server import BENCH_DB, BENCH_USER, Server
 from perftrack.servers import catalog, providers, rules
 
 AGREE_POINT = 0.02  # point estimates within 2% (the issue's bar)
+MAX_ROUNDS_FACTOR = 3  # compare and explain may settle later than --rounds: up to 3x
 
 
 @dataclasses.dataclass(frozen=True)
@@ -129,12 +129,19 @@ class Pacer:
 
     def __init__(self) -> None:
         self.round = 0
+        self.paused = 0.0  # seconds spent waiting for the other paths' rounds
 
     def __call__(self) -> None:
         self.round += 1
         print(f"READY {self.round}", flush=True)
+        t0 = time.monotonic()
         if sys.stdin.readline().strip() != "GO":
             raise SystemExit("coordinator gone")
+        self.paused += time.monotonic() - t0
+
+    def clock(self) -> float:
+        """Wall clock less the pauses: a path's budget counts its own rounds only."""
+        return time.monotonic() - self.paused
 
 
 def pace_every_runner(pacer: Pacer) -> None:
@@ -181,8 +188,11 @@ def child(spec: dict[str, Any]) -> None:
         result["values"] = round_values(p, [rd.path])
     elif path.startswith("compare:"):
         pace_every_runner(pacer)
-        req = request(p, path.split(":")[1], budget_s=3 * 3600)
-        seq = conclude.run(req, cat, cfg, out / "r.duckdb", out / "runs", lambda _l: None)
+        # its own stopping rule decides; the budget only bounds it (the session's cap)
+        req = request(p, path.split(":")[1], budget_s=MAX_ROUNDS_FACTOR * rounds * per_round_s(p))
+        seq = conclude.run(
+            req, cat, cfg, out / "r.duckdb", out / "runs", lambda _l: None, clock=pacer.clock
+        )
         a, b = conclude.session_pairs(out / "r.duckdb", seq.run_ids, req)
         result["values"] = list(zip(a, b, strict=True))
         last = [r for r in seq.rounds if r.comparison is not None]
@@ -192,29 +202,19 @@ def child(spec: dict[str, Any]) -> None:
     elif path == "explain":
         pace_every_runner(pacer)
         req = request(p, cat_lifetime(), budget_s=3 * 3600)
-        lab = explain.Lab(req, cat, cfg, out / "explain", out / "w")
-        a_vars, b_vars = lab.variables(p.a), lab.variables(p.b)
-        b = cat.get(p.b)
-        cands, left = explain.select(a_vars, b_vars, rules.rules_for(b.product, b.version))
-        res = ex.Explanation(p.a, p.b, explain.cell_of(req), cands, left)
-        search = explain.Search(
-            req, res, lambda arms: lab.round(arms, res.run_ids), lab.starts, print
-        )
-        search.started = time.monotonic()
-        search.per_arm_s = req.warmup_s + req.duration_s
-        usable = search._without_refused(tuple(cands))
-        top = ex.Group("g1", usable, 1)
-        res.groups.append(top)
-        try:
-            search._stage(1, [top], with_gap=True)  # explain's first stage, as it runs it
-        finally:
-            if lab.servers is not None:
-                lab.servers.stop_all()
+        res = explain.first_stage(req, cat, cfg, out, lambda _l: None, workroot=out / "w")
         result["values"] = [(r, 1.0) for r in res.gap_ratios]  # A/B per round: B/A = 1/r
         if res.gap is not None:
             g = res.gap
             result["reported"] = [g.ratio, g.ci_low, g.ci_high, g.verdict]
     print("DONE " + json.dumps(result), flush=True)
+
+
+def per_round_s(p: Pair) -> float:
+    """A generous bound of one compare round (two arms) for its budget."""
+    from perftrack.planning import cells
+
+    return 2 * (p.warmup_s + p.duration_s + 2 * cells.CELL_OVERHEAD_ESTIMATE_S) + 5
 
 
 def cat_lifetime() -> str:
@@ -402,6 +402,12 @@ def paired(values: list[tuple[float, float]]) -> tuple[float, float, float, int]
     return math.exp(mean), math.exp(mean - half), math.exp(mean + half), n
 
 
+def spread(values: list[tuple[float, float]]) -> str:
+    """The round-to-round sd of ln(B/A): the path's own noise (plain's is the floor)."""
+    logs = [math.log(b / a) for a, b in values if a > 0 and b > 0]
+    return f"{statistics.stdev(logs):.3f}" if len(logs) >= 2 else "—"
+
+
 def agrees(ref: tuple[float, float, float, int], got: tuple[float, float, float, int]) -> str:
     overlap = got[1] <= ref[2] and ref[1] <= got[2]
     close = abs(got[0] / ref[0] - 1) <= AGREE_POINT
@@ -419,9 +425,9 @@ def table(p: Pair, turns: list[Any]) -> str:
         + (f" on {p.a}" if p.axis else "")
         + f", {p.workload}, {p.threads} threads, {p.tables}x{p.table_size} rows, {p.duration_s} s",
         "",
-        "| path | rounds | ratio B/A [95%] (paired, one formula) | agrees with plain | "
-        "what the path reported | s per round |",
-        "|---|---|---|---|---|---|",
+        "| path | rounds | ratio B/A [95%] (paired, one formula) | sd of ln(B/A) | "
+        "agrees with plain | what the path reported | s per round |",
+        "|---|---|---|---|---|---|---|",
     ]
     for t in turns:
         got = paired(t.values())
@@ -431,7 +437,8 @@ def table(p: Pair, turns: list[Any]) -> str:
         said = "—" if not rep else f"{rep[0]:.3f} [{rep[1]:.3f}, {rep[2]:.3f}] {rep[3]}"
         n = got[3] if got else 0
         per = t.seconds / n if n else math.nan
-        out.append(f"| {t.path} | {n} | {shown} | {ok} | {said} | {per:.0f} |")
+        sd = spread(t.values())
+        out.append(f"| {t.path} | {n} | {shown} | {sd} | {ok} | {said} | {per:.0f} |")
     return "\n".join(out)
 
 
@@ -460,11 +467,17 @@ def main() -> None:
             for i, path in enumerate(wanted):
                 turns.append(Child(path, p, a.rounds, work / f"p{i}"))
             plain.start()
-            for r in range(1, a.rounds + 1):
+            # --rounds rounds at least; then on while compare and explain have not settled by
+            # their own stopping rules (plain runs in every round: all stay interleaved)
+            r = 0
+            while r < a.rounds or (
+                r < MAX_ROUNDS_FACTOR * a.rounds and any(not t.done for t in turns[1:])
+            ):
+                r += 1
                 shift = (r - 1) % len(turns)
                 for t in turns[shift:] + turns[:shift]:
                     t.round(r)
-                print(f"{name}: round {r} of {a.rounds} done", flush=True)
+                print(f"{name}: round {r} done ({a.rounds} asked)", flush=True)
             for t in turns:
                 t.finish()
         finally:

@@ -44,3 +44,22 @@ def write_configs(dst: Path, first_bad: int, n: int = 5) -> Path:
         ]
     (dst / "versions.yaml").write_text("\n".join(lines) + "\n")
     return dst
+
+
+def pair_configs(dst: Path, a_opts: list[str], b_opts: list[str], why: str) -> Path:
+    """configs/ copied to `dst` with two stand-ins of the cached MariaDB 10.11.18 that differ
+    only in their options: ea (A) and eb (B)."""
+    shutil.copytree(Path(__file__).resolve().parents[1] / "configs", dst)
+    lines = ["servers:"]
+    for sid, opts in (("ea", a_opts), ("eb", b_opts)):
+        lines += [
+            f"  - id: {sid}",
+            "    product: mariadb",
+            '    version: "10.11.18"',
+            "    provider: path",
+            f"    basedir: {basedir()}",
+            f"    stand_in: {why} stand-in {sid} (MariaDB 10.11.18)",
+            f"    server_options: [{', '.join(opts)}]",
+        ]
+    (dst / "versions.yaml").write_text("\n".join(lines) + "\n")
+    return dst

@@ -113,18 +113,27 @@ class Search:
     per_arm_s: float = 0.0
     started: float = 0.0
 
-    def run(self) -> ex.Explanation:
+    def first_stage(self) -> ex.Group | None:
+        """Stage 1: A, B and B with every usable candidate (g1), until the gap and g1 are
+        decided; None (and `stop` says why) when B accepts no candidate."""
         e = self.result
         self.started = self.clock()
         self.per_arm_s = self.req.warmup_s + self.req.duration_s + cells.CELL_OVERHEAD_ESTIMATE_S
         usable = self._without_refused(tuple(e.candidates))
         if not usable:
             e.stop = "no candidate B accepts at A's value"
-            return self._done()
+            return None
         top = ex.Group("g1", usable, 1)
         e.groups.append(top)
         self.emit(f"stage 1: A, B and B with all {len(usable)} of A's settings (g1)")
         self._stage(1, [top], with_gap=True)
+        return top
+
+    def run(self) -> ex.Explanation:
+        e = self.result
+        top = self.first_stage()
+        if top is None:
+            return self._done()
         gap = e.gap
         if gap is not None and excludes_regression(gap.ci_low, self.req.min_effect):
             raise ConfigError(
@@ -186,24 +195,39 @@ class Search:
 
     # one stage: rounds until its groups are decided ----------------------------------
     def _stage(self, number: int, groups: list[ex.Group], *, with_gap: bool) -> None:
+        """Rounds until the stage's groups are decided (at STAGE_POINTS) and, with the gap,
+        until the gap B/A is decided by `compare --until-conclusive`'s own rule: its look
+        points, its number of looks for this budget and `conclude.decide` (one answer per
+        cell). Once the groups are decided, the gap's further rounds run A and B only."""
         e = self.result
-        arms: list[Arm] = [("B", None)]
-        if with_gap:
-            arms.append(("A", None))
-        arms += [(g.label, g.members) for g in groups]
-        looks = len(STAGE_POINTS) * (len(groups) + int(with_gap))
+        base: list[Arm] = [("B", None), ("A", None)] if with_gap else [("B", None)]
+        arms: list[Arm] = base + [(g.label, g.members) for g in groups]
+        looks = len(STAGE_POINTS) * len(groups)
+        gap_points = conclude.look_points(10**9)[: self.req.planned_looks()]
+        gap_looks = conclude.SIDES * self.req.planned_looks()
         rounds: list[dict[str, float | None]] = []
         pending = {g.label for g in groups}
-        gap_pending, looked = with_gap, 0
+        gap_pending, looked, gap_looked = with_gap, 0, 0
         while pending or gap_pending:
-            values = self._round(number, arms, rounds)
+            values = self._round(number, arms if pending else base, rounds)
             if values is None:
                 for g in groups:
                     if g.label in pending:
                         g.state = ex.NOISE if looked else ex.UNTESTED
                 break
             b = [v for r in rounds if (v := r.get("B")) is not None]
-            if looked >= len(STAGE_POINTS) or len(b) < STAGE_POINTS[looked]:
+            if gap_pending and len(b) >= gap_points[gap_looked]:
+                gap_looked += 1
+                pa, pb = _pairs(rounds, "A", "B")
+                e.gap = conclude.decide(
+                    pa, pb, cv=None, looks=gap_looks, min_effect=self.req.min_effect, paired=True
+                )
+                gap_pending = gap_looked < len(gap_points) and (
+                    e.gap is None or e.gap.verdict == "inconclusive"
+                )
+                if not pending:
+                    self.emit(self._look_line(number, f"gap {gap_looked}", len(b), []))
+            if not pending or looked >= len(STAGE_POINTS) or len(b) < STAGE_POINTS[looked]:
                 continue
             looked += 1
             last = looked == len(STAGE_POINTS)
@@ -223,13 +247,7 @@ class Search:
                     g.state = ex.NOISE
                 if g.state != ex.UNTESTED:
                     pending.discard(g.label)
-            if gap_pending:
-                pa, pb = _pairs(rounds, "A", "B")
-                e.gap = conclude.decide(
-                    pa, pb, cv=None, looks=looks, min_effect=self.req.min_effect, paired=True
-                )
-                gap_pending = not last and (e.gap is None or e.gap.verdict == "inconclusive")
-            self.emit(self._look_line(number, looked, len(b), groups))
+            self.emit(self._look_line(number, str(looked), len(b), groups))
         for g in groups:
             g.ratios = ex.paired_ratios(rounds, g.label, "B")
         if with_gap:
@@ -300,11 +318,13 @@ class Search:
                 flat.add(g.label)
         ex.unconfirm(e, flat)
 
-    def _look_line(self, stage: int, look: int, n: int, groups: list[ex.Group]) -> str:
+    def _look_line(self, stage: int, look: str, n: int, groups: list[ex.Group]) -> str:
         parts = []
         gap = self.result.gap
         if stage == 1 and gap is not None:
-            parts.append(f"gap B/A {gap.ratio:.3f} ({gap.verdict})")
+            parts.append(
+                f"gap B/A {gap.ratio:.3f} [{gap.ci_low:.3f}, {gap.ci_high:.3f}] ({gap.verdict})"
+            )
         for g in groups:
             c = g.comparison
             ratio = f"{c.ratio:.3f}" if c else "—"
@@ -453,6 +473,37 @@ def explain(
     workroot: Path | None = None,
 ) -> ex.Explanation:
     """`perftrack explain A B` on real servers."""
+    return _on_real_servers(req, cat, config_dir, out_dir, emit, workroot, Search.run)
+
+
+def first_stage(
+    req: conclude.Request,
+    cat: Catalog,
+    config_dir: Path,
+    out_dir: Path,
+    emit: Callable[[str], None],
+    *,
+    workroot: Path | None = None,
+) -> ex.Explanation:
+    """Explain's first stage alone on real servers: its gap (B/A, `result.gap`) is the
+    answer explain acts on, measured as the search measures it."""
+
+    def stage_one(search: Search) -> ex.Explanation:
+        search.first_stage()
+        return search._done()
+
+    return _on_real_servers(req, cat, config_dir, out_dir, emit, workroot, stage_one)
+
+
+def _on_real_servers(
+    req: conclude.Request,
+    cat: Catalog,
+    config_dir: Path,
+    out_dir: Path,
+    emit: Callable[[str], None],
+    workroot: Path | None,
+    how: Callable[[Search], ex.Explanation],
+) -> ex.Explanation:
     validate(req, cat)
     lab = Lab(req, cat, config_dir, out_dir / "explain", workroot, emit=emit)
     a_vars, b_vars = lab.variables(req.a), lab.variables(req.b)
@@ -465,7 +516,7 @@ def explain(
     result = ex.Explanation(req.a, req.b, cell_of(req), cands, left)
     search = Search(req, result, lambda arms: lab.round(arms, result.run_ids), lab.starts, emit)
     try:
-        return search.run()
+        return how(search)
     finally:
         if lab.servers is not None:
             lab.servers.stop_all()  # kept servers: after the search, or on any interruption

@@ -1,0 +1,67 @@
+"""One cell, one answer (issue 36 item 2): `compare --until-conclusive` and explain's first
+stage, run on real servers one after the other on the same cell of a pair with a real
+effect (5-7% here; the issue asked for ~10%), give the same verdict and ratios within 4%.
+Explain's gap is decided by compare's own sequential rule (explain.Search._stage).
+
+The pair: two stand-ins of the cached MariaDB 10.11.18 that differ in their performance
+schema settings, a moderate, real cost (A_OPTS/B_OPTS below, measured here first).
+Both are stand-ins of one binary: the test is about perftrack's two measuring paths, not
+about a release.
+"""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import standins
+from perftrack.experiments import conclude, explain
+from perftrack.planning import cells
+from perftrack.servers import catalog
+
+# B pays for the performance schema and its statement histories on every statement.
+# Measured here with plain sysbench against kept servers (oltp_point_select, 2 threads,
+# 2 x 10k rows, 8 interleaved rounds of 3 s): the performance schema alone B/A 0.938,
+# with statement history and stage instruments 0.907; sd of ln(B/A) 0.02-0.03.
+A_OPTS = ["performance_schema=OFF"]
+B_OPTS = [
+    "performance_schema=ON",
+    "performance-schema-consumer-events-statements-history=ON",
+    "performance-schema-consumer-events-statements-history-long=ON",
+]
+CELL = {
+    "workload": "oltp_point_select", "threads": 2, "duration_s": 3, "warmup_s": 1,
+    "tables": 2, "table_size": 10_000, "min_effect": 0.05,
+}  # fmt: skip
+
+
+def test_real_compare_and_explain_first_stage_agree_on_a_ten_percent_regression(
+    tmp_path: Path, workroot: Path
+):
+    cfg = standins.pair_configs(tmp_path / "configs", A_OPTS, B_OPTS, "one-answer")
+    cat = catalog.load(cfg / "versions.yaml")
+    lines: list[str] = []
+    # both with the servers kept up for the sequence: explain's lifetime
+    req = conclude.Request(
+        "ea", "eb", 300, **CELL, server_lifetime=cells.EXPLAIN_SERVER_LIFETIME
+    )  # fmt: skip
+    seq = conclude.run(
+        req, cat, cfg, tmp_path / "r.duckdb", tmp_path / "runs", lines.append, workroot=workroot
+    )
+    got = [r.comparison for r in seq.rounds if r.comparison is not None]
+    assert got, "\n".join(lines)
+    c = got[-1]
+    res = explain.first_stage(req, cat, cfg, tmp_path / "runs", lines.append, workroot=workroot)
+    g = res.gap
+    print("\n".join(lines))  # the test's record (pytest -s)
+    assert g is not None, res.stop
+    print(f"compare: {c.ratio:.3f} [{c.ci_low:.3f}, {c.ci_high:.3f}] {seq.verdict}")
+    print(f"explain stage 1: {g.ratio:.3f} [{g.ci_low:.3f}, {g.ci_high:.3f}] {g.verdict}")
+    # a real regression (5-7% in this test's runs here), called the same by both
+    assert seq.verdict == "regression" and g.verdict == "regression", (seq.verdict, g.verdict)
+    assert c.ci_high < 1 and g.ci_high < 1
+    # and the same size within 4% (seen: 0.946 and 0.928; n=4 intervals can be narrower
+    # than the rounds' drift, so the points are compared, not only the intervals)
+    assert abs(math.log(c.ratio / g.ratio)) < 0.04, (c.ratio, g.ratio)
+    assert not explain.excludes_regression(g.ci_low, req.min_effect)  # explain goes on
+    # the `workroot` fixture checks that no server runs and no directory is left
