@@ -7,8 +7,10 @@ round (so drift of the machine falls on all of them alike):
 
 - `plain`: sysbench by hand against A's and B's servers started once and kept up (started
   with perftrack's server lifecycle and the cell's options; data prepared by sysbench
-  itself, one warm-up at the start), each round one measured run per arm, the arms'
-  order alternating: the reference;
+  itself, one warm-up at the start), each round the cell's warm-up and one measured run
+  per arm, the arms' order alternating: the reference (before 2026-11-28 10:15 it had no
+  per-round warm-up: measured right after the other paths' rounds, its rounds were the
+  noisiest of the charset pair, docs/benchmarks.md);
 - `run:group`, `run:run`: `perftrack run` (run.runner.Runner on a matrix of the pair,
   repeats = rounds), a fresh server per group / servers kept for the run;
 - `compare:group`, `compare:run`: `compare --until-conclusive` (experiments/conclude.run,
@@ -356,6 +358,15 @@ class Plain:
         t0 = time.monotonic()
         got: dict[int, float] = {}
         for arm in (0, 1) if r % 2 else (1, 0):
+            if self.p.warmup_s > 0:  # the cell's warm-up, as every perftrack path runs it
+                sysbench.run(
+                    self.p.workload,
+                    self.target(self.servers[arm]),
+                    threads=self.p.threads,
+                    time_s=self.p.warmup_s,
+                    tables=self.p.tables,
+                    table_size=self.p.table_size,
+                )
             parsed, _cmd = sysbench.run(
                 self.p.workload,
                 self.target(self.servers[arm]),
