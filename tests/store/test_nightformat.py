@@ -223,7 +223,7 @@ def real_older_db(tmp_path: Path) -> Path | None:
     """The published history at a schema version before the current one (v9 or later),
     with its night files, in tmp_path: data/results.duckdb if it still is older, else its
     newest older revision in git (night files are never rewritten, so today's
-    data/results/ holds every file that revision lists)."""
+    data/results/ holds every file that revision lists; the later ones are removed)."""
     db = tmp_path / "data" / "results.duckdb"
     if not REAL_DB.is_file():
         return None
@@ -245,12 +245,23 @@ def real_older_db(tmp_path: Path) -> Path | None:
             continue
         try:
             if 9 <= (migrations.schema_version(con) or 0) < migrations.CURRENT_VERSION:
+                rows = con.execute(f"SELECT path FROM {nightfiles.FILES_TABLE}").fetchall()
+                listed = {r[0] for r in rows}
+                _keep_only(nightfiles.files_dir(db), listed)
                 return db
         except duckdb.Error:
             pass
         finally:
             con.close()
     return None
+
+
+def _keep_only(root: Path, listed: set[str]) -> None:
+    """The night files of that revision only: the nights published after it (today's
+    data/results/ holds them too) are not its files."""
+    for f in root.rglob("*.parquet"):
+        if f.relative_to(root).as_posix() not in listed:
+            f.unlink()
 
 
 def counts(con: duckdb.DuckDBPyConnection) -> dict[str, int]:
