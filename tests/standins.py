@@ -26,39 +26,40 @@ def basedir() -> Path:
 
 def write_configs(dst: Path, first_bad: int, n: int = 5) -> Path:
     """configs/ copied to `dst` with a catalog of stand-ins sa-1..sa-n (sa-first_bad.. slow)."""
-    src = Path(__file__).resolve().parents[1] / "configs"
-    shutil.copytree(src, dst)
-    base = basedir()
-    lines = ["servers:"]
+    entries = []
     for i in range(1, n + 1):
-        opts = SLOW if i >= first_bad else FAST
         kind = "slow" if i >= first_bad else "fast"
-        lines += [
-            f"  - id: sa-{i}",
-            "    product: mariadb",
-            f'    version: "10.11.{90 + i}"',
-            "    provider: path",
-            f"    basedir: {base}",
-            f"    stand_in: bisect stand-in {i} (MariaDB 10.11.18, {kind})",
-            f"    server_options: [{', '.join(opts)}]",
-        ]
-    (dst / "versions.yaml").write_text("\n".join(lines) + "\n")
-    return dst
+        why = f"bisect stand-in {i} (MariaDB 10.11.18, {kind})"
+        entries.append((f"sa-{i}", f"10.11.{90 + i}", why, SLOW if i >= first_bad else FAST))
+    return _configs_with(dst, entries)
 
 
 def pair_configs(dst: Path, a_opts: list[str], b_opts: list[str], why: str) -> Path:
     """configs/ copied to `dst` with two stand-ins of the cached MariaDB 10.11.18 that differ
     only in their options: ea (A) and eb (B)."""
+    return _configs_with(
+        dst,
+        [
+            (sid, "10.11.18", f"{why} stand-in {sid} (MariaDB 10.11.18)", opts)
+            for sid, opts in (("ea", a_opts), ("eb", b_opts))
+        ],
+    )
+
+
+def _configs_with(dst: Path, entries: list[tuple[str, str, str, list[str]]]) -> Path:
+    """configs/ copied to `dst`, its catalog replaced by path entries of the cached MariaDB
+    10.11.18 basedir: (id, version, stand_in text, server_options) each."""
     shutil.copytree(Path(__file__).resolve().parents[1] / "configs", dst)
+    base = basedir()
     lines = ["servers:"]
-    for sid, opts in (("ea", a_opts), ("eb", b_opts)):
+    for sid, version, why, opts in entries:
         lines += [
             f"  - id: {sid}",
             "    product: mariadb",
-            '    version: "10.11.18"',
+            f'    version: "{version}"',
             "    provider: path",
-            f"    basedir: {basedir()}",
-            f"    stand_in: {why} stand-in {sid} (MariaDB 10.11.18)",
+            f"    basedir: {base}",
+            f"    stand_in: {why}",
             f"    server_options: [{', '.join(opts)}]",
         ]
     (dst / "versions.yaml").write_text("\n".join(lines) + "\n")
