@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from perftrack.experiments import candidates
+from perftrack.experiments import candidates, explanation
 from perftrack.servers import rules
 from perftrack.store import store
 
@@ -82,6 +82,15 @@ def test_every_variable_left_out_on_a_real_catalog_pair_is_reviewed() -> None:
         assert "innodb_adaptive_hash_index" not in {
             x.name for x in left if x.kind != candidates.ONLY_IN_A
         }
+    # the terminal's summary of what was left out: one line per kind, every kind labelled,
+    # a few names each (the real explain's line was 2,000 characters of "only in A: …")
+    *_ab, left = next(p for p in pairs if p[:2] == ("mariadb-10.2.11", "mariadb-10.11.5"))
+    lines = explanation.left_out_lines(left)
+    kinds = {x.kind for x in left}
+    assert len(lines) == 1 + len(kinds) and all(len(ln) < 160 for ln in lines), lines
+    assert sum(int(ln.split()[0]) for ln in lines[1:]) == len(left)
+    assert all(candidates.KIND_LABELS[k] in "\n".join(lines) for k in kinds)
+    assert set(candidates.KIND_LABELS) == KINDS
 
 
 @pytest.mark.parametrize(

@@ -306,6 +306,10 @@ def test_real_b_refusing_a_setting_is_found_by_starting_it(tmp_path: Path, workr
     reason = lab.starts((good, bogus))
     assert reason is not None and "unknown variable 'innodb_no_such=1'" in reason
     assert not reason.startswith("/")  # the server's words, not the binary's path
+    # a value B's install script refuses: its [ERROR] line, not the script's advice that
+    # follows it ("… error.log or …/data for more information.", seen in a real explain)
+    enum = candidates.Candidate("old_alter_table", "old_alter_table", "OFF", "DEFAULT")
+    assert lab.starts((good, enum)) == "Error while setting value 'OFF' to 'old_alter_table'"
 
 
 def _explain(

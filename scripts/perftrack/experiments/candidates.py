@@ -195,6 +195,21 @@ SIZED = "sized"
 NOT_ONE_LINE = "not-one-line"
 RULES_REFUSE = "rules-refuse"
 RULES_DROP = "rules-drop"
+# Each kind in a summary line (a kind's own reasons may name the variable)
+KIND_LABELS = {
+    ONLY_IN_A: "only in A (B has no such variable)",
+    ONLY_IN_B: "only in B (new in B's release)",
+    NULL_IN_A: "NULL in A (nothing to set)",
+    SET_BY_PERFTRACK: "set by perftrack for every cell",
+    NOT_SETTABLE_BY_VALUE: "not settable by value",
+    VERSION_STRING: "version strings",
+    READ_ONLY: "read-only (not settable at startup)",
+    PATH: "paths of one installation",
+    SIZED: "sized by the server from the machine or from other settings",
+    NOT_ONE_LINE: "not writable as one my.cnf line",
+    RULES_REFUSE: "refused by the version rules for B",
+    RULES_DROP: "dropped by the version rules for B",
+}
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 
 from perftrack.analysis import stats
-from perftrack.experiments.candidates import Candidate, Left
+from perftrack.experiments.candidates import KIND_LABELS, Candidate, Left
 
 N_RESAMPLES = 2000
 SEED = 20261125
@@ -226,21 +226,34 @@ def table_lines(e: Explanation) -> list[str]:
     lines.append("* isolated" + ("; ? moved in the search, not confirmed" if e.unconfirmed else ""))
     for c, reason in e.refused:
         lines.append(f"skipped: {c.setting}: B refuses it at startup: {reason}")
-    if e.left:
-        counts: dict[str, int] = {}
-        for lf in e.left:
-            counts[lf.reason] = counts.get(lf.reason, 0) + 1
-        lines.append(
-            f"left out {len(e.left)} differing variable(s): "
-            + "; ".join(f"{n} {r}" for r, n in sorted(counts.items(), key=lambda x: -x[1]))
-            + " (--json lists them)"
-        )
+    lines.extend(left_out_lines(e.left))
     lines.append(
         f"{len(e.candidates)} candidate(s), {e.rounds} round(s), "
         f"{e.machine_s / 60:.1f} min machine time ({e.stop})"
     )
     lines.append(f"explanation: {e.conclusion}")
     return lines
+
+
+def left_out_lines(left: list[Left], width: int = 72) -> list[str]:
+    """What was left out, one line per kind, largest first, with the names that fit in
+    `width` characters."""
+    if not left:
+        return []
+    by_kind: dict[str, list[str]] = {}
+    for lf in left:
+        by_kind.setdefault(lf.kind, []).append(lf.name)
+    out = [f"left out {len(left)} differing variable(s) (--json gives each one's reason):"]
+    for kind, members in sorted(by_kind.items(), key=lambda kv: (-len(kv[1]), kv[0])):
+        shown: list[str] = []
+        for name in members:
+            if shown and len(", ".join([*shown, name])) > width:
+                break
+            shown.append(name)
+        more = len(members) - len(shown)
+        names = ", ".join(shown) + (f" and {more} more" if more else "")
+        out.append(f"  {len(members):>3} {KIND_LABELS.get(kind, kind)}: {names}")
+    return out
 
 
 def _cand(c: Candidate) -> dict[str, Any]:

@@ -270,9 +270,10 @@ class Server:
                 stop_group(proc)
                 raise
         if proc.returncode != 0:
-            detail = known_cause(
-                tail_bytes(log) + "\n" + tail_bytes(self.error_log), self.dir
-            ) or last_error_line(tail(log) + "\n" + tail(self.error_log))
+            # the whole init log (KBs): install scripts print the server's [ERROR] first
+            # and ~30 lines of advice after it, which a tail would keep instead
+            whole = tail_bytes(log) + "\n" + tail_bytes(self.error_log)
+            detail = known_cause(whole, self.dir) or last_error_line(whole)
             raise ServerError(
                 f"{self.install.server_id}: datadir initialisation failed "
                 f"(exit {proc.returncode}): {detail}"
