@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import math
 from pathlib import Path
 
@@ -12,7 +11,6 @@ from clirun import assert_one_line_error, perftrack
 from fixtures.records.charset_pairs import charset_records
 from perftrack.analysis import detect, stats
 from perftrack.experiments import conclude, looks
-from perftrack.run import runner
 from perftrack.servers import catalog
 from perftrack.store import store
 from standins import WORKLOAD, write_configs
@@ -102,33 +100,6 @@ def test_until_conclusive_calls_a_real_slowdown_a_regression(tmp_path: Path, wor
     a, b = conclude.session_pairs(db, o.run_ids, req)
     assert len(a) == len(b) == len(o.rounds)
     assert last.comparison.paired and last.n_a == last.n_b == len(o.rounds)
-
-
-def test_kept_servers_serve_every_round_of_a_sequence(tmp_path: Path, workroot: Path):
-    """server_lifetime run: each arm's server starts once for the whole sequence (every
-    round is still its own run, read back and verified), and is stopped at its end."""
-    cfg = write_configs(tmp_path / "configs", first_bad=3)
-    cat = catalog.load(cfg / "versions.yaml")
-    req = conclude.Request(
-        "sa-1", "sa-3", budget_s=240, workload=WORKLOAD, threads=2, duration_s=2, warmup_s=0,
-        server_lifetime="run",
-    )  # fmt: skip
-    lines: list[str] = []
-    o = conclude.run(
-        req, cat, cfg, tmp_path / "r.duckdb", tmp_path / "runs", lines.append, workroot=workroot
-    )
-    assert o.verdict == "regression", "\n".join(lines)
-    assert len(o.rounds) >= conclude.FIRST_LOOK_N
-    starts: dict[str, int] = {}
-    for rid in o.run_ids:
-        rd = runner.RunDir(tmp_path / "runs" / rid)
-        assert rd.status()["server_lifetime"] == "run"
-        for sid, n in rd.status()["server_starts"].items():
-            starts[sid] = starts.get(sid, 0) + n
-        for recs in rd.attempts().values():
-            assert recs[-1]["effective"]["server_lifetime"] == "run"
-    assert starts == {"sa-1": 1, "sa-3": 1}, json.dumps(starts)
-    # the `workroot` fixture checks that no server runs and no directory is left
 
 
 def test_a_stored_aa_spread_keeps_a_tight_cluster_of_rounds_from_a_false_alarm():

@@ -17,6 +17,7 @@ from pathlib import Path
 import standins
 from perftrack.experiments import conclude, explain
 from perftrack.planning import cells
+from perftrack.run import runner
 from perftrack.servers import catalog
 
 # B pays for the performance schema and its statement histories on every statement.
@@ -50,6 +51,17 @@ def test_real_compare_and_explain_first_stage_agree_on_a_ten_percent_regression(
     )
     got = [r.comparison for r in seq.rounds if r.comparison is not None]
     assert got, "\n".join(lines)
+    # kept servers: each arm's server starts once for the whole sequence, every round
+    # still its own run, read back and verified (the `workroot` fixture: stopped at its end)
+    starts: dict[str, int] = {}
+    for rid in seq.run_ids:
+        rd = runner.RunDir(tmp_path / "runs" / rid)
+        assert rd.status()["server_lifetime"] == "run"
+        for sid, n in rd.status()["server_starts"].items():
+            starts[sid] = starts.get(sid, 0) + n
+        for recs in rd.attempts().values():
+            assert recs[-1]["effective"]["server_lifetime"] == "run"
+    assert starts == {"ea": 1, "eb": 1}, starts
     c = got[-1]
     res = explain.first_stage(req, cat, cfg, tmp_path / "runs", lines.append, workroot=workroot)
     g = res.gap
