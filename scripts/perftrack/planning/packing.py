@@ -237,11 +237,15 @@ def fill(
 ) -> list[Slice]:
     """Comparison groups of later rotation parts into the room left, each whole on one
     shard (the shard already holding slices of that group, else the least-loaded shard of
-    the class that fits it; none that fits: left for its own night); the slices taken,
-    in order."""
+    the class that fits it; none that fits: left for its own night; a group larger than
+    the budget goes by series); the slices taken, in order."""
     cap = math.inf if budget_s is None else budget_s
     taken: list[Slice] = []
-    for members in _units(ahead, group_of):
+    units: list[list[Slice]] = []
+    for group in _units(ahead, group_of):  # one larger than a shard: by series, as pack
+        big = sum(s.estimate_s for s in group) > cap
+        units += series_units(group) if big else [group]
+    for members in units:
         rc = members[0].runner_class
         size = sum(s.estimate_s for s in members)
         ours = group_of.get(id(members[0]))
