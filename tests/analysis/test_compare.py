@@ -46,3 +46,15 @@ def test_compare_pairs_values_of_shared_rounds_and_sees_through_drift(tmp_path: 
         assert c is not None and c.paired is paired and c.verdict == verdict, c
         if paired:
             assert c.ci_low < 0.95 < c.ci_high < 0.97
+
+
+def test_version_steps_are_each_release_against_its_predecessor_of_the_same_product() -> None:
+    """The one definition of the pairs a series compares (verdicts, `compare`, sharding)."""
+    servers = [("mysql", "8.4.9"), ("mariadb", "10.11.18"), ("mysql", "5.7.44")]
+    servers += [("mysql", "8.0.40"), ("mariadb", "10.2.11"), ("percona", "8.4.2")]
+    steps = compare.version_steps(servers, lambda s: s)
+    assert steps == [
+        (("mariadb", "10.2.11"), ("mariadb", "10.11.18")),  # 10.11 after 10.2: numeric order
+        (("mysql", "5.7.44"), ("mysql", "8.0.40")),
+        (("mysql", "8.0.40"), ("mysql", "8.4.9")),
+    ]  # percona, alone, has no predecessor; no step crosses products

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from perftrack.core.errors import ConfigError
-from perftrack.planning import dispatch, fleet, matrix, nightplan, schedule
+from perftrack.planning import dispatch, fleet, matrix, nightplan, packing, pairing, schedule
 from perftrack.servers import catalog
 
 REPO = Path(__file__).resolve().parents[2]
@@ -219,13 +219,83 @@ def test_series_are_pinned_to_one_runner_class_and_shards_balance():
         assert max(loads) - min(loads) <= biggest_pack
 
 
-def test_a_server_group_stays_on_one_shard_when_it_fits():
+def test_every_pair_the_night_compares_is_on_one_shard():
+    """Three MariaDB servers (two version steps per series), two charsets, 3 shards: the
+    servers of a series and the charsets of a server's series run on one shard."""
     p = make(shards=3)
-    where: dict[tuple, set[int]] = defaultdict(set)
+    shard_of: dict[tuple, set[int]] = defaultdict(set)
     for sh in p.shards:
         for c in p.shard_cells(sh):
-            where[(c.server_id, c.group_key())].add(sh.index)
-    assert all(len(v) == 1 for v in where.values())
+            # everything the night compares with this cell: every server (one product) and
+            # both charsets of its workload and threads
+            shard_of[(c.workload, c.threads, c.profile)].add(sh.index)
+    assert len(shard_of) == 12 and all(len(v) == 1 for v in shard_of.values())
+    assert len(p.shards) == 3  # …and all three runners get work
+    d = p.to_dict()["pairing"]
+    assert d["comparison_groups"] == 12 and d["split_pairs"] == []
+    lines: list[str] = []
+    nightplan.render(p, lines.append)
+    assert any(
+        line.startswith("pairing: 12 comparison group(s); each comparison group")
+        and "every pair tonight is measured on one machine" in line
+        for line in lines
+    )
+
+
+def test_a_split_pair_is_regrouped_and_a_split_plan_is_caught():
+    """One server, two charsets, two shards: balance alone would put latin1 on one runner
+    and utf8mb4 on the other; the charset pair goes to one shard instead (the other
+    runner gets nothing), and the check finds the pair when it is split by hand."""
+    m = nightly(
+        servers=["mariadb-10.11.19"], workloads=["oltp_point_select"], threads=[1], repeats=2
+    )
+    p = make(m, fl=one_class(control=None), shards=2)
+    assert len(p.shards) == 1 and len(p.shard_cells(p.shards[0])) == 4  # 2 rounds
+    assert "1 shard(s) left empty and dropped" in p.notes
+    assert pairing.split(p.shards, info) == []
+    latin1, utf8mb4 = p.shards[0].slices
+    apart = [
+        packing.Shard(0, "bench-default", [latin1], latin1.estimate_s),
+        packing.Shard(1, "bench-default", [utf8mb4], utf8mb4.estimate_s),
+    ]
+    (pair,) = pairing.split(apart, info)
+    assert pair.kind == "charset axis"
+    assert pair.describe().startswith("charset axis mariadb-10.11.19 latin1_swedish_ci/default")
+    # the same check on a written plan file with the pair split across two shards
+    d = p.to_dict()
+    cells = d["shards"][0]["cells"]
+    d["shards"] = [
+        {**d["shards"][0], "cells": [c for c in cells if c["charset_axis"] == "latin1"]},
+        {
+            **d["shards"][0],
+            "shard": 1,
+            "cells": [c for c in cells if c["charset_axis"] != "latin1"],
+        },
+    ]
+    assert [x.kind for x in pairing.split_in_file(d, info)] == ["charset axis"]
+    assert pairing.split_in_file(p.to_dict(), info) == []
+
+
+@pytest.mark.parametrize("budget", [20, 45])
+def test_under_a_budget_pairs_stay_on_one_shard_every_night_of_the_rotation(budget):
+    """Each (workload, threads) group is 3 servers x 2 charsets x 5 rounds x 73 s = 36.5
+    min. Under 45 minutes a shard it stays whole, every night; under 20 it cannot, and is
+    split by series (18.25 min): version steps still never split, charset pairs may, and
+    the plan names each one it split."""
+    r = make(budget_minutes=budget, shards=2).rotation_nights
+    split: list[str] = []
+    for k in range(r):
+        p = make(budget_minutes=budget, shards=2, night=NIGHT + timedelta(days=k))
+        where: dict[tuple, set[int]] = defaultdict(set)
+        for sh in p.shards:
+            for c in p.shard_cells(sh):
+                where[schedule.series_key(c)].add(sh.index)
+        assert all(len(v) == 1 for v in where.values())  # version steps: one machine
+        assert [x.describe() for x in pairing.split(p.shards, info)] == p.split_pairs
+        assert p.to_dict()["pairing"]["split_pairs"] == p.split_pairs
+        split += p.split_pairs
+    assert all(x.startswith("charset axis mariadb-") for x in split)
+    assert bool(split) == (budget == 20)
 
 
 def test_fewer_shards_than_classes_is_an_error():

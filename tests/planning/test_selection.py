@@ -11,7 +11,7 @@ import yaml
 
 from perftrack import cli
 from perftrack.core.errors import ConfigError
-from perftrack.planning import matrix, selection
+from perftrack.planning import matrix, pairing, selection
 from perftrack.servers import catalog, pin, tags
 
 REPO = Path(__file__).resolve().parents[2]
@@ -150,14 +150,51 @@ def test_plan_nightly_prints_each_server_with_its_rule_and_skips_the_unpinned(
     assert planned == {"mariadb-10.11.18"}  # only what is pinned runs
 
 
-def test_plan_nightly_once_pinned_runs_every_tracked_server_and_the_budget_cuts(
-    configs, capsys
-) -> None:
+def pin_tracked(configs: Path) -> catalog.Catalog:
+    """The config copy's catalog with every tracked docker entry pinned (stand-in digests)."""
     path = configs / "versions.yaml"
     cat = catalog.load(path)
     pins = [pin.Pin(s, "digest", "sha256:" + f"{i:02d}" * 32) for i, s in enumerate(TRACKED[:10])]
     assert all(cat.get(p.server_id).unpinned for p in pins)
     pin.write(path, pins)
+    return catalog.load(path)
+
+
+def test_plan_nightly_keeps_every_pair_it_compares_on_one_runner(configs, capsys) -> None:
+    """The real nightly matrix through the real planner, on 4 shards: a night compares each
+    version step of a product (5.7.44 -> 8.0.40 -> … -> 26.10.0, percona, mariadb) and
+    latin1 with utf8mb4 of each server, per workload and thread count, so each (product,
+    workload, threads) runs whole on one shard; the shards still balance."""
+    cat = pin_tracked(configs)
+    out_file = configs / "plan.json"
+    rc = cli.main(["plan", "nightly", "--shards", "4", "--out", str(out_file)])
+    out = capsys.readouterr().out
+    assert rc == 0 and "SKIPPED" not in out
+    plan = json.loads(out_file.read_text())
+    assert len(plan["shards"]) == 4
+    shards_of: dict[tuple, set[int]] = {}
+    charsets_of: dict[tuple, set[str]] = {}
+    for sh in plan["shards"]:
+        for c in sh["cells"]:
+            key = (cat.get(c["server_id"]).product, c["workload"], c["threads"])
+            shards_of.setdefault(key, set()).add(sh["shard"])
+            charsets_of.setdefault((c["server_id"], *key[1:]), set()).add(c["charset_axis"])
+    assert len(shards_of) == 3 * 3 * 4  # mysql, percona, mariadb x workloads x threads
+    assert all(len(v) == 1 for v in shards_of.values()), "a compared pair split across runners"
+    assert all(v == {"latin1", "utf8mb4"} for v in charsets_of.values())
+    assert plan["pairing"]["comparison_groups"] == 36 and plan["pairing"]["split_pairs"] == []
+    assert "pairing: 36 comparison group(s); each comparison group" in out
+    assert (
+        pairing.split_in_file(plan, lambda sid: (cat.get(sid).product, cat.get(sid).version)) == []
+    )
+    loads = [sh["estimate_s"] for sh in plan["shards"]]
+    assert max(loads) <= 1.1 * sum(loads) / len(loads)  # balanced within 10% of the mean
+
+
+def test_plan_nightly_once_pinned_runs_every_tracked_server_and_the_budget_cuts(
+    configs, capsys
+) -> None:
+    pin_tracked(configs)
     out_file = configs / "plan.json"
     rc = cli.main(["plan", "nightly", "--shards", "2", "--out", str(out_file)])
     out = capsys.readouterr().out

@@ -4,10 +4,11 @@ store's named query `series_values`)."""
 from __future__ import annotations
 
 import functools
+import itertools
 from collections import defaultdict
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
 
@@ -76,6 +77,24 @@ def _version_key(product: str, version: str) -> tuple[Any, ...]:
     return (product, rules.parse_version(version))
 
 
+T = TypeVar("T")
+
+
+def version_steps(
+    servers: Sequence[T], product_version: Callable[[T], tuple[str, str]]
+) -> list[tuple[T, T]]:
+    """The version steps a series compares, (base, new): its servers in version order,
+    each against its predecessor of the same product (the first release of another
+    product has none). One definition: verdicts, `compare` and the night's sharding
+    (planning/pairing.py, which keeps both sides on one runner) all use it."""
+    ordered = sorted(servers, key=lambda x: _version_key(*product_version(x)))
+    return [
+        (a, b)
+        for a, b in itertools.pairwise(ordered)
+        if product_version(a)[0] == product_version(b)[0]
+    ]
+
+
 def group_cv(rows: list[Row]) -> float | None:
     """The group's own A/A noise: median over its servers of the CV across repeats."""
     cvs = [c for r in rows if (c := stats.cv(r.values)) is not None]
@@ -129,9 +148,7 @@ def tables(
         cv = noise.get(nk) or group_cv(t.rows)
         t.noise_cv = cv
         t.aa_spread = spreads.get(nk)
-        for prev, cur_row in zip(t.rows, t.rows[1:], strict=False):
-            if prev.product != cur_row.product:
-                continue  # the first release of another product has no predecessor here
+        for prev, cur_row in version_steps(t.rows, lambda r: (r.product, r.version)):
             cur_row.previous = prev.server_id
             pairs.append((prev, cur_row, cv, higher, t.aa_spread))
         out.append(t)

@@ -21,7 +21,7 @@ from typing import Any
 from perftrack.core import files, paths
 from perftrack.core.errors import ConfigError
 from perftrack.planning import cells as plan
-from perftrack.planning import dispatch, fleet, matrix, schedule
+from perftrack.planning import dispatch, fleet, matrix, pairing, schedule
 from perftrack.servers import catalog as catalog_mod
 from perftrack.servers import planpins, rules
 
@@ -173,6 +173,9 @@ def render(p: schedule.NightPlan, emit: Callable[[str], None]) -> None:
             f"  shard {sh['shard']}: {sh['runner_class']} [{', '.join(sh['runs_on'])}] "
             f"{len(sh['cells'])} cells, {_mins(sh['estimate_s'])}"
         )
+    emit(pairing_line(p))
+    for pair in p.split_pairs:
+        emit(f"  split: {pair}")
     if p.cut:
         cut_cells = sum(len(s.cells) for s in p.cut)
         emit(f"cut by the budget: {cut_cells} of {all_cells} wanted cells ({len(p.cut)} slices):")
@@ -184,6 +187,14 @@ def render(p: schedule.NightPlan, emit: Callable[[str], None]) -> None:
             )
     for note in p.notes:
         emit(f"note: {note}")
+
+
+def pairing_line(p: schedule.NightPlan) -> str:
+    """What the sharding kept together (planning/pairing.py), in one line."""
+    kept = f"pairing: {p.comparison_groups} comparison group(s); {pairing.RULE}"
+    if not p.split_pairs:
+        return kept + ", so every pair tonight is measured on one machine"
+    return kept + f", except {len(p.split_pairs)} pair(s) split by the budget:"
 
 
 def summary_markdown(p: schedule.NightPlan) -> str:
@@ -202,6 +213,8 @@ def summary_markdown(p: schedule.NightPlan) -> str:
             f"{_mins(sh['estimate_s'])} |"
             for sh in d["shards"]
         ),
+        "",
+        dispatch.markdown_text(pairing_line(p).rstrip(":") + "."),
         "",
     ]
     if p.pins:

@@ -2,8 +2,11 @@
 shards of each runner class (planning/schedule.py decides which slices are due).
 
 A *slice* is one server's cells of one series, all repeats; a *shard* is one job's share
-of the night. Server groups (one server × charset × profile × dataset) stay on one shard
-when they fit, so a dataset is prepared once.
+of the night. A *comparison group* (planning/pairing.py: the slices the analysis compares
+with each other, version steps and axis values) goes whole onto one shard, so a night's
+pairs are measured on one machine; within that, a shard that already starts the same
+server group (one server × charset × profile × dataset) is preferred while it stays
+within its fair share of the load.
 """
 
 from __future__ import annotations
@@ -96,7 +99,8 @@ def rotation(
     capacity: dict[str, float],
     nights: int | None,
 ) -> tuple[int, dict[tuple[Any, ...], int]]:
-    """(R, series key -> part): parts balanced per class, the fewest R whose parts fit."""
+    """(R, unit key -> part): parts balanced per class, the fewest R whose parts fit (a
+    unit, one comparison group, larger than its class's capacity alone in its part)."""
     by_class: dict[str, list[tuple[Any, ...]]] = defaultdict(list)
     for key in sorted(series, key=stable):
         by_class[key[0]].append(key)
@@ -122,65 +126,135 @@ def rotation(
     while r < MAX_ROTATION_NIGHTS:
         parts = split(r)
         loads: dict[tuple[str, int], float] = defaultdict(float)
+        units: dict[tuple[str, int], int] = defaultdict(int)
         for k, p in parts.items():
             loads[(k[0], p)] += size(k)
-        if all(v <= capacity.get(rc, 0.0) for (rc, _), v in loads.items()):
+            units[(k[0], p)] += 1
+        # a unit larger than the capacity fits no part: alone in one, it is split there
+        if all(v <= capacity.get(rc, 0.0) or units[(rc, p)] == 1 for (rc, p), v in loads.items()):
             return r, parts
         r += 1
     return r, split(r)
 
 
+Groups = dict[int, int]  # id(slice) -> its comparison group (planning/pairing.py)
+
+
+def _units(slices: list[Slice], group_of: Groups) -> list[list[Slice]]:
+    """The slices by comparison group, in the order of each group's first slice."""
+    units: dict[int, list[Slice]] = {}
+    for s in slices:
+        units.setdefault(group_of.get(id(s), id(s)), []).append(s)
+    return list(units.values())
+
+
+def series_units(slices: list[Slice]) -> list[list[Slice]]:
+    """The slices by series (every server's slice of one series), in order: the unit a
+    comparison group too large for one shard is split into."""
+    units: dict[tuple[Any, ...], list[Slice]] = {}
+    for s in slices:
+        units.setdefault((s.runner_class, *s.key[1:]), []).append(s)
+    return list(units.values())
+
+
 def pack(
-    chosen: list[Slice], per_class: dict[str, int], budget_s: float | None, cut: list[Slice]
+    chosen: list[Slice],
+    per_class: dict[str, int],
+    budget_s: float | None,
+    cut: list[Slice],
+    group_of: Groups,
 ) -> list[Shard]:
-    """Server groups onto shards: largest first, least-loaded shard of the class; a group
-    that does not fit whole is split slice by slice; a slice that fits nowhere is cut."""
+    """Comparison groups onto shards, each whole on one shard (the pairs a night compares
+    stay on one machine): the control's groups first, then largest first, onto a shard
+    already holding one of its server groups while that shard stays within the class's
+    fair share (one server start serves more cells), else the least-loaded shard. A group
+    that fits no shard under the budget is split by series (each onto a shard already
+    holding part of its group if it fits, else the least-loaded one that fits), a series
+    that fits none slice by slice; a slice that fits nowhere is cut (control slices
+    never)."""
     cap = math.inf if budget_s is None else budget_s
-    packs: dict[tuple[Any, ...], list[Slice]] = defaultdict(list)
-    for s in chosen:
-        packs[s.pack].append(s)
     by_class: dict[str, list[Shard]] = {
         rc: [Shard(-1, rc) for _ in range(n)] for rc, n in sorted(per_class.items())
     }
-    for key, members in sorted(
-        packs.items(), key=lambda kv: (-sum(s.estimate_s for s in kv[1]), stable(kv[0]))
+    total: dict[str, float] = defaultdict(float)
+    for s in chosen:
+        total[s.runner_class] += s.estimate_s
+    fair = {rc: total[rc] / len(shards) for rc, shards in by_class.items() if shards}
+    units = _units(chosen, group_of)
+    for members in sorted(
+        units,
+        key=lambda u: (
+            all(s.priority != CONTROL for s in u),  # the control's group first: it runs
+            -sum(s.estimate_s for s in u),
+            stable([s.key for s in u]),
+        ),
     ):
-        shards = by_class[key[0]]
+        rc = members[0].runner_class
+        shards = by_class[rc]
         size = sum(s.estimate_s for s in members)
-        target = min(shards, key=lambda sh: sh.load_s)
-        if target.load_s + size <= cap:
+        packs = {s.pack for s in members}
+        fits = [sh for sh in shards if sh.load_s + size <= cap]
+        homes = [
+            sh
+            for sh in fits
+            if sh.load_s + size <= fair[rc] and any(x.pack in packs for x in sh.slices)
+        ]
+        if homes or fits:
+            target = min(homes or fits, key=lambda sh: sh.load_s)
             target.slices += members
             target.load_s += size
             continue
-        for s in sorted(members, key=lambda s: (s.priority, s.cells[0][0])):
-            fits = [sh for sh in shards if sh.load_s + s.estimate_s <= cap]
-            if not fits and s.priority != CONTROL:
-                s.reason += "; fits no shard"
-                cut.append(s)
+        placed: list[Shard] = []
+        for series in sorted(
+            series_units(members),
+            key=lambda u: (min(s.priority for s in u), -sum(s.estimate_s for s in u)),
+        ):
+            size = sum(s.estimate_s for s in series)
+            fits = [sh for sh in shards if sh.load_s + size <= cap]
+            if fits:  # a series whole: its version steps stay on one machine
+                home = [sh for sh in fits if sh in placed]
+                sh = min(home or fits, key=lambda sh: sh.load_s)
+                sh.slices += series
+                sh.load_s += size
+                placed.append(sh)
                 continue
-            home = [sh for sh in fits if any(x.pack == s.pack for x in sh.slices)]
-            sh = home[0] if home else min(fits or shards, key=lambda sh: sh.load_s)
-            sh.slices.append(s)
-            sh.load_s += s.estimate_s
+            for s in sorted(series, key=lambda s: (s.priority, s.cells[0][0])):
+                fits = [sh for sh in shards if sh.load_s + s.estimate_s <= cap]
+                if not fits and s.priority != CONTROL:
+                    s.reason += "; fits no shard"
+                    cut.append(s)
+                    continue
+                home = [sh for sh in fits if sh in placed]
+                sh = home[0] if home else min(fits or shards, key=lambda sh: sh.load_s)
+                sh.slices.append(s)
+                sh.load_s += s.estimate_s
+                placed.append(sh)
     return [sh for rc in sorted(by_class) for sh in by_class[rc]]
 
 
-def fill(shards: list[Shard], ahead: list[Slice], budget_s: float | None) -> list[Slice]:
-    """Slices of later rotation parts into the room left (home shard of their server
-    group first, else the least-loaded shard of the class); the ones taken, in order."""
+def fill(
+    shards: list[Shard], ahead: list[Slice], budget_s: float | None, group_of: Groups
+) -> list[Slice]:
+    """Comparison groups of later rotation parts into the room left, each whole on one
+    shard (the shard already holding slices of that group, else the least-loaded shard of
+    the class that fits it; none that fits: left for its own night; a group larger than
+    the budget goes by series); the slices taken, in order."""
     cap = math.inf if budget_s is None else budget_s
-    taken = []
-    for s in ahead:
-        fits = [
-            sh
-            for sh in shards
-            if sh.runner_class == s.runner_class and sh.load_s + s.estimate_s <= cap
-        ]
+    taken: list[Slice] = []
+    units: list[list[Slice]] = []
+    for group in _units(ahead, group_of):  # one larger than a shard: by series, as pack
+        big = sum(s.estimate_s for s in group) > cap
+        units += series_units(group) if big else [group]
+    for members in units:
+        rc = members[0].runner_class
+        size = sum(s.estimate_s for s in members)
+        ours = group_of.get(id(members[0]))
+        held = [sh for sh in shards if any(group_of.get(id(x)) == ours for x in sh.slices)]
+        fits = [sh for sh in held or shards if sh.runner_class == rc and sh.load_s + size <= cap]
         if not fits:
-            continue
-        home = [sh for sh in fits if any(x.pack == s.pack for x in sh.slices)]
-        sh = home[0] if home else min(fits, key=lambda sh: sh.load_s)
-        sh.slices.append(s)
-        sh.load_s += s.estimate_s
-        taken.append(s)
+            continue  # deferred to its own night rather than split from its group
+        sh = min(fits, key=lambda sh: sh.load_s)
+        sh.slices += members
+        sh.load_s += size
+        taken += members
     return taken

@@ -14,10 +14,15 @@ CELL_OVERHEAD_ESTIMATE_S) and a priority:
   4 ahead       the following parts, filling what budget is left
 
 Slices are taken in that order while they fit their runner class's capacity (its shards ×
-the budget); the control slices always. The chosen slices are then packed into shards,
-largest server group first onto the least-loaded shard of their class (a server group,
-one server × charset × profile × dataset, stays on one shard when it fits, so its dataset
-is prepared once); whatever fits no shard is cut. Cut slices are listed in the plan.
+the budget); the control slices always. The chosen slices are then packed into shards by
+comparison group (planning/pairing.py: the slices the analysis compares with each other,
+the servers of a version step and the values of an axis), each group whole on one shard
+so a night's pairs are measured on one machine: largest first onto the least-loaded shard
+of their class, or onto one that already starts the same server group while it stays
+within its fair share. The rotation's parts are comparison groups too, so both sides of a
+pair fall on the same night. A group bigger than the budget is split slice by slice and
+the plan lists the pairs that split; whatever fits no shard is cut. Cut slices are listed
+in the plan.
 """
 
 from __future__ import annotations
@@ -32,6 +37,7 @@ from pathlib import Path
 from typing import Any
 
 from perftrack.planning import cells as plan_mod
+from perftrack.planning import pairing
 from perftrack.planning.cells import Cell
 from perftrack.planning.fleet import Fleet
 from perftrack.planning.matrix import Matrix
@@ -158,6 +164,8 @@ class NightPlan:
     deferred_cells: int = 0  # later rotation parts not run tonight (by design, not cut)
     # server id -> its pin made while planning (servers/planpins.py PlanPin.to_dict)
     pins: dict[str, dict[str, str]] = field(default_factory=dict)
+    comparison_groups: int = 0  # planning/pairing.py: each whole on one shard…
+    split_pairs: list[str] = field(default_factory=list)  # …except these (the budget)
 
     @property
     def estimate_s(self) -> float:
@@ -186,6 +194,11 @@ class NightPlan:
             "deferred_cells": self.deferred_cells,
             "notes": self.notes,
             "pins": self.pins,
+            "pairing": {
+                "rule": pairing.RULE,
+                "comparison_groups": self.comparison_groups,
+                "split_pairs": self.split_pairs,
+            },
             "shards": [
                 {
                     "shard": sh.index,
@@ -301,10 +314,22 @@ def make(
         if s.priority == CONTROL:
             fixed[s.runner_class] += s.estimate_s
     left = {rc: capacity[rc] - fixed[rc] for rc in capacity}
-    rot_series: dict[tuple[Any, ...], list[Slice]] = defaultdict(list)
+    # the rotation's unit is a comparison group: both sides of a pair fall on one night
+    # (one larger than a shard's budget is split by series anyway: those are its units)
+    group_of = pairing.groups(all_slices, info)
+    group_s: dict[int, float] = defaultdict(float)
     for s in all_slices:
         if s.priority != CONTROL:
+            group_s[group_of[id(s)]] += s.estimate_s
+    rot_series: dict[tuple[Any, ...], list[Slice]] = defaultdict(list)
+    for s in all_slices:
+        if s.priority == CONTROL:
+            continue
+        if budget_s is not None and group_s[group_of[id(s)]] > budget_s:
             rot_series[(s.runner_class, *s.key[1:])].append(s)
+        else:
+            first = all_slices[group_of[id(s)]]  # names the group: server and series
+            rot_series[(s.runner_class, *first.key)].append(s)
     r, parts = rotation(rot_series, left, rotation_nights)
     tonight = (night - EPOCH).days % r
     rank: dict[int, tuple[int, int]] = {}
@@ -339,10 +364,10 @@ def make(
     if budget_s is not None and any(fixed[rc] > capacity[rc] for rc in fixed):
         notes.append("the control cells alone exceed the budget: they run anyway")
 
-    out_shards = pack(wanted, per_class, budget_s, cut)
+    out_shards = pack(wanted, per_class, budget_s, cut, group_of)
     # then later rotation parts fill the room left, next part first (never "cut")
     ahead = [s for s in ordered if s.priority == AHEAD]
-    taken = fill(out_shards, ahead, budget_s)
+    taken = fill(out_shards, ahead, budget_s, group_of)
     gone = {id(s) for s in cut}
     chosen = [s for s in wanted if id(s) not in gone] + taken
     taken_ids = {id(s) for s in taken}
@@ -350,6 +375,12 @@ def make(
     out_shards = [sh for sh in out_shards if sh.slices]
     for i, sh in enumerate(out_shards):
         sh.index = i
+    split = [p.describe() for p in pairing.split(out_shards, info)]
+    if split:
+        notes.append(
+            f"{len(split)} pair(s) split across shards: their comparison group fit no "
+            "shard whole under the budget (pairing.split_pairs in the plan file)"
+        )
     if out_shards and len(out_shards) < shards:
         notes.append(f"{shards - len(out_shards)} shard(s) left empty and dropped")
     if budget_s is None:
@@ -369,4 +400,6 @@ def make(
         notes=notes,
         fleet=fleet,
         deferred_cells=sum(len(s.cells) for s in deferred),
+        comparison_groups=len({group_of[id(s)] for s in chosen}),
+        split_pairs=split,
     )
