@@ -194,6 +194,35 @@ def test_bad_record_fails_before_anything_is_written(remote: Path, tmp_path: Pat
     assert git(a, "status", "--porcelain") == ""
 
 
+def test_a_shard_with_a_bad_record_is_held_back_and_the_others_publish(
+    remote: Path, tmp_path: Path
+) -> None:
+    """The nightly's --hold-back-bad: one shard's broken record costs that shard, not the
+    night; the held-back batch is named with its file and reason, and is never ingested."""
+    a = clone(remote, tmp_path / "a")
+    incoming = tmp_path / "incoming"
+    incoming.mkdir()
+    for n in (1, 2):
+        (night(tmp_path, n) / "records").rename(incoming / f"records-shard-{n}")
+    bad = next((incoming / "records-shard-2").glob("*.json"))
+    bad.write_text('{"schema": "nonsense"}')
+    lines: list[str] = []
+    res = publish.publish([incoming], db=a / DB, push=False, say=lines.append, hold_back_bad=True)
+    assert res.run_ids == ["synthetic-night-1"] and res.commit is not None
+    (held,) = res.held_back
+    assert held.batch == incoming / "records-shard-2" and held.files == 8
+    assert bad.name in held.reason
+    assert any(ln.startswith("held back ") and bad.name in ln for ln in lines), lines
+    with store.open_db(a / DB, write=False) as st:
+        runs = st.con.execute("SELECT DISTINCT run_id FROM results").fetchall()
+    assert runs == [("synthetic-night-1",)]
+    # without the flag (a person's publish), the same bad record stops everything
+    b = clone(remote, tmp_path / "b")
+    with pytest.raises(Exception, match=bad.name):
+        publish.publish([incoming], db=b / DB, push=False)
+    assert not (b / DB).exists()
+
+
 def test_db_outside_a_git_work_tree_is_a_config_error(tmp_path: Path) -> None:
     (tmp_path / "plain").mkdir()
     with pytest.raises(ConfigError, match="not inside a git work tree"):

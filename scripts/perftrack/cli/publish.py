@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import Annotated
 
@@ -32,13 +33,27 @@ def publish_cmd(
             "counted as tonight's",
         ),
     ] = None,
+    hold_back_bad: Annotated[
+        bool,
+        typer.Option(
+            "--hold-back-bad",
+            help="hold back only the batch (a shard's artifact directory) holding a bad "
+            "record, name it, and publish the others (the nightly's); without it a bad "
+            "record stops everything before anything is written",
+        ),
+    ] = False,
 ) -> None:
     """Ingest a night's records, detect, commit the DB and push it (retrying push races)."""
     from perftrack.publish import job_summary as summary
     from perftrack.publish import publish
 
     plan = summary.load_plan(plan_file) if plan_file else None
-    late = set(publish.read_records(earlier)[1]) if earlier else set()
+    if not earlier:
+        late: set[str] = set()
+    elif hold_back_bad:
+        late = set(publish.read_batches(earlier)[1])
+    else:
+        late = set(publish.read_records(earlier)[1])
     res = publish.publish(
         [*sources, *(earlier or [])],
         db=db,
@@ -48,6 +63,7 @@ def publish_cmd(
         push=push,
         say=emit,
         max_file_mb=max_file_mb,
+        hold_back_bad=hold_back_bad,
     )
     state = f"pushed as `{res.commit[:12]}`" if res.pushed and res.commit else "no new commit"
     head = (
@@ -56,7 +72,14 @@ def publish_cmd(
     )
     if late:
         head += f" {len(late)} of the runs are earlier nights' salvaged from killed jobs."
+    if res.held_back:
+        head += (
+            f" HELD BACK {len(res.held_back)} batch(es) with a bad record, not published: "
+            + "; ".join(f"{h.batch.name} ({h.files} file(s)): {h.reason}" for h in res.held_back)
+        )
     emit(head)
+    if res.held_back and os.environ.get("GITHUB_ACTIONS") == "true":
+        emit(f"::warning title=records held back::{len(res.held_back)} batch(es) not published")
     tonight = [r for r in res.run_ids if r not in late]
     if summary_file:
         summary.append(

@@ -38,8 +38,8 @@ from pathlib import Path
 
 from perftrack.analysis import annotations
 from perftrack.analysis import detect as detect_mod
-from perftrack.core import git, paths, yamlfile
-from perftrack.core.errors import ConfigError, EnvironmentProblem
+from perftrack.core import git, paths, record, yamlfile
+from perftrack.core.errors import ConfigError, EnvironmentProblem, RecordError
 from perftrack.store import nightfiles, store
 
 DEFAULT_ATTEMPTS = 5
@@ -88,6 +88,7 @@ class Result:
     commit: str | None = None  # the pushed (or, with push=False, local) commit
     attempts: int = 0
     pushed: bool = False
+    held_back: list[HeldBack] = field(default_factory=list)  # with hold_back_bad
 
 
 def _one_line(text: str) -> str:
@@ -142,6 +143,47 @@ def worktree_of(db: Path) -> tuple[Path, Path]:
         raise ConfigError(f"{db} is not inside a git work tree: publish commits it there")
     parent.mkdir(parents=True, exist_ok=True)  # a first publish into a fresh checkout
     return top, db.resolve().relative_to(top)
+
+
+@dataclass(frozen=True)
+class HeldBack:
+    """A batch of records not published because one of its files is bad."""
+
+    batch: Path  # a shard's artifact directory (or a record file given alone)
+    files: int  # record files in it
+    reason: str  # the first bad file and why
+
+
+def batches(sources: Sequence[Path]) -> list[tuple[Path, list[Path]]]:
+    """Each source's batches: every subdirectory of a directory is one (a shard's artifact:
+    incoming/records-shard-N/), the records directly in it one more, a file alone one."""
+    missing = [str(s) for s in sources if not s.exists()]
+    if missing:
+        raise ConfigError(f"no such file or directory: {', '.join(missing)}")
+    out: list[tuple[Path, list[Path]]] = []
+    for src in sources:
+        if not src.is_dir():
+            out.append((src, [src]))
+            continue
+        loose = [q for q in sorted(src.iterdir()) if q.is_file()]
+        out.append((src, [q for q in loose if record.RECORD_NAME.match(q.name)]))
+        out += [(d, list(record.find([d]))) for d in sorted(src.iterdir()) if d.is_dir()]
+    return [(b, files) for b, files in out if files]
+
+
+def read_batches(
+    sources: Sequence[Path],
+) -> tuple[list[store.PreparedRecord], list[str], list[HeldBack]]:
+    """Every record under `sources`, batch by batch (`batches`): a batch with a bad record
+    is held back whole, the others are read and validated as `read_records` does."""
+    prepared: list[store.PreparedRecord] = []
+    held: list[HeldBack] = []
+    for batch, files in batches(sources):
+        try:
+            prepared += store.read_prepared(files)
+        except RecordError as exc:
+            held.append(HeldBack(batch=batch, files=len(files), reason=_one_line(str(exc))))
+    return prepared, sorted({p.run_id for p in prepared}), held
 
 
 def read_records(sources: Sequence[Path]) -> tuple[list[store.PreparedRecord], list[str]]:
@@ -219,20 +261,30 @@ def publish(
     say: Callable[[str], None] = lambda _m: None,
     pause: Callable[[float], None] = time.sleep,
     max_file_mb: float = DEFAULT_MAX_FILE_MB,
+    hold_back_bad: bool = False,
 ) -> Result:
     """Ingest `sources` into `db`, detect, commit the DB and push (retrying lost races).
 
+    A bad record stops everything before anything is written; with `hold_back_bad` (the
+    nightly's), only its batch (`batches`: one shard's artifact) is held back, named in a
+    line, and the others publish — one broken shard does not cost the night.
     A commit that would hold a file over `max_file_mb` is refused before it is made: the
     DB file is put back as the branch has it, and nothing is committed or pushed."""
     if not 1 <= attempts <= MAX_ATTEMPTS:
         raise ConfigError(f"--attempts must be 1..{MAX_ATTEMPTS}, not {attempts}")
     if not 0 < max_file_mb <= 100:
         raise ConfigError(f"--max-file-mb must be above 0 and at most 100, not {max_file_mb:g}")
-    prepared, run_ids = read_records(sources)
+    held: list[HeldBack] = []
+    if hold_back_bad:
+        prepared, run_ids, held = read_batches(sources)
+    else:
+        prepared, run_ids = read_records(sources)
     top, rel = worktree_of(db)
     git = Git(top, os.environ.get("GITHUB_TOKEN") or None)
     target = _branch(git, branch) if push else ""
-    result = Result(records=len(prepared), run_ids=run_ids)
+    result = Result(records=len(prepared), run_ids=run_ids, held_back=held)
+    for h in held:
+        say(f"held back {h.batch} ({h.files} record file(s)), not published: {h.reason}")
     if not prepared:
         say("no run records arrived (every shard failed or none ran): nothing to publish")
         return result
@@ -279,12 +331,15 @@ def publish(
 __all__ = [
     "DEFAULT_ATTEMPTS",
     "Git",
+    "HeldBack",
     "PushError",
     "Result",
     "TooLarge",
+    "batches",
     "default_message",
     "ingest_and_detect",
     "publish",
+    "read_batches",
     "read_records",
     "worktree_of",
 ]
