@@ -230,7 +230,8 @@ def test_run_page_shows_the_explanation_of_its_versions(
 ) -> None:
     """A stored `perftrack explain` result (SYNTHETIC: built here, nothing measured) of a
     pair of the run's versions is on the run's page: the setting, its share and interval."""
-    from perftrack.experiments import candidates, explanation
+    from perftrack.analysis import candidates
+    from perftrack.experiments import explanation
     from perftrack.publish.site import build
     from perftrack.store import explanations, nightfiles
 
