@@ -12,10 +12,14 @@
   const { rows, chartPage, metricPicker, links, C, readHash, writeHash } = lib;
   const all = rows("verdicts").concat(rows("metric_verdicts"));
   // The page opens on the worst verdict's series (runner class, hardware, profile, data
-  // set): a regression, the largest slowdown first, on any hardware; a link that names a
-  // series keeps it.
-  const RANK = { regression: 0, improvement: 2, inconclusive: 1, unchanged: 3 };
-  const worst = rows("verdicts").slice().sort((a, b) => (RANK[a.verdict] ?? 4) - (RANK[b.verdict] ?? 4) || a.ratio - b.ratio)[0];
+  // set): a regression before an inconclusive verdict before the rest, on any hardware
+  // (the current one first), the largest slowdown first; a link that names a series keeps it.
+  const RANK = { regression: 0, inconclusive: 1, improvement: 2, unchanged: 3 };
+  const rank = (r) => [RANK[r.verdict] ?? 4, r.hw_current === false ? 1 : 0, r.ratio];
+  const worst = rows("verdicts").slice().sort((a, b) => {
+    const [x, y] = [rank(a), rank(b)];
+    return x[0] - y[0] || x[1] - y[1] || x[2] - y[2];
+  })[0];
   if (worst) {
     const h = readHash();
     const series = ["runner_class", "hw_key", "profile", "dataset"];

@@ -208,6 +208,20 @@ def test_overview_lists_regressions_first(sites: dict[str, Path], tab: Tab) -> N
     rank = {"regression": 0, "improvement": 1, "inconclusive": 2, "unchanged": 3}
     assert [rank[v] for v in verdicts] == sorted(rank[v] for v in verdicts)
     assert tab.page.locator(".count.verdict.regression b").inner_text() != "0"
+    # the verdicts of hardware the runner class no longer has: counted, placed, one click
+    every = tab.page.evaluate("window.perftrack.lib.rows('verdicts')")
+    earlier = [r for r in every if not r["hw_current"]]
+    assert earlier and len(verdicts) == min(len(every) - len(earlier), 500)
+    note = tab.page.inner_text("#verdict-elsewhere")
+    assert f"{len(earlier)} more were measured on hardware it no longer has" in note
+    assert f"{len(earlier)} on synthetic: 5ee0000000a1" in note
+    with tab.page.expect_navigation(timeout=READY_TIMEOUT_MS):
+        tab.page.click("#verdict-hardware-toggle")
+    tab.page.wait_for_selector("body[data-ready='1']", timeout=READY_TIMEOUT_MS)
+    assert "hardware=all" in tab.page.url
+    assert tab.page.locator("#verdict-table tbody tr").count() == min(len(every), 500)
+    assert "earlier hardware 5ee0000000a1" in tab.page.inner_text("#verdict-table")
+    assert tab.problems() == []
 
 
 def test_run_page_shows_configuration_and_variable_diff(sites: dict[str, Path], tab: Tab) -> None:

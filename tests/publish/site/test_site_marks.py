@@ -117,6 +117,18 @@ def test_heatmap_cells_are_coloured_by_their_stored_verdict(odd_site: Path, tab:
         assert m["fill"] == VERDICT_COLOURS[m["datum"]["verdict"]], m["datum"]
     odd = [m for m in rects if m["datum"]["ratio"] == ODD["ratio"]]
     assert len(odd) == 1 and odd[0]["fill"] == VERDICT_COLOURS["unchanged"]
+    # it opens on the worst verdict's series: a regression (current hardware first, the
+    # largest slowdown), whose red cell is drawn
+    rows = tab.page.evaluate("window.perftrack.lib.rows('verdicts')")
+    rank = {"regression": 0, "inconclusive": 1, "improvement": 2, "unchanged": 3}
+    worst = min(rows, key=lambda r: (rank[r["verdict"]], not r["hw_current"], r["ratio"]))
+    assert worst["verdict"] == "regression"
+    for key in ("runner_class", "hw_key", "profile", "dataset"):
+        assert tab.page.input_value(f"#filter-{key}") == str(worst[key])
+    assert any(
+        m["datum"]["ratio"] == worst["ratio"] and m["fill"] == VERDICT_COLOURS["regression"]
+        for m in rects
+    )
     assert "0.868" in [m["text"] for m in texts]
     assert tab.problems() == []
 
