@@ -545,7 +545,8 @@
       $("run-diff-rest").replaceChildren();
       $("diff-rest-count").textContent = "0";
       diffSel.disabled = true;
-      showWhy(d, null, {});
+      // a link's pair still gets its why: a stored explanation, or the command
+      showWhy(d, pair && pair.previous && pair.server ? pair : null, pair || {});
     } else {
       for (const p of pairs) diffSel.append(el("option", { value: p, text: p }));
       diffSel.disabled = false;
