@@ -101,6 +101,7 @@ def test_no_example_pools_over_an_axis_on_the_committed_data(con: Any) -> None:
                 refs = matching(ratios, row)
                 assert len(refs) == 1, (title, row, refs)
                 assert row["ratio"] == pytest.approx(refs[0]["value"], abs=6e-5), (title, row)
+                assert row["new_tps"] / row["base_tps"] == pytest.approx(refs[0]["value"])
                 assert (row["ratio"] < 1) == (refs[0]["value"] < 1)
                 checked += 1
             elif "median_tps" in row:
