@@ -30,7 +30,8 @@ from pathlib import Path
 
 import numpy as np
 
-from perftrack.experiments import candidates, conclude, explain
+from perftrack.analysis import candidates
+from perftrack.experiments import conclude, explain
 from perftrack.experiments import explanation as ex
 from perftrack.servers import catalog
 

@@ -131,6 +131,7 @@
   // ---------------------------------------------------------------- filters + URL
   const FILTERS = [
     { key: "runner_class", label: "Runner class" },
+    { key: "hw_key", label: "Hardware" }, // pages that list it (the heatmap) only
     { key: "profile", label: "Profile" },
     { key: "dataset", label: "Data set" },
     { key: "workload", label: "Workload" },
@@ -165,11 +166,11 @@
       .filter(([, v]) => v != null && v !== "")
       .map(([k, v]) => encodeURIComponent(k) + "=" + encodeURIComponent(v))
       .join("&");
-  const CELL_KEYS = FILTERS.map((f) => f.key);
+  const CELL_KEYS = FILTERS.map((f) => f.key).filter((k) => k !== "hw_key"); // a history cell spans hardware
   const links = {
     run: (r) => (r.run_id ? "runs.html#" + hashOf({ run: r.run_id }) : null),
     // the run page, with the variables diff of the row's pair selected
-    diff: (r) => (r.run_id ? "runs.html#" + hashOf({ run: r.run_id, previous: r.previous, server: r.server, collation: r.collation, profile: r.profile }) : null),
+    diff: (r) => (r.run_id ? "runs.html#" + hashOf({ run: r.run_id, previous: r.previous, server: r.server, collation: r.collation, profile: r.profile, workload: r.workload, threads: r.threads }) : null),
     history: (r) => "history.html#" + hashOf(Object.fromEntries(CELL_KEYS.map((k) => [k, r[k]]))),
   };
   const sortValues = (vals) =>
@@ -501,7 +502,7 @@
       linkProblem("");
       show();
     });
-    show(known && link.previous && link.server ? { previous: link.previous, server: link.server, collation: link.collation, profile: link.profile } : null);
+    show(known && link.previous && link.server ? { previous: link.previous, server: link.server, collation: link.collation, profile: link.profile, workload: link.workload, threads: link.threads } : null);
   };
 
   function loadRun(run, pair) {
@@ -541,10 +542,18 @@
     if (!pairs.length) {
       $("diff-status").textContent = allSets.length < 2 ? "Only one version in this run: nothing to compare." : "The versions in this run report identical variables.";
       $("run-diff").replaceChildren();
+      $("run-diff-rest").replaceChildren();
+      $("diff-rest-count").textContent = "0";
       diffSel.disabled = true;
+      // a link's pair still gets its why: a stored explanation, or the command
+      showWhy(d, pair && pair.previous && pair.server ? pair : null, pair || {});
     } else {
       for (const p of pairs) diffSel.append(el("option", { value: p, text: p }));
       diffSel.disabled = false;
+      // no pair named: the first with a stored explanation, if any
+      const explained = new Set((d.explanations || []).map((x) => `${x.previous} → ${x.server}`));
+      const withWhy = pairs.find((p) => explained.has(p.split(" · ")[0]));
+      if (!pair && withWhy) diffSel.value = withWhy;
       if (pair) {
         const wantedPair = `${pair.previous} → ${pair.server} · ${pair.collation} · ${pair.profile}`;
         if (pairs.includes(wantedPair)) {
@@ -560,17 +569,24 @@
           .filter((x) => `${x.previous} → ${x.server} · ${x.collation} · ${x.profile}` === diffSel.value)
           .sort((a, b) => order[a.change] - order[b.change] || a.name.localeCompare(b.name));
         const first = sel[0] || {};
-        writeHash({ run: d.run.run_id, previous: first.previous, server: first.server, collation: first.collation, profile: first.profile });
+        const cell = pair && pair.previous === first.previous && pair.server === first.server && pair.workload ? { workload: pair.workload, threads: pair.threads } : {};
+        writeHash({ run: d.run.run_id, previous: first.previous, server: first.server, collation: first.collation, profile: first.profile, ...cell });
         const n = (c) => sel.filter((x) => x.change === c).length;
-        $("diff-status").textContent = `${first.previous} → ${first.server}: ${n("changed")} changed, ${n("added")} only in the new version, ${n("removed")} only in the previous one.`;
-        fillTable($("run-diff"), [{ key: "name", label: "variable", wrap: true }, { key: "change", label: "change" },
-          { key: "previous_value", label: first.previous || "previous", wrap: true }, { key: "value", label: first.server || "new", wrap: true }], sel,
-          { rowClass: (x) => "change-" + x.change });
+        // ranked: the settings `perftrack explain` would try (its order) first, the rest folded
+        const tried = sel.filter((x) => x.rank != null).sort((a, b) => a.rank - b.rank);
+        const rest = sel.filter((x) => x.rank == null);
+        $("diff-status").textContent = `${first.previous} → ${first.server}: ${n("changed")} changed, ${n("added")} only in the new version, ${n("removed")} only in the previous one. ` +
+          `${tried.length} of them \`perftrack explain\` would try on ${first.server} at ${first.previous}'s value, listed first; the other ${rest.length} (versions, paths, sizes from the machine, names in one release only, …) are folded below.`;
+        const cols = (extra) => [{ key: "name", label: "variable", wrap: true }, { key: "change", label: "change" },
+          { key: "previous_value", label: first.previous || "previous", wrap: true }, { key: "value", label: first.server || "new", wrap: true }, ...extra];
+        fillTable($("run-diff"), cols([]), tried, { rowClass: (x) => "change-" + x.change });
+        fillTable($("run-diff-rest"), cols([{ key: "left", label: "why explain leaves it out", wrap: true }]), rest, { rowClass: (x) => "change-" + x.change });
+        $("diff-rest-count").textContent = String(rest.length);
+        showWhy(d, first, cell);
       };
       diffSel.onchange = showDiff;
       showDiff();
     }
-    showExplanations(d.explanations || []);
     const box = $("run-failures");
     box.replaceChildren();
     if (!d.failures.length) box.append(el("p", { class: "note", text: "None: every cell of this run succeeded." }));
@@ -583,7 +599,22 @@
     ready();
   }
 
-  function showExplanations(xs) {
+  // The why of the selected pair: its stored explanations (`perftrack explain`) first;
+  // without one, the command that computes it, on the cell a deep link names or else on
+  // the run's cell where the new version lost most.
+  function showWhy(d, pairRow, cell) {
+    const all = d.explanations || [];
+    if (!pairRow) return showExplanations(all, "");
+    const mine = all.filter((x) => x.previous === pairRow.previous && x.server === pairRow.server);
+    const cmds = (d.explain_commands || []).filter((c) => c.previous === pairRow.previous && c.server === pairRow.server && c.collation === pairRow.collation && c.profile === pairRow.profile);
+    const cmd = cmds.find((c) => c.workload === cell.workload && String(c.threads) === String(cell.threads)) || cmds[0];
+    const how = cmd
+      ? `No explanation stored for ${pairRow.previous} → ${pairRow.server} yet. To compute one on ${cmd.workload} · ${cmd.threads} threads (ratio ${fmt.ratio(cmd.ratio)} in this run): `
+      : `No explanation stored for ${pairRow.previous} → ${pairRow.server}, and this run measured no cell of both.`;
+    showExplanations(mine.length ? mine : [], mine.length ? "" : how, mine.length ? null : cmd && cmd.command);
+  }
+
+  function showExplanations(xs, none, command) {
     // one row per isolated setting (or group); a conclusion without any is one row too
     const share = (v) => (v == null ? "—" : (v * 100).toFixed(0) + "%");
     const rows = [];
@@ -596,7 +627,11 @@
     const pairs = [...new Set(xs.map((x) => `${x.previous} → ${x.server}`))];
     $("explain-status").textContent = xs.length
       ? `${xs.length} explanation(s) of ${pairs.join(", ")}.`
-      : "No explanation computed for the versions of this run: run `perftrack explain PREVIOUS NEW` on a verdict that is a regression.";
+      : none || "No explanation stored for the versions of this run.";
+    const code = $("explain-command");
+    code.textContent = command || "";
+    code.hidden = !command;
+    $("run-explain").closest(".scroll").hidden = !xs.length;
     fillTable($("run-explain"), [{ key: "pair", label: "versions" }, { key: "cell", label: "cell" },
       { key: "settings", label: "setting (previous value)" }, { key: "share", label: "share of the gap [95%]" },
       { key: "conclusion", label: "conclusion" }], rows);

@@ -9,13 +9,30 @@
  */
 "use strict";
 (window.PERFTRACK_PAGES = window.PERFTRACK_PAGES || {}).heatmap = function (lib) {
-  const { rows, chartPage, metricPicker, links, C } = lib;
+  const { rows, chartPage, metricPicker, links, C, readHash, writeHash } = lib;
   const all = rows("verdicts").concat(rows("metric_verdicts"));
+  // The page opens on the worst verdict's series (runner class, hardware, profile, data
+  // set): a regression before an inconclusive verdict before the rest, on any hardware
+  // (the current one first), the largest slowdown first; a link that names a series keeps it.
+  const RANK = { regression: 0, inconclusive: 1, improvement: 2, unchanged: 3 };
+  const rank = (r) => [RANK[r.verdict] ?? 4, r.hw_current === false ? 1 : 0, r.ratio];
+  const worst = rows("verdicts").slice().sort((a, b) => {
+    const [x, y] = [rank(a), rank(b)];
+    return x[0] - y[0] || x[1] - y[1] || x[2] - y[2];
+  })[0];
+  if (worst) {
+    const h = readHash();
+    const series = ["runner_class", "hw_key", "profile", "dataset"];
+    if (series.every((k) => h[k] == null || h[k] === "all")) {
+      for (const k of series) h[k] = worst[k];
+      writeHash(h);
+    }
+  }
   const of = (m) => all.filter((r) => (r.metric || "tps") === m.verdict);
   const metric = metricPicker((m) => m.verdict && of(m).length > 0);
   const WIDTH_STEP = 110;
   const Y_AXIS = 230; // the version labels and the panel's margin
-  chartPage("heatmap", "verdicts", { runner_class: "one", profile: "one", dataset: "one", workload: "all", collation: "all", threads: "all" },
+  chartPage("heatmap", "verdicts", { runner_class: "one", hw_key: "one", profile: "one", dataset: "one", workload: "all", collation: "all", threads: "all" },
     "No verdicts yet: the DB has no version measured next to another.", {
       // the filters run over throughput's verdicts; the chart shows the chosen metric's
       rows: (data, sel) => {
@@ -28,7 +45,7 @@
           .sort((a, b) => String(a.collation).localeCompare(String(b.collation)) || a.threads - b.threads);
       },
       emptyText: "No verdicts of this metric for this selection.",
-      cols: [C.server, C.previous, C.workload, C.collation, C.threads, C.ratio, C.ci, C.p, C.verdict,
+      cols: [C.server, C.previous, { key: "hw_key", label: "hardware" }, C.workload, C.collation, C.threads, C.ratio, C.ci, C.p, C.verdict,
         { key: "metric", label: "metric" }, { key: "run_id", label: "run", href: links.run }],
       tweak: (spec, host, data) => {
         const m = metric();

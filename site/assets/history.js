@@ -222,14 +222,19 @@
         acknowledged: c.acknowledged || "no" });
     }
     const sel = current.sel;
+    // the nights' span: rules outside it (a hardware change after the cell's last night)
+    // would stretch the axis and push the nights to its edge
+    const first = points.length ? points[0].t : NaN;
+    const last = points.length ? points[points.length - 1].t : NaN;
+    const inSpan = (x) => !points.length || (x >= first - DAY_MS && x <= last + DAY_MS);
     const keys = ["runner_class", "profile", "workload", "collation", "threads"];
     const match = (r) => keys.every((k) => r[k] == null || String(r[k]) === String(sel[k]));
     const datasets = {
       table: points,
       steps,
       cp_marks: cpMarks,
-      hardware_changes: changes.filter((c) => c.runner_class === sel.runner_class).map((c) => ({ ...c, t: Date.parse(c.at), day: day(Date.parse(c.at)) })),
-      annotations: notes.filter((a) => a.date && match(a)).map((a) => ({ ...a, t: parseDay(String(a.date).slice(0, 10)), day: String(a.date).slice(0, 10) })).filter((a) => !isNaN(a.t)),
+      hardware_changes: changes.filter((c) => c.runner_class === sel.runner_class).map((c) => ({ ...c, t: Date.parse(c.at), day: day(Date.parse(c.at)) })).filter((c) => inSpan(c.t)),
+      annotations: notes.filter((a) => a.date && match(a)).map((a) => ({ ...a, t: parseDay(String(a.date).slice(0, 10)), day: String(a.date).slice(0, 10) })).filter((a) => !isNaN(a.t) && inSpan(a.t)),
     };
 
     const cp = $("cp-status");
@@ -273,6 +278,21 @@
           if (l.encoding.color) l.encoding.color = color;
           if (l.encoding.y) l.encoding.y.title = unitTitle;
           if (l.encoding.y && ["p95_ms", "tps"].includes(view.metric)) l.encoding.y.axis = { format: view.metric === "tps" ? "~s" : "~r" };
+        }
+        // the nights' own values decide the y scale: a zoom (the overview's brush) keeps
+        // only the nights in its range, so y rescales to them
+        for (const l of focus.layer) {
+          if (l.data.name === "table") l.transform = [...(l.transform || []), { filter: { param: "range" } }];
+        }
+        // a few days: whole UTC days on the axis (one night sits inside its day, not on
+        // the edge) and one label per day, never the same date at every 6 hours
+        const spanDays = points.length ? (last - first) / DAY_MS : 0;
+        if (spanDays < 10) {
+          const ticks = { interval: "day", step: Math.max(1, Math.ceil(spanDays / 8)) };
+          for (const c of [focus, context]) {
+            c.encoding.x.scale.nice = "day";
+            c.encoding.x.axis.tickCount = ticks;
+          }
         }
         // a dot per night is readable for months; past that the median line carries it
         const nightly = focus.layer.find((l) => l.name === "nightly");

@@ -8,9 +8,49 @@
  */
 "use strict";
 (window.PERFTRACK_PAGES = window.PERFTRACK_PAGES || {}).index = function (lib) {
-  const { rows, meta, $, el, setStatus, fillTable, makeFilters, draw, chartCard, ready, fmt, C, NO_RESULTS, links, readHash, linkProblem } = lib;
-  const all = rows("verdicts");
-  const seriesOf = (r) => `${r.runner_class} · ${r.profile} · ${r.dataset}`;
+  const { rows, meta, $, el, setStatus, fillTable, makeFilters, draw, chartCard, ready, fmt, C, NO_RESULTS, links, readHash, writeHash, linkProblem } = lib;
+  // Every stored verdict is in the data; by default the page shows those measured on each
+  // runner class's current hardware and says how many others there are, and where.
+  const every = rows("verdicts");
+  const earlier = every.filter((r) => r.hw_current === false);
+  const wantedId = readHash().verdict;
+  const allHw = readHash().hardware === "all" || earlier.some((r) => r.id === wantedId);
+  const all = allHw ? every : every.filter((r) => r.hw_current !== false);
+  const seriesOf = (r) => `${r.runner_class}${r.hw_current === false ? ` (earlier hardware ${r.hw_key})` : ""} · ${r.profile} · ${r.dataset}`;
+  // "N more on earlier hardware (where), among them …: show them" — or the way back
+  function elsewhere() {
+    const box = $("verdict-elsewhere");
+    if (!box) return;
+    box.replaceChildren();
+    if (!earlier.length) return;
+    const where = new Map();
+    for (const r of earlier) {
+      const k = `${r.runner_class}: ${r.hw_key}`;
+      where.set(k, (where.get(k) || 0) + 1);
+    }
+    const places = [...where].map(([k, n]) => `${n} on ${k}`).join(", ");
+    const bad = earlier.filter((r) => r.verdict === "regression").length;
+    const among = bad ? `, ${bad} of them regression${bad > 1 ? "s" : ""}` : "";
+    const toggle = (text, value) => {
+      const a = el("a", { href: "#", id: "verdict-hardware-toggle", text });
+      a.addEventListener("click", (e) => {
+        e.preventDefault();
+        const h = readHash();
+        delete h.verdict;
+        writeHash({ ...h, hardware: value });
+        location.reload();
+      });
+      return a;
+    };
+    const current = every.length - earlier.length;
+    if (allHw) {
+      box.append(`Showing all ${every.length} verdicts: ${current} measured on each runner class's current hardware, then ${earlier.length} on hardware it no longer has (${places}${among}). `,
+        toggle(`Show only the current hardware's ${current}`, "current"), ".");
+    } else {
+      box.append(`Showing the ${current} verdicts measured on each runner class's current hardware. ${earlier.length} more were measured on hardware it no longer has (${places}${among}): `,
+        toggle(`show all ${every.length}`, "all"), ".");
+    }
+  }
   const runCol = { key: "run_id", label: "run", value: (r) => r.run_id, href: links.run };
   const diffCol = { key: "diff", label: "variables", value: (r) => (r.run_id ? `diff (${r.variables_changed} changed)` : null), href: links.diff };
   const historyCol = { key: "history", label: "history", value: () => "history", href: links.history };
@@ -53,6 +93,12 @@
     historyCol,
     { key: "note", label: "note", value: (r) => (r.acknowledged ? `acknowledged: ${r.note}` : r.note) },
   ];
+  elsewhere();
+  // a link to a verdict of earlier hardware, typed or followed on this page: show them all
+  window.addEventListener("hashchange", () => {
+    const h = readHash();
+    if (!allHw && (h.hardware === "all" || earlier.some((r) => r.id === h.verdict))) location.reload();
+  });
   if (meta.empty || !all.length) {
     setStatus(meta.empty ? NO_RESULTS : "No verdicts yet: the DB has no version measured next to another.", "empty");
     $("verdict-table").closest(".card").hidden = true;

@@ -26,12 +26,36 @@
   const date = (v) => (v ? String(v).slice(0, 10) : "—");
   const ratio = (v) => (v == null ? "—" : Number(v).toFixed(3));
 
+  // The stored explanation of the pair; without one, the settings `perftrack explain`
+  // would try (the run page lists them all, the rest folded) and the command to run.
+  function whyCell(r) {
+    const td = el("td", { class: "why" });
+    const w = r.why;
+    if (!w) {
+      td.textContent = "a nightly change point: see its history";
+      return td;
+    }
+    const share = (v) => (v == null ? "—" : (v * 100).toFixed(0) + "%");
+    if (w.explanations.length) {
+      for (const x of w.explanations) {
+        const groups = x.isolated.map((g) => `${g.settings.join(", ")} ${share(g.share)} [${share(g.share_low)}, ${share(g.share_high)}]`);
+        td.append(el("p", { text: `explained on ${x.workload} · ${x.threads} thr: ${groups.length ? groups.join("; ") : "no setting isolated"}. ${x.conclusion}` }));
+      }
+      return td;
+    }
+    td.append(el("p", { text: w.tried
+      ? `Not explained yet. ${w.tried} changed settings explain would try, first: ${w.try_first.join(", ")}${w.tried > w.try_first.length ? ", …" : ""} (${w.left_out} more it leaves out: versions, paths, sizes).`
+      : "Not explained yet; no changed setting explain could try was stored for this run." }));
+    td.append(el("pre", { class: "command", text: w.command }));
+    return td;
+  }
+
   function render() {
     const table = $("regressions-table");
     const rows = data.open || [];
     const head = el("tr");
     // what a reader acts on first, then the series (the box scrolls on a narrow screen)
-    for (const label of ["state", "first reported", "change", "ratio", "links", "workload",
+    for (const label of ["state", "first reported", "change", "ratio", "why", "links", "workload",
       "threads", "collation", "profile", "runner class", "data set", "note"]) {
       head.append(el("th", { scope: "col", text: label }));
     }
@@ -53,6 +77,7 @@
         el("td", { text: date(r.first_seen) }),
         el("td", { text: r.change }),
         el("td", { class: "num", text: ratio(r.ratio) }),
+        whyCell(r),
         links,
         el("td", { text: r.workload }),
         el("td", { class: "num", text: String(r.threads) }),

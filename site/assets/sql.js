@@ -28,35 +28,53 @@
   // (the pair of the most telling verdict, that pair's most measured series).
   const EXAMPLES = [
     {
-      title: "Ratio of two versions, per workload",
+      title: "Ratio of two versions, per series",
       sql: `-- Throughput of {new} relative to {base}: the median of every
--- night and repeat, per runner class, profile, workload, threads and collation.
+-- night and repeat, per series: runner class and hardware, profile, data set and every
+-- axis (engine, isolation, durability, ...), workload, threads and collation. Nothing is
+-- pooled over an axis: a ratio pooled over, say, two storage engines can point the
+-- other way from both engines' own ratios.
 -- ratio = new / base: below 1 is slower. Edit the two ids to compare another pair.
+-- (The medians are not rounded: DuckDB-WASM and DuckDB round a tie such as x.85
+-- differently.)
 WITH med AS (
-  SELECT s.server_id, ru.runner_class, r.profile, r.workload, r.threads, r."collation",
+  SELECT s.server_id, r.workload, r.threads, r."collation", r.engine, r.isolation,
+         r.durability, r.handshake, r.profile, r.tables, r.table_size, r.duration_s,
+         r."connection", r.dataset_size, r.phase, ru.runner_class, ru.hw_key,
          median(r.tps) AS tps
   FROM results r JOIN servers s USING (server_key) JOIN runs ru USING (run_id)
   WHERE r.status = 'ok' AND s.server_id IN ('{base}', '{new}')
   GROUP BY ALL
 )
-SELECT runner_class, profile, workload, threads, "collation",
-       round(b.tps, 1) AS base_tps, round(n.tps, 1) AS new_tps,
-       round(n.tps / b.tps, 4) AS ratio
-FROM med b JOIN med n USING (runner_class, profile, workload, threads, "collation")
-WHERE b.server_id = '{base}' AND n.server_id = '{new}'
-ORDER BY ratio, workload, threads, "collation", runner_class, profile;`,
+SELECT workload, threads, "collation", engine, isolation, durability, handshake, profile,
+       tables, table_size, duration_s, "connection", dataset_size, phase, runner_class,
+       hw_key, any_value(tps) FILTER (WHERE server_id = '{base}') AS base_tps,
+       any_value(tps) FILTER (WHERE server_id = '{new}') AS new_tps,
+       round(any_value(tps) FILTER (WHERE server_id = '{new}')
+             / any_value(tps) FILTER (WHERE server_id = '{base}'), 4) AS ratio
+FROM med
+GROUP BY ALL
+HAVING count(*) = 2
+ORDER BY ratio, workload, threads, "collation", engine, isolation, durability, handshake,
+         profile, tables, table_size, duration_s, "connection", dataset_size, phase,
+         runner_class, hw_key;`,
     },
     {
       title: "Slowest nights of a series",
-      sql: `-- The ten slowest nights of one series: {new}, {workload},
--- {threads} threads, {collation}. A night is one run: the median of its repeats.
+      sql: `-- The ten slowest nights of {new} on {workload}, {threads} threads, {collation}.
+-- A night is one run of one series (profile, data set and every axis): the median of
+-- its repeats; the series columns say which.
 SELECT ru.run_id, ru.first_started_at::DATE AS night, ru.runner_class, ru.hw_key,
+       r.profile, r.tables, r.table_size, r.duration_s, r."connection", r.engine,
+       r.isolation, r.durability, r.handshake, r.dataset_size, r.phase,
        count(*) AS repeats, round(median(r.tps), 1) AS median_tps
 FROM results r JOIN runs ru USING (run_id) JOIN servers s USING (server_key)
 WHERE r.status = 'ok' AND s.server_id = '{new}' AND r.workload = '{workload}'
   AND r.threads = {threads} AND r."collation" = '{collation}'
 GROUP BY ALL
-ORDER BY median_tps, ru.run_id
+ORDER BY median_tps, ru.run_id, r.profile, r.tables, r.table_size, r.duration_s,
+         r."connection", r.engine, r.isolation, r.durability, r.handshake,
+         r.dataset_size, r.phase
 LIMIT 10;`,
     },
     {

@@ -11,8 +11,9 @@ import pytest
 
 import standins
 from clirun import assert_one_line_error, perftrack
+from perftrack.analysis import candidates
 from perftrack.core.errors import ConfigError
-from perftrack.experiments import candidates, conclude, explain
+from perftrack.experiments import conclude, explain
 from perftrack.experiments import explanation as ex
 from perftrack.planning import cells
 from perftrack.run import runner

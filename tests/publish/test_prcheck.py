@@ -97,7 +97,8 @@ def test_pairs_file_is_validated(tmp_path: Path) -> None:
 
 
 def test_a_stored_explanation_of_the_pair_is_in_the_comment(db: Path) -> None:
-    from perftrack.experiments import candidates, explanation
+    from perftrack.analysis import candidates
+    from perftrack.experiments import explanation
     from perftrack.store import explanations
 
     cand = candidates.Candidate("sync_binlog", "sync_binlog", "0", "1")

@@ -29,10 +29,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from perftrack.analysis import stats
+from perftrack.analysis.candidates import Candidate, select
 from perftrack.core.errors import ConfigError, ServerError
 from perftrack.experiments import conclude
 from perftrack.experiments import explanation as ex
-from perftrack.experiments.candidates import Candidate, select
 from perftrack.planning import cells, matrix
 from perftrack.run import lifetime, runner
 from perftrack.run.server import Server

@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 
 from perftrack.analysis import stats
-from perftrack.experiments.candidates import KIND_LABELS, Candidate, Left
+from perftrack.analysis.candidates import KIND_LABELS, Candidate, Left
 
 N_RESAMPLES = 2000
 SEED = 20261125

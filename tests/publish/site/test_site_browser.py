@@ -208,12 +208,26 @@ def test_overview_lists_regressions_first(sites: dict[str, Path], tab: Tab) -> N
     rank = {"regression": 0, "improvement": 1, "inconclusive": 2, "unchanged": 3}
     assert [rank[v] for v in verdicts] == sorted(rank[v] for v in verdicts)
     assert tab.page.locator(".count.verdict.regression b").inner_text() != "0"
+    # the verdicts of hardware the runner class no longer has: counted, placed, one click
+    every = tab.page.evaluate("window.perftrack.lib.rows('verdicts')")
+    earlier = [r for r in every if not r["hw_current"]]
+    assert earlier and len(verdicts) == min(len(every) - len(earlier), 500)
+    note = tab.page.inner_text("#verdict-elsewhere")
+    assert f"{len(earlier)} more were measured on hardware it no longer has" in note
+    assert f"{len(earlier)} on synthetic: 5ee0000000a1" in note
+    with tab.page.expect_navigation(timeout=READY_TIMEOUT_MS):
+        tab.page.click("#verdict-hardware-toggle")
+    tab.page.wait_for_selector("body[data-ready='1']", timeout=READY_TIMEOUT_MS)
+    assert "hardware=all" in tab.page.url
+    assert tab.page.locator("#verdict-table tbody tr").count() == min(len(every), 500)
+    assert "earlier hardware 5ee0000000a1" in tab.page.inner_text("#verdict-table")
+    assert tab.problems() == []
 
 
 def test_run_page_shows_configuration_and_variable_diff(sites: dict[str, Path], tab: Tab) -> None:
     tab.open(url(sites["history"], "runs", "#run=synthetic-night-0003"))
     assert tab.page.input_value("#run-select") == "synthetic-night-0003"
-    tab.page.wait_for_selector("#run-diff tbody tr")
+    tab.page.wait_for_function("document.getElementById('diff-status').textContent.includes('→')")
     assert "synthetic-night-0003" in tab.page.inner_text("#run-config")
     assert "8.4.0-synthetic" in tab.page.inner_text("#run-servers")
     # the first pair with a difference is selected; the buffer pool default "changed"
@@ -230,7 +244,8 @@ def test_run_page_shows_the_explanation_of_its_versions(
 ) -> None:
     """A stored `perftrack explain` result (SYNTHETIC: built here, nothing measured) of a
     pair of the run's versions is on the run's page: the setting, its share and interval."""
-    from perftrack.experiments import candidates, explanation
+    from perftrack.analysis import candidates
+    from perftrack.experiments import explanation
     from perftrack.publish.site import build
     from perftrack.store import explanations, nightfiles
 
@@ -259,8 +274,21 @@ def test_run_page_shows_the_explanation_of_its_versions(
     plain = build.build(history_db, tmp_path / "plain").out
     tab.open(url(plain, "runs", "#run=synthetic-night-0003"))
     tab.page.wait_for_selector("#run-servers tbody tr")
-    assert "No explanation computed" in tab.page.inner_text("#explain-status")
+    tab.page.wait_for_function("document.getElementById('diff-status').textContent.includes('→')")
+    pair = tab.page.input_value("#diff-select").split(" · ")[0]
+    assert f"No explanation stored for {pair} yet" in tab.page.inner_text("#explain-status")
     assert tab.page.locator("#run-explain tbody tr").count() == 0
+    # ... and the command that computes it, for the selected pair
+    a, b = pair.split(" → ")
+    command = tab.page.inner_text("#explain-command")
+    assert re.fullmatch(
+        rf"perftrack explain {a} {b} --workload \w+ --threads \d+ --charset \w+ --profile \w+",
+        command.strip(),
+    ), command
+    # the settings explain would try are listed, the rest folded with why (the version)
+    assert tab.page.locator("#diff-rest").get_attribute("open") is None
+    assert int(tab.page.inner_text("#diff-rest-count")) >= 1
+    assert "a version string" in (tab.page.text_content("#run-diff-rest") or "")
 
 
 @pytest.mark.parametrize("page", PAGES)
@@ -290,7 +318,27 @@ def test_html_in_version_strings_and_annotations_is_shown_as_text(
         assert "acknowledged" in text
     if page == "runs":
         assert HOSTILE_VERSION in text
+    if page == "history":
+        one_night_history_is_readable(tab)
     assert tab.problems() == []
+
+
+def one_night_history_is_readable(tab: Tab) -> None:
+    """The hostile DB has one night: its dots sit inside the plot, not on its edge, and
+    each date is one label per axis (the focus and the overview strip), never one label
+    per six hours."""
+    view = "window.perftrack.charts.history"
+    ts = tab.page.evaluate(f"{view}.data('table').map(d => d.t)")
+    assert ts and len({t // 86_400_000 for t in ts}) == 1
+    lo, hi = tab.page.evaluate(f"{view}.scale('focus_x').domain().map(Number)")
+    assert lo < min(ts) and max(ts) < hi
+    labels = tab.page.eval_on_selector_all(
+        "#chart-history svg .role-axis-label text", "ts => ts.map(t => t.textContent)"
+    )
+    dates = [x for x in labels if re.fullmatch(r"\d{4}-\d\d-\d\d", x)]
+    night = tab.page.evaluate(f"new Date({ts[0]}).toISOString().slice(0, 10)")
+    assert night in dates, dates
+    assert max(dates.count(d) for d in dates) <= 2, dates
 
 
 def test_study_pages_show_the_articles_ratios(sites: dict[str, Path], tab: Tab) -> None:

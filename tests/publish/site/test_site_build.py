@@ -110,7 +110,11 @@ def test_export_finds_the_injected_regression_and_the_hardware_change(history_db
     regressions = [v for v in data.verdicts if v["verdict"] == "regression"]
     assert regressions, "the synthetic 10% step should give regressions"
     assert data.verdicts[0]["verdict"] == "regression"  # regressions first
-    assert {v["hw_key"] for v in data.verdicts} == {"5ee0000000b2"}  # current hardware only
+    # every verdict is exported; those of the current hardware first, flagged
+    assert {v["hw_key"] for v in data.verdicts if v["hw_current"]} == {"5ee0000000b2"}
+    assert {v["hw_key"] for v in data.verdicts if not v["hw_current"]} == {"5ee0000000a1"}
+    flags = [v["hw_current"] for v in data.verdicts]
+    assert flags == sorted(flags, reverse=True)
     assert len(data.hardware_changes) == 1
     assert data.hardware_changes[0]["from_hw"] == "5ee0000000a1"
     charset = {(c["server"], c["collation"]) for c in data.charset}

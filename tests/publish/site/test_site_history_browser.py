@@ -206,9 +206,14 @@ def test_a_deep_link_restores_range_versions_and_metric(site: Path, tab: Tab) ->
     assert tab.problems() == []
 
 
+def focus_y(tab: Tab) -> list[float]:
+    return tab.page.evaluate(f"{VIEW}.scale('focus_y').domain().map(Number)")
+
+
 def test_brushing_the_overview_zooms_and_lands_in_the_url(site: Path, tab: Tab) -> None:
     tab.open(url(site, CELL))
     full = focus_domain(tab)
+    full_y = focus_y(tab)
     strip = tab.page.locator("#chart-history g.context_pathgroup").first
     strip.scroll_into_view_if_needed()  # below the fold at 1280×900: the mouse must reach it
     box = strip.bounding_box() or {}
@@ -221,6 +226,13 @@ def test_brushing_the_overview_zooms_and_lands_in_the_url(site: Path, tab: Tab) 
     tab.page.wait_for_function("() => location.hash.includes('from=')", timeout=READY_TIMEOUT_MS)
     lo, hi = focus_domain(tab)
     assert full[0] < lo < hi < full[1]
+    # y rescaled to the nights in the range: the -20% nights (40 on) are out of it, so
+    # the scale's floor rises, and every night in the range is inside the scale
+    y0, y1 = focus_y(tab)
+    assert y0 > full_y[0] and y1 <= full_y[1], (full_y, (y0, y1))
+    seen = tab.page.evaluate(f"{VIEW}.data('table')")
+    inside = [p for p in seen if lo <= p["t"] <= hi]
+    assert inside and all(y0 <= p["v"] <= y1 for p in inside)
     frm = tab.page.input_value("#history-from")
     assert frm and f"from={frm}" in tab.page.url
     tab.shot("history-zoomed")

@@ -117,6 +117,18 @@ def test_heatmap_cells_are_coloured_by_their_stored_verdict(odd_site: Path, tab:
         assert m["fill"] == VERDICT_COLOURS[m["datum"]["verdict"]], m["datum"]
     odd = [m for m in rects if m["datum"]["ratio"] == ODD["ratio"]]
     assert len(odd) == 1 and odd[0]["fill"] == VERDICT_COLOURS["unchanged"]
+    # it opens on the worst verdict's series: a regression (current hardware first, the
+    # largest slowdown), whose red cell is drawn
+    rows = tab.page.evaluate("window.perftrack.lib.rows('verdicts')")
+    rank = {"regression": 0, "inconclusive": 1, "improvement": 2, "unchanged": 3}
+    worst = min(rows, key=lambda r: (rank[r["verdict"]], not r["hw_current"], r["ratio"]))
+    assert worst["verdict"] == "regression"
+    for key in ("runner_class", "hw_key", "profile", "dataset"):
+        assert tab.page.input_value(f"#filter-{key}") == str(worst[key])
+    assert any(
+        m["datum"]["ratio"] == worst["ratio"] and m["fill"] == VERDICT_COLOURS["regression"]
+        for m in rects
+    )
     assert "0.868" in [m["text"] for m in texts]
     assert tab.problems() == []
 
@@ -255,6 +267,15 @@ def test_a_verdict_row_leads_to_its_run_diff_and_history(sites: dict[str, Path],
     assert selected.startswith(f"{previous} → {new} · ")
     assert "innodb_buffer_pool_size" in tab.page.inner_text("#run-diff")
     assert tab.page.locator("#link-problem:visible").count() == 0
+    # why: no explanation stored, so the command for the verdict's own cell
+    hash_ = dict(
+        kv.split("=", 1) for kv in tab.page.evaluate("location.hash").lstrip("#").split("&")
+    )
+    workload, threads = hash_["workload"], hash_["threads"]
+    command = tab.page.inner_text("#explain-command").strip()
+    assert command.startswith(
+        f"perftrack explain {previous} {new} --workload {workload} --threads {threads} "
+    ), command
     tab.shot("marks-regression-to-variables-diff")
     # the history link carries the cell
     tab.open(url(sites["history"], "index"))
@@ -318,17 +339,21 @@ def test_run_page_prints_p95_with_three_significant_digits_and_fits_the_diff(
     assert tiny and all(re.fullmatch(r"0\.0\d{1,3}", v) for v in tiny), tiny
     digits = [v.replace(",", "").replace(".", "").lstrip("0") for v in p95]
     assert all(len(d) <= 3 for d in digits), p95  # 3 significant digits at most
-    # the variables diff: every column inside its scroller, long values wrapped
-    tab.page.wait_for_selector("#run-diff tbody tr", timeout=READY_TIMEOUT_MS)
-    f = tab.page.evaluate(
-        """() => { const t = document.getElementById('run-diff'); const box = t.parentElement;
+    # the variables diff (the settings explain tries, and the folded rest opened): every
+    # column inside its scroller, long values wrapped
+    tab.page.wait_for_selector("#run-diff-rest tbody tr", state="attached")
+    tab.page.click("#diff-rest summary")
+    for table in ("run-diff", "run-diff-rest"):
+        f = tab.page.evaluate(
+            """(id) => { const t = document.getElementById(id); const box = t.parentElement;
            const right = box.getBoundingClientRect().right;
            const cells = [...t.querySelectorAll('tbody td:last-child')];
            return { table: t.scrollWidth, box: box.clientWidth,
                     outside: cells.filter(c => c.getBoundingClientRect().right > right + 1)
-                                  .length }; }"""
-    )
-    assert f["table"] <= f["box"] and f["outside"] == 0, f
+                                  .length }; }""",
+            table,
+        )
+        assert f["table"] <= f["box"] and f["outside"] == 0, (table, f)
     tab.shot("marks-runs-p95-and-diff")
     assert tab.problems() == []
 

@@ -33,7 +33,15 @@ def test_page_data_lists_open_alerts_newest_first(alerts_db: tuple[Path, Path]) 
     assert data["closed"] == {"false_positive": 1}
     r = rows[0]
     assert r["change"] == f"{OLD} → {NEW}" and r["ratio"] == pytest.approx(0.7, abs=0.03)
-    assert r["run_href"] == "runs.html#run=synthetic-pair-t16"
+    # the run page with the pair's why selected (explanation or ranked settings diff)
+    assert r["run_href"].startswith("runs.html#run=synthetic-pair-t16&previous=")
+    assert "&workload=" in r["run_href"] and "&threads=16" in r["run_href"]
+    # no stored explanation: the exact command that computes one, for the alert's cell
+    assert r["why"]["explanations"] == []
+    assert r["why"]["command"] == (
+        f"perftrack explain {OLD} {NEW} --workload {r['workload']} --threads 16 "
+        f"--charset {r['collation']} --profile default"
+    )
     assert r["history_href"].startswith("history.html#runner_class=synthetic&profile=default&")
     assert "&threads=16" in r["history_href"]
     assert rows[1]["reason"] == "SYNTHETIC <b>expected</b> cost"

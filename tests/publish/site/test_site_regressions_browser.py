@@ -32,10 +32,10 @@ def test_regressions_page_lists_open_alerts_newest_first_with_links(site: Path, 
     tab.shot("desktop-regressions")
     assert tab.problems() == []
     heads = tab.page.eval_on_selector_all("#regressions-table th", "h => h.map(x => x.textContent)")
-    assert heads[:5] == ["state", "first reported", "change", "ratio", "links"]
+    assert heads[:6] == ["state", "first reported", "change", "ratio", "why", "links"]
     rows = cells(tab)
     # newest first; the false positive is closed, so not listed
-    assert [(r[0], r[1], r[6]) for r in rows] == [
+    assert [(r[0], r[1], r[7]) for r in rows] == [
         ("new", "2026-03-03", "16"),
         ("acknowledged", "2026-03-02", "1"),
         ("new", "2026-03-01", "8"),
@@ -43,7 +43,11 @@ def test_regressions_page_lists_open_alerts_newest_first_with_links(site: Path, 
     assert all(r[2] == f"{OLD} → {NEW}" for r in rows)
     assert all(0.67 < float(r[3]) < 0.73 for r in rows)
     # the acknowledged one says why, as text (the reason holds HTML: shown, not parsed)
-    assert rows[1][11] == "SYNTHETIC <b>expected</b> cost link"
+    assert rows[1][12] == "SYNTHETIC <b>expected</b> cost link"
+    # why: no explanation stored, so the exact command for the alert's own cell
+    assert rows[0][4].startswith("Not explained yet")
+    assert f"perftrack explain {OLD} {NEW} --workload " in rows[0][4]
+    assert "--threads 16 " in rows[0][4]
     assert tab.page.locator("#regressions-table b").count() == 0
     status = tab.page.text_content("#status")
     assert status.startswith("3 open alert(s), 2 new; checked 2026-03-03 06:00 UTC")
@@ -54,11 +58,15 @@ def test_regressions_page_lists_open_alerts_newest_first_with_links(site: Path, 
     # each row links to its run detail and its history; the run detail opens that run
     first = tab.page.locator("#regressions-table tbody tr").first
     hrefs = first.locator("td.links a").evaluate_all("a => a.map(x => x.getAttribute('href'))")
-    assert hrefs[0] == "runs.html#run=synthetic-pair-t16"
+    assert hrefs[0].startswith(f"runs.html#run=synthetic-pair-t16&previous={OLD}&server={NEW}&")
     assert hrefs[1].startswith("history.html#runner_class=synthetic&") and "threads=16" in hrefs[1]
     first.locator("td.links a", has_text="run detail").click()
     tab.page.wait_for_selector("body[data-ready='1']")
     assert tab.page.input_value("#run-select") == "synthetic-pair-t16"
+    # ... with the alert's pair's why: the same command (its two versions report the same
+    # variables here, so no diff to rank)
+    assert f"No explanation stored for {OLD} → {NEW} yet" in tab.page.inner_text("#explain-status")
+    assert tab.page.inner_text("#explain-command").strip() in rows[0][4]
     assert tab.problems() == []
 
 
@@ -76,4 +84,4 @@ def test_a_deep_link_marks_the_alert(site: Path, tab: Tab):
     oldest = columns.read_data_file(site / "data" / "regressions.js")["open"][2]["id"]
     tab.open((site / "regressions.html").as_uri() + f"#alert-{oldest}")
     assert tab.page.get_attribute(f"#alert-{oldest}", "class") == "alert state-new selected"
-    assert tab.page.locator("tr.selected td").nth(6).text_content() == "8"
+    assert tab.page.locator("tr.selected td").nth(7).text_content() == "8"

@@ -269,7 +269,7 @@ def test_every_example_runs_and_agrees_with_duckdb_in_python(
         if title.startswith("Ratio"):
             tab.shot("sql-example-ratio")
     # the synthetic history has a pair, nights and a changed default to find
-    assert counts["Ratio of two versions, per workload"] > 0
+    assert counts["Ratio of two versions, per series"] > 0
     assert counts["Slowest nights of a series"] == 10
     assert counts["Server variables that differ between two versions"] > 0
     assert tab.problems() == []

@@ -440,8 +440,8 @@ def export(
 def export_for_chart(st: Store, notes: list[Annotation], dataset: str) -> dict[str, Any]:
     """Only what one chart draws: {"table": rows, other named data sets…} (`site png`)."""
     ex = Exporter(st, notes)
-    if dataset == "verdicts":
-        return {"table": ex.verdicts()}
+    if dataset == "verdicts":  # the pages' default view: each runner class's current hardware
+        return {"table": [r for r in ex.verdicts() if r["hw_current"]]}
     if dataset == "summary":
         return {"table": ex.summary(ex.newest())}
     if dataset == "charset":

@@ -15,6 +15,7 @@ import xml.etree.ElementTree as ET
 from typing import Any
 
 from perftrack.analysis import alerts
+from perftrack.publish.site import why
 from perftrack.publish.site.series import AXES, axis_label, dataset_label
 from perftrack.store.store import Store
 
@@ -47,6 +48,21 @@ def _change(a: dict[str, Any]) -> str:
     if a["kind"] == "verdict":
         return f"{a['base_server']} → {a['server_id']}"
     return f"{a['server_id']}: nightly change point"
+
+
+def _run_link(a: dict[str, Any]) -> dict[str, Any]:
+    """The run page's deep link to one alert's pair and cell (a change point has no pair)."""
+    link = {"run": a["run_id"]}
+    if a["kind"] != "verdict":
+        return link
+    return link | {
+        "previous": a["base_server"],
+        "server": a["server_id"],
+        "collation": a["collation"],
+        "profile": a["profile"],
+        "workload": a["workload"],
+        "threads": a["threads"],
+    }
 
 
 def row(a: dict[str, Any]) -> dict[str, Any]:
@@ -87,7 +103,8 @@ def row(a: dict[str, Any]) -> dict[str, Any]:
         "reason": a["reason"],
         "link": a["link"],
         "run_id": a["run_id"],
-        "run_href": f"runs.html{_hash({'run': a['run_id']})}" if a["run_id"] else None,
+        # the run page with this pair's why selected (explanation, ranked settings diff)
+        "run_href": f"runs.html{_hash(_run_link(a))}" if a["run_id"] else None,
         "history_href": f"history.html{_hash(history)}",
     }
 
@@ -101,7 +118,11 @@ def page_data(st: Store) -> dict[str, Any]:
             closed[a["state"]] = closed.get(a["state"], 0) + 1
     checked = max((a["checked_at"] for a in stored), default=None)
     return {
-        "open": [row(a) for a in stored if a["state"] in alerts.OPEN_STATES],
+        "open": [
+            {**row(a), "why": why.of_alert(st, a)}
+            for a in stored
+            if a["state"] in alerts.OPEN_STATES
+        ],
         "closed": closed,
         "checked_at": _iso(checked),
     }

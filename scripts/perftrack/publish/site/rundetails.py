@@ -10,6 +10,7 @@ import json
 from collections import defaultdict
 from typing import Any
 
+from perftrack.publish.site import why
 from perftrack.publish.site.series import AXES, axis_label, dataset_label, iso
 from perftrack.store import explanations
 from perftrack.store.store import Store
@@ -21,7 +22,7 @@ MAX_LOG_CHARS = 4000
 MAX_VALUE_CHARS = 300
 # Bump when what a run's detail file holds changes: the site build then rewrites every
 # run's file instead of keeping those whose run did not change (`run_fingerprint`).
-RUN_DETAIL_FORMAT = 1
+RUN_DETAIL_FORMAT = 2  # 2: diff rows ranked as explain tries them; explain commands
 
 
 class RunDetails:
@@ -99,8 +100,9 @@ class RunDetails:
                 "cells": run_cells,
                 "effective": _settings(effective.get(rid, [])),
                 "failures": fails,
-                "variable_diffs": self._variable_diffs(varsets.get(rid, []), cache),
+                "variable_diffs": self._variable_diffs(varsets.get(rid, []), srv, cache),
                 "explanations": self._explanations(srv, explained),
+                "explain_commands": _commands(run_cells, self.order),
             }
         return out
 
@@ -118,9 +120,12 @@ class RunDetails:
         return out
 
     def _variable_diffs(
-        self, sets: list[dict[str, Any]], cache: dict[Any, Any]
+        self, sets: list[dict[str, Any]], servers: list[dict[str, Any]], cache: dict[Any, Any]
     ) -> list[dict[str, Any]]:
-        """SHOW GLOBAL VARIABLES differences between consecutive versions of one run."""
+        """SHOW GLOBAL VARIABLES differences between consecutive versions of one run, each
+        with its place in the order `perftrack explain` would try it (`rank`, None: left
+        out, with the reason in `left`)."""
+        release = {s["server"]: (s["product"], s["version"]) for s in servers}
         by_config: dict[tuple[Any, Any], list[dict[str, Any]]] = defaultdict(list)
         for s in sets:
             by_config[(s["profile"], s["collation"])].append(s)
@@ -130,8 +135,13 @@ class RunDetails:
             for a, b in itertools.pairwise(items):
                 key = (a["varset"], b["varset"])
                 if key not in cache:
-                    cache[key] = self._diff(*key)
-                for name, va, vb, change in cache[key]:
+                    full = self.st.variables_diff(*key)
+                    cache[key] = (
+                        self._diff(full),
+                        why.ranked(full, *release.get(b["server"], ("", ""))),
+                    )
+                diff, ranks = cache[key]
+                for name, va, vb, change in diff:
                     out.append(
                         {
                             "profile": profile,
@@ -142,15 +152,50 @@ class RunDetails:
                             "change": change,
                             "previous_value": va,
                             "value": vb,
+                            **ranks[name],
                         }
                     )
         return out
 
-    def _diff(self, a: str, b: str) -> list[tuple[str, str | None, str | None, str]]:
-        return [
-            (name, _cut(va), _cut(vb), change)
-            for name, va, vb, change in self.st.variables_diff(a, b)
-        ]
+    @staticmethod
+    def _diff(full: why.Diff) -> why.Diff:
+        return [(name, _cut(va), _cut(vb), change) for name, va, vb, change in full]
+
+
+def _commands(cells: list[dict[str, Any]], order: dict[str, int]) -> list[dict[str, Any]]:
+    """For each pair of consecutive versions the run measured on one cell: the
+    `perftrack explain` command of that cell, with the cell's ratio new / previous (the
+    page offers the worst first, or the cell a deep link names)."""
+    by_cell: dict[tuple[Any, ...], list[dict[str, Any]]] = defaultdict(list)
+    for c in cells:
+        if c["tps"] is not None:
+            key = (c["workload"], c["threads"], c["collation"], c["profile"], c["dataset"])
+            by_cell[key].append(c)
+    out = []
+    for (workload, threads, coll, profile, _), rows in by_cell.items():
+        rows.sort(key=lambda c: order.get(c["server"], -1))
+        for a, b in itertools.pairwise(rows):
+            out.append(
+                {
+                    "previous": a["server"],
+                    "server": b["server"],
+                    "workload": workload,
+                    "threads": threads,
+                    "collation": coll,
+                    "profile": profile,
+                    "ratio": b["tps"] / a["tps"] if a["tps"] else None,
+                    "command": why.command(
+                        a["server"],
+                        b["server"],
+                        workload=workload,
+                        threads=threads,
+                        collation=coll,
+                        profile=profile,
+                    ),
+                }
+            )
+    out.sort(key=lambda c: (c["ratio"] is None, c["ratio"] or 0.0))
+    return out
 
 
 def _settings(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:

@@ -6,8 +6,9 @@ empty, or older than the newest result (detect not re-run after an ingest), they
 computed here the same way, with detect.compute_verdicts (compare.py underneath), so
 the site never shows stale or missing verdicts. Pages consume only the rows returned.
 
-Only the runner class's current hardware is shown: verdicts measured on hardware a
-runner no longer has are history, not the current state.
+Every stored verdict is exported; `hw_current` says whether it was measured on its runner
+class's current hardware. The overview shows those first and says how many others there
+are and where (a link shows them); the heatmap has the hardware as a filter.
 """
 
 from __future__ import annotations
@@ -77,8 +78,6 @@ def latest(
     alert_state = {a["alert_id"]: a["state"] for a in st.stored_alerts(METRIC)}
     out = []
     for v in stored:
-        if current_hw.get(v["runner_class"]) != v["hw_key"]:
-            continue
         diff = v.get("variables_diff")
         diff = json.loads(diff) if isinstance(diff, str) else (diff or {})
         at = v.get("last_result_at")
@@ -104,6 +103,8 @@ def latest(
                 "verdict": v["verdict"],
                 "id": v["verdict_id"],  # deep links select it: index.html#verdict=ID
                 "metric": metric,
+                # measured on the runner class's current hardware (else: its history)
+                "hw_current": current_hw.get(v["runner_class"]) == v["hw_key"],
                 "run_id": runs[1][1] if runs[1] else None,
                 "previous_run_id": runs[0][1] if runs[0] else None,
                 "acknowledged": v["acknowledged"] is not None,
@@ -119,4 +120,5 @@ def latest(
         )
     out.sort(key=lambda r: r["at"] or "", reverse=True)
     out.sort(key=lambda r: VERDICT_RANK.get(r["verdict"], len(VERDICT_RANK)))
+    out.sort(key=lambda r: not r["hw_current"])
     return out, origin

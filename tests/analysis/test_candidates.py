@@ -1,4 +1,4 @@
-"""What `perftrack explain` tries (experiments/candidates.py), on the real variables of every
+"""What `perftrack explain` tries (analysis/candidates.py), on the real variables of every
 catalog pair in data/results.duckdb and on names that only look like paths."""
 
 from __future__ import annotations
@@ -9,7 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from perftrack.experiments import candidates, explanation
+from perftrack.analysis import candidates
+from perftrack.experiments import explanation
 from perftrack.servers import rules
 from perftrack.store import store
 

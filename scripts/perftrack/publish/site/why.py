@@ -1,0 +1,121 @@
+"""Why two versions differ, as the run and Regressions pages tell it: the stored
+explanation of the pair (`perftrack explain`, store/explanations.py) when there is one;
+otherwise the pair's settings diff ranked the way the explainer would try it (the settings
+B accepts at A's value first, in its order: analysis/candidates.py; the rest with the
+reason it leaves them out) and the exact `perftrack explain` command to run."""
+
+from __future__ import annotations
+
+import shlex
+from typing import Any
+
+from perftrack.analysis import candidates
+from perftrack.core.errors import ConfigError
+from perftrack.servers import rules
+from perftrack.servers.options import RENAMED_OPTIONS, option_key
+from perftrack.store import explanations
+from perftrack.store.store import Store
+
+Diff = list[tuple[str, str | None, str | None, str]]  # (name, A's, B's, change)
+
+
+def ranked(diff: Diff, product: str | None, version: str | None) -> dict[str, dict[str, Any]]:
+    """Per differing variable (the diff's name): {rank: its place among the settings
+    explain would try (0 first), None if it leaves it out; left: why it leaves it out}."""
+    a = {n: va for n, va, _, change in diff if change != "added"}
+    b = {n: vb for n, _, vb, change in diff if change != "removed"}
+    try:
+        rule = rules.rules_for(product or "", version or "")
+    except ConfigError as exc:
+        return {n: {"rank": None, "left": f"no version rules for B: {exc}"} for n, *_ in diff}
+    cands, left = candidates.select(a, b, rule)
+    by_key: dict[str, dict[str, Any]] = {}
+    for i, c in enumerate(cands):
+        by_key[c.name] = {"rank": i, "left": None}
+    for x in left:
+        by_key[x.name] = {"rank": None, "left": x.reason}
+    out = {}
+    for name, *_ in diff:
+        # a renamed option (tx_isolation -> transaction_isolation) is tried under B's name
+        key = option_key(name)
+        renamed = option_key(RENAMED_OPTIONS.get(key, key))
+        out[name] = by_key.get(key) or by_key.get(renamed) or {"rank": None, "left": "unknown"}
+    return out
+
+
+def command(
+    previous: str, server: str, *, workload: str, threads: int, collation: str, profile: str
+) -> str:
+    """The `perftrack explain` command that explains `server`'s change against `previous`
+    on one cell (its other options: explain's defaults)."""
+    words = [
+        "perftrack",
+        "explain",
+        previous,
+        server,
+        "--workload",
+        workload,
+        "--threads",
+        str(threads),
+        "--charset",
+        collation,
+        "--profile",
+        profile,
+    ]
+    return shlex.join(words)
+
+
+# How many of the settings explain would try first an alert's row names.
+FIRST = 5
+
+
+def of_alert(st: Store, a: dict[str, Any]) -> dict[str, Any] | None:
+    """The why of one verdict alert (analysis/alerts.py's row): the stored explanations of
+    its pair; without one, the settings explain would try first (from the pair's
+    variables as its run measured them) and the command for its cell. None: a change
+    point (no pair)."""
+    if a["kind"] != "verdict" or not a.get("base_server"):
+        return None
+    prev, new = a["base_server"], a["server_id"]
+    stored = explanations.latest(st, prev, new)
+    if stored:
+        return {"explanations": stored}
+    sets = {
+        s["server"]: s["varset"]
+        for s in (st.run_varsets([a["run_id"]]) if a.get("run_id") else [])
+        if s["profile"] == a["profile"] and s["collation"] == a["collation"]
+    }
+    release = (
+        {s["server"]: (s["product"], s["version"]) for s in st.run_servers([a["run_id"]])}
+        if a.get("run_id")
+        else {}
+    )
+    first: list[str] = []
+    tried = left = 0
+    if prev in sets and new in sets:
+        diff = st.variables_diff(sets[prev], sets[new])
+        ranks = ranked(diff, *release.get(new, ("", "")))
+        order = sorted((r["rank"], n) for n, r in ranks.items() if r["rank"] is not None)
+        values = {n: (va, vb) for n, va, vb, _ in diff}
+        first = [f"{n} ({_short(values[n][0])} → {_short(values[n][1])})" for _, n in order[:FIRST]]
+        tried, left = len(order), len(diff) - len(order)
+    return {
+        "explanations": [],
+        "try_first": first,
+        "tried": tried,
+        "left_out": left,
+        "command": command(
+            prev,
+            new,
+            workload=a["workload"],
+            threads=a["threads"],
+            collation=a["collation"],
+            profile=a["profile"],
+        ),
+    }
+
+
+def _short(v: str | None, width: int = 40) -> str:
+    if v is None:
+        return "—"
+    return v if len(v) <= width else v[: width - 1] + "…"
