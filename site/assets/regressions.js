@@ -9,8 +9,8 @@
 // Registers with app.js (loaded after this file), which calls it with its helpers.
 (window.PERFTRACK_PAGES = window.PERFTRACK_PAGES || {}).regressions = function (lib) {
   const { DATA, el, $, setStatus, ready } = lib;
-  const data = DATA.regressions || { open: [], closed: {} };
-  const STATE_TEXT = { new: "new", acknowledged: "acknowledged" };
+  const data = DATA.regressions || { open: [], not_reproduced: [], closed: {} };
+  const STATE_TEXT = { new: "new", acknowledged: "acknowledged", not_reproduced: "not reproduced" };
 
   // Only the site's own pages (NAME.html#…) or an https:// address become links.
   function safeHref(href) {
@@ -25,6 +25,16 @@
   }
   const date = (v) => (v ? String(v).slice(0, 10) : "—");
   const ratio = (v) => (v == null ? "—" : Number(v).toFixed(3));
+
+  // Both results of a verdict alert: the unpaired verdict it was found from and its
+  // paired re-measurement (what settled it, or that none has yet).
+  function evidence(r) {
+    const box = el("div", { class: "evidence" });
+    if (r.unpaired) box.append(el("div", { class: "found", text: "found: " + r.unpaired }));
+    if (r.paired) box.append(el("div", { class: "paired", text: r.paired }));
+    else if (r.kind === "verdict") box.append(el("div", { class: "paired", text: "not re-measured paired yet" }));
+    return box;
+  }
 
   function render() {
     const table = $("regressions-table");
@@ -48,6 +58,7 @@
       const note = el("td", { text: r.reason || "" });
       const ext = link(r.link, "link");
       if (ext) note.append(" ", ext);
+      note.append(evidence(r));
       tr.append(
         el("td", { class: "state", text: STATE_TEXT[r.state] || String(r.state) }),
         el("td", { text: date(r.first_seen) }),
@@ -69,6 +80,16 @@
     $("regressions-closed").textContent = closed.length
       ? `Closed: ${closed.join(", ")} (\`perftrack alerts --state all\` lists them).`
       : "";
+    // the alerts a paired re-measurement closed: each with both results
+    const gone = data.not_reproduced || [];
+    $("regressions-not-reproduced").replaceChildren(...gone.map((r) => {
+      const li = el("li", { class: "alert state-not_reproduced" });
+      if (/^[0-9a-f]{16}$/.test(r.id)) li.id = "alert-" + r.id;
+      li.append(el("strong", { text: `not reproduced: ${r.change}` }),
+        ` (${r.workload}, ${r.threads} threads, ${r.collation}, ${r.runner_class} ${r.hw_key})`,
+        evidence(r));
+      return li;
+    }));
     if (!rows.length) {
       setStatus(data.checked_at ? "No open regressions." : "No alerts yet: run `perftrack detect`, then `perftrack site build`.", "empty");
     } else {
