@@ -18,6 +18,7 @@ from fixtures.records.synthetic import SYNTHETIC_START, make_record
 from perftrack.analysis import alerts
 from perftrack.experiments import conclude
 from perftrack.experiments.looks import FIRST_LOOK_N, decide
+from perftrack.publish import job_summary
 from perftrack.publish.site import regressions
 from perftrack.store import remeasures, store
 
@@ -99,6 +100,9 @@ def test_a_paired_unchanged_closes_the_alert_as_not_reproduced(tmp_path: Path, c
     assert data["open"] == [] and data["closed"] == {"not_reproduced": 1}
     (r,) = data["not_reproduced"]
     assert (r["unpaired"], r["paired"]) == (both["unpaired"], both["paired"])
+    # the nightly job summary's verdict row of the pair says what settled it
+    note = job_summary._alert_note({**row, "paired": both["paired"]}, set())
+    assert note == f"regression ({both['paired']})"
 
 
 def test_an_inconclusive_paired_sequence_leaves_the_alert_open_and_says_so(tmp_path: Path):
