@@ -432,8 +432,9 @@ def store_outcome(db: Path, o: Sequence) -> str | None:
         ),
     )
     return (
-        f"stored as a paired re-measurement of {req.b} against {req.a} on this cell "
-        f"({db}, table remeasures): the next `perftrack detect` settles its alert with it"
+        f"stored as a paired re-measurement of {req.b} against {req.a} on this cell and "
+        f"hardware key {keys[0]['hw_key']} ({db}, table remeasures): the next `perftrack "
+        "detect` settles the alert of this pair, cell and hardware key with it, if there is one"
     )
 
 
