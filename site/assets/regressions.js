@@ -42,7 +42,7 @@
     const head = el("tr");
     // what a reader acts on first, then the series (the box scrolls on a narrow screen)
     for (const label of ["state", "first reported", "change", "ratio", "links", "workload",
-      "threads", "collation", "profile", "runner class", "data set", "note"]) {
+      "threads", "collation", "profile", "runner class", "data set", "note", "found · re-measured paired"]) {
       head.append(el("th", { scope: "col", text: label }));
     }
     const body = el("tbody");
@@ -58,7 +58,6 @@
       const note = el("td", { text: r.reason || "" });
       const ext = link(r.link, "link");
       if (ext) note.append(" ", ext);
-      note.append(evidence(r));
       tr.append(
         el("td", { class: "state", text: STATE_TEXT[r.state] || String(r.state) }),
         el("td", { text: date(r.first_seen) }),
@@ -72,6 +71,7 @@
         el("td", { text: r.runner_class }),
         el("td", { text: r.dataset }),
         note,
+        el("td", {}, evidence(r)),
       );
       body.append(tr);
     }

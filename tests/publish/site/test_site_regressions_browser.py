@@ -45,6 +45,9 @@ def test_regressions_page_lists_open_alerts_newest_first_with_links(site: Path, 
     # the acknowledged one says why, as text (the reason holds HTML: shown, not parsed)
     assert rows[1][11] == "SYNTHETIC <b>expected</b> cost link"
     assert tab.page.locator("#regressions-table b").count() == 0
+    # both results of each: detect's verdict it was found from, its paired re-measurement
+    assert rows[1][12].startswith("found: regression, 0.70") and "(detect's verdict)" in rows[1][12]
+    assert rows[1][12].endswith("not re-measured paired yet")
     status = tab.page.text_content("#status")
     assert status.startswith("3 open alert(s), 2 new; checked 2026-03-03 06:00 UTC")
     assert "Closed: 1 false positive" in tab.page.text_content("#regressions-closed")
