@@ -26,11 +26,11 @@
   const date = (v) => (v ? String(v).slice(0, 10) : "—");
   const ratio = (v) => (v == null ? "—" : Number(v).toFixed(3));
 
-  // Both results of a verdict alert: the unpaired verdict it was found from and its
+  // Both results of a verdict alert: detect's verdict it was found from and its
   // paired re-measurement (what settled it, or that none has yet).
   function evidence(r) {
     const box = el("div", { class: "evidence" });
-    if (r.unpaired) box.append(el("div", { class: "found", text: "found: " + r.unpaired }));
+    if (r.found) box.append(el("div", { class: "found", text: "found: " + r.found }));
     if (r.paired) box.append(el("div", { class: "paired", text: r.paired }));
     else if (r.kind === "verdict") box.append(el("div", { class: "paired", text: "not re-measured paired yet" }));
     return box;

@@ -16,7 +16,8 @@ from test_alerts import NEW, NIGHT0, OLD, ingest, releases, run_detect
 from clirun import perftrack
 from fixtures.records.synthetic import SYNTHETIC_START, make_record
 from perftrack.analysis import alerts
-from perftrack.experiments import conclude
+from perftrack.experiments import conclude, explain
+from perftrack.experiments import explanation as ex
 from perftrack.experiments.looks import FIRST_LOOK_N, decide
 from perftrack.publish import job_summary
 from perftrack.publish.site import regressions
@@ -52,7 +53,7 @@ def remeasure(db: Path, ratio: float, rounds: int, tag: str, hw_key: str = "0123
 
 def found_alert(tmp_path: Path) -> tuple[Path, dict]:
     db = tmp_path / "r.duckdb"
-    ingest(db, releases({OLD: 1000, NEW: 700}))  # an unpaired-style regression verdict
+    ingest(db, releases({OLD: 1000, NEW: 700}))  # a regression verdict: an alert
     _, (alert,) = run_detect(db, NIGHT0)
     assert alert["state"] == "new"
     return db, alert
@@ -71,7 +72,7 @@ def test_a_paired_regression_confirms_the_alert_and_both_results_are_shown(tmp_p
     assert remeasure(db, 0.7, FIRST_LOOK_N, "confirm") == "regression"
     row, both = settled(db, alert)
     assert row["state"] == "new" and row["first_seen_at"] == NIGHT0
-    assert both["unpaired"].startswith("regression, 0.69")
+    assert both["found"].startswith("regression, 0.69")
     assert both["paired"].startswith("confirmed: re-measured paired regression, 0.7")
     assert f"n={FIRST_LOOK_N}+{FIRST_LOOK_N}" in both["paired"]
 
@@ -84,14 +85,14 @@ def test_a_paired_unchanged_closes_the_alert_as_not_reproduced(tmp_path: Path, c
     assert row["state"] not in alerts.OPEN_STATES
     assert both["paired"].startswith("not reproduced: closed: re-measured paired unchanged, ")
     # detect's own verdict, beside it (the rounds now count in its series too)
-    assert both["unpaired"].endswith("n=10+10 (detect's verdict)")
+    assert both["found"].endswith("n=10+10 (detect's verdict)")
     # the CLI: gone from the open list, listed with both results under its state
     res = perftrack("alerts", "--db", str(db), "--json")
     assert res.returncode == 0 and json.loads(res.stdout) == []
     res = perftrack("alerts", "--db", str(db), "--state", "not_reproduced", "--json")
     (shown,) = json.loads(res.stdout)
     assert shown["alert_id"] == alert["alert_id"]
-    assert (shown["unpaired"], shown["paired"]) == (both["unpaired"], both["paired"])
+    assert (shown["found"], shown["paired"]) == (both["found"], both["paired"])
     res = perftrack("alerts", "--db", str(db), "--state", "all")
     assert "not_reproduced" in res.stdout and "re-measured paired unchanged" in res.stdout
     # the site's Regressions page: not open, listed as not reproduced, both results
@@ -99,7 +100,7 @@ def test_a_paired_unchanged_closes_the_alert_as_not_reproduced(tmp_path: Path, c
         data = regressions.page_data(st)
     assert data["open"] == [] and data["closed"] == {"not_reproduced": 1}
     (r,) = data["not_reproduced"]
-    assert (r["unpaired"], r["paired"]) == (both["unpaired"], both["paired"])
+    assert (r["found"], r["paired"]) == (both["found"], both["paired"])
     # the nightly job summary's verdict row of the pair says what settled it
     note = job_summary._alert_note({**row, "paired": both["paired"]}, set())
     assert note == f"regression ({both['paired']})"
@@ -128,3 +129,27 @@ def test_a_paired_measurement_on_other_hardware_is_shown_but_settles_nothing(tmp
     assert row["state"] == "new"
     assert both["paired"].startswith("re-measured paired on other hardware (ba9876543210)")
     assert "does not settle" in both["paired"]
+
+
+def test_explains_first_stage_gap_settles_the_alert_of_its_cell(tmp_path: Path):
+    """explain's rounds are not ingested: its gap is keyed by its A/B records' series key
+    (remeasures.key_of_record, the same key ingest stores), and stored by store_gap."""
+    db, alert = found_alert(tmp_path)
+    rec = make_record(run_id="synthetic-explain-1", server_id=OLD, version="8.0.35")
+    probe = tmp_path / "probe.duckdb"
+    ingest(probe, [rec])
+    with store.open_db(probe, write=False) as st:
+        assert remeasures.series_keys(st, [rec["run_id"]]) == [remeasures.key_of_record(rec)]
+    rng = np.random.default_rng(3)
+    a = [1000 * (1 + rng.normal(0, 0.01)) for _ in range(6)]
+    b = [v * (1 + rng.normal(0, 0.01)) for v in a]
+    e = ex.Explanation(OLD, NEW, {"metric": "tps"}, [], [])
+    e.gap = decide(a, b, cv=None, looks=conclude.SIDES, paired=True)
+    e.cell_key = remeasures.key_of_record(rec)
+    assert e.gap is not None and e.gap.verdict == "unchanged"
+    line = explain.store_gap(db, e)
+    assert line is not None and "0123456789ab" in line
+    row, both = settled(db, alert)
+    assert row["state"] == "not_reproduced"
+    assert both["paired"].startswith("not reproduced: closed: re-measured paired unchanged")
+    assert "n=6+6" in both["paired"]

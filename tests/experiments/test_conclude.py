@@ -11,10 +11,11 @@ import pytest
 from clirun import assert_one_line_error, perftrack
 from fixtures.records.charset_pairs import charset_records
 from perftrack.analysis import detect, stats
+from perftrack.core import hardware
 from perftrack.experiments import conclude, looks
 from perftrack.run import runner
 from perftrack.servers import catalog
-from perftrack.store import store
+from perftrack.store import remeasures, store
 from standins import WORKLOAD, write_configs
 
 
@@ -102,6 +103,16 @@ def test_until_conclusive_calls_a_real_slowdown_a_regression(tmp_path: Path, wor
     a, b = conclude.session_pairs(db, o.run_ids, req)
     assert len(a) == len(b) == len(o.rounds)
     assert last.comparison.paired and last.n_a == last.n_b == len(o.rounds)
+    # the outcome is stored as a paired re-measurement of the cell the rounds measured
+    assert lines[-2].startswith("stored as a paired re-measurement of sa-3 against sa-1")
+    with store.open_db(db, write=False) as st:
+        (again,) = remeasures.newest(st, "tps").values()
+    assert (again["base_server"], again["new_server"], again["verdict"]) == ("sa-1", "sa-3",
+            "regression")  # fmt: skip
+    assert (again["workload"], again["threads"], again["hw_key"]) == (
+        WORKLOAD, 2, hardware.fingerprint()["key"])  # fmt: skip
+    assert (again["ratio"], again["n_base"]) == (last.comparison.ratio, len(o.rounds))
+    assert again["run_ids"] == o.run_ids
 
 
 def test_kept_servers_serve_every_round_of_a_sequence(tmp_path: Path, workroot: Path):

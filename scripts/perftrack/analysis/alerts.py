@@ -17,8 +17,8 @@ Its state, one rule (`state_of`), strongest first:
                   before the change against the newest level) are back within the noise
   not_reproduced  verdicts: the newest paired re-measurement of the same cell, pair and
                   hardware key (store/remeasures.py: `compare --until-conclusive`) says
-                  `unchanged` or `improvement`: the paired measurement supersedes the
-                  unpaired verdict (a `regression` confirms it, `inconclusive` leaves it
+                  `unchanged` or `improvement`: the paired measurement supersedes
+                  detect's verdict (a `regression` confirms it, `inconclusive` leaves it
                   open; `evidence` words both results for every place that lists alerts)
   acknowledged    an annotation (default `state: acknowledged`) matches it
   expired         new, and nothing happened to it (found, state changed) for
@@ -312,19 +312,19 @@ def paired_text(r: dict[str, Any]) -> str:
 
 
 def evidence(
-    alert: dict[str, Any], remeasured: Remeasures, unpaired: dict[str, Any] | None
+    alert: dict[str, Any], remeasured: Remeasures, verdict: dict[str, Any] | None
 ) -> dict[str, str | None]:
     """Both results of a verdict alert in words, for every place that lists alerts:
-    `unpaired` (the stored verdict it was found from: `verdicts` row of its id) and
+    `found` (detect's stored verdict of the pair: the `verdicts` row of its id) and
     `paired` (its re-measurement and what it did to the alert), each None if absent."""
     if alert["kind"] != "verdict":
-        return {"unpaired": None, "paired": None}
+        return {"found": None, "paired": None}
     first = None
-    if unpaired is not None:
+    if verdict is not None:
+        v = verdict
         first = (
-            f"{unpaired['verdict']}, {unpaired['ratio']:.3f} [{unpaired['ci_low']:.3f}, "
-            f"{unpaired['ci_high']:.3f}], n={unpaired['n_base']}+{unpaired['n_new']} "
-            "(detect's verdict)"
+            f"{v['verdict']}, {v['ratio']:.3f} [{v['ci_low']:.3f}, {v['ci_high']:.3f}], "
+            f"n={v['n_base']}+{v['n_new']} (detect's verdict)"
         )
     elif alert.get("ratio") is not None:
         first = f"{alert['ratio']:.3f} (detect's verdict)"
@@ -342,7 +342,7 @@ def evidence(
         )
     else:
         second = None
-    return {"unpaired": first, "paired": second}
+    return {"found": first, "paired": second}
 
 
 def evidence_of(st: Store, alerts: list[dict[str, Any]], metric: str) -> list[dict[str, Any]]:

@@ -98,8 +98,8 @@ def alerts_cmd(
         )
     out.print(tab)
     for a, e in zip(rows, both, strict=True):  # both results of each verdict alert
-        if e["unpaired"] or e["paired"]:
+        if e["found"] or e["paired"]:
             emit(f"{a['base_server']} → {a['server_id']} ({a['workload']}, {a['threads']} thr, "
                  f"{a['collation']}, {a['hw_key']}):")  # fmt: skip
-            emit(f"  found    {e['unpaired'] or '—'}")
+            emit(f"  found    {e['found'] or '—'}")
             emit(f"  paired   {e['paired'] or 'not re-measured paired yet'}")

@@ -390,10 +390,10 @@ def run(
                 break
     finally:
         servers.stop_all()  # kept servers: after the last round, or on any interruption
-    emit(format_outcome(outcome))
     stored = store_outcome(db, outcome)
     if stored:
         emit(stored)
+    emit(format_outcome(outcome))  # the verdict: the sequence's last line
     return outcome
 
 

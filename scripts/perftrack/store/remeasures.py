@@ -5,10 +5,12 @@ rounds) measures B against A paired: interleaved rounds, one value of each serve
 round, on one machine. Each round is a run ingested like any other (the `results` rows,
 with the machine's hardware key); when the sequence ends, its outcome is one row here:
 the cell those rounds measured (its series key, read back from the ingested rows: the
-same columns `verdicts` and `alerts` are keyed by), the pair, n per side and the verdict
-with its ratio and interval, and the rounds' run ids. `perftrack detect` joins the newest
-row of a cell and pair to the alert of that cell and pair (analysis/alerts.py): a paired
-measurement supersedes the unpaired verdict (docs/alerts.md, "Re-measured paired").
+same columns `verdicts` and `alerts` are keyed by; for explain's first stage, whose
+rounds are not ingested, the key of its A and B records, `key_of_record`), the pair, n
+per side and the verdict with its ratio and interval, and the rounds' run ids.
+`perftrack detect` joins the newest row of a cell and pair to the alert of that cell and
+pair (analysis/alerts.py): a paired measurement supersedes the unpaired verdict
+(docs/alerts.md, "Re-measured paired").
 
 The table is created here if missing (CREATE TABLE IF NOT EXISTS, inside the write lock
 of `open_db(write=True)`), not by a schema migration, as `explanations` is: a DB without
@@ -61,7 +63,7 @@ CREATE TABLE IF NOT EXISTS {TABLE} (
 class Remeasure:
     """One paired sequence's outcome: NEW against BASE on one cell (`key`: SERIES_COLS)."""
 
-    source: str  # what measured it: `until-conclusive` (compare, bisect)
+    source: str  # what measured it: `until-conclusive` (compare, bisect), `explain`
     base_server: str
     new_server: str
     key: dict[str, Any]
@@ -96,6 +98,13 @@ def series_keys(st: store.Store, run_ids: Sequence[str]) -> list[dict[str, Any]]
         list(run_ids),
     ).fetchall()
     return [dict(zip(SERIES_COLS, r, strict=True)) for r in rows]
+
+
+def key_of_record(rec: dict[str, Any]) -> dict[str, Any]:
+    """The series key (SERIES_COLS) of a run record, as ingest would store it: for rounds
+    that are not ingested (explain's, whose B+g arms are not releases)."""
+    own = {c: rec["cell"].get(c) for c in SERIES_COLS if c not in ("hw_key", "runner_class")}
+    return {"hw_key": rec["hardware"]["key"], "runner_class": rec["runner_class"], **own}
 
 
 def save(db: Path, r: Remeasure) -> str:

@@ -5,7 +5,7 @@ when detect first reported them, then by the change's own time), as the last `pe
 detect` stored them. Each row links to its run's detail page and to the history of its
 series (the deep links those pages read). The feed's ids are the alerts' own, so a feed
 reader shows a change once however often the site is rebuilt. A verdict alert shows both
-results: the unpaired verdict it was found from and its paired re-measurement, if any; the
+results: detect's verdict it was found from and its paired re-measurement, if any; the
 page also lists the alerts a paired re-measurement closed as not reproduced.
 """
 
@@ -53,7 +53,7 @@ def _change(a: dict[str, Any]) -> str:
 
 def row(a: dict[str, Any], both: dict[str, str | None] | None = None) -> dict[str, Any]:
     """One alert as the page shows it: texts, numbers, the two deep links and, for a
-    verdict, both results (alerts.evidence: the unpaired verdict it was found from, its
+    verdict, both results (alerts.evidence: detect's verdict it was found from, its
     paired re-measurement)."""
     dataset = dataset_label(
         a["tables"],
@@ -93,7 +93,7 @@ def row(a: dict[str, Any], both: dict[str, str | None] | None = None) -> dict[st
         "run_id": a["run_id"],
         "run_href": f"runs.html{_hash({'run': a['run_id']})}" if a["run_id"] else None,
         "history_href": f"history.html{_hash(history)}",
-        "unpaired": (both or {}).get("unpaired"),
+        "found": (both or {}).get("found"),
         "paired": (both or {}).get("paired"),
     }
 
@@ -137,7 +137,7 @@ def _summary(r: dict[str, Any]) -> str:
     if r["reason"]:
         parts.append(f"acknowledged: {r['reason']}")
     if r.get("paired"):
-        parts.append(f"found {r['unpaired']}; {r['paired']}")
+        parts.append(f"found {r['found']}; {r['paired']}")
     return "; ".join(parts)
 
 
