@@ -19,7 +19,7 @@ from perftrack.analysis import alerts
 from perftrack.experiments import conclude, explain
 from perftrack.experiments import explanation as ex
 from perftrack.experiments.looks import FIRST_LOOK_N, decide
-from perftrack.publish import job_summary
+from perftrack.publish import job_summary, prcheck
 from perftrack.publish.site import regressions
 from perftrack.store import remeasures, store
 
@@ -75,6 +75,11 @@ def test_a_paired_regression_confirms_the_alert_and_both_results_are_shown(tmp_p
     assert both["found"].startswith("regression, 0.69")
     assert both["paired"].startswith("confirmed: re-measured paired regression, 0.7")
     assert f"n={FIRST_LOOK_N}+{FIRST_LOOK_N}" in both["paired"]
+    # a pull request's check that measures the pair again: reported before, and confirmed
+    key = {c: row[c] for c in store.SERIES_COLS}
+    with store.open_db(db, write=False) as st:
+        state, reported, paired = prcheck._alert_state(st, [], key, prcheck.Pair(NEW, OLD))
+    assert (state, reported, paired) == ("new", str(NIGHT0)[:10], both["paired"])
 
 
 def test_a_paired_unchanged_closes_the_alert_as_not_reproduced(tmp_path: Path, configs: Path):
