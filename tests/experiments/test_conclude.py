@@ -69,6 +69,10 @@ def test_a_budget_too_small_for_the_first_look_is_refused(tmp_path: Path):
             "--server-lifetime must be group or run, not 'rn'",
         ),
         (["sa-1", "sa-2", "--server-lifetime", "run"], "--server-lifetime goes with"),
+        (
+            ["sa-1", "sa-2", "--until-conclusive", "--budget", "5", "--handshake", "klingon"],
+            "unknown handshake 'klingon'",
+        ),
     ],
 )
 def test_bad_until_conclusive_input_is_one_line(tmp_path: Path, args: list[str], needle: str):

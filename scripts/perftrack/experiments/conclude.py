@@ -160,6 +160,8 @@ def validate(req: Request, cat: Catalog) -> None:
     cat.get(req.b)
     if req.axis is not None:
         _validate_axis(req, cat)
+    elif req.handshake is not None:
+        cell_matrix(req, [req.a], "until-conclusive")  # refuses an unknown handshake
     if not req.budget_s > 0 or not math.isfinite(req.budget_s):
         raise ConfigError("--budget must be a positive number of minutes, e.g. --budget 10")
     if not stats.MIN_EFFECT <= req.min_effect < 1:
