@@ -9,8 +9,8 @@
 // Registers with app.js (loaded after this file), which calls it with its helpers.
 (window.PERFTRACK_PAGES = window.PERFTRACK_PAGES || {}).regressions = function (lib) {
   const { DATA, el, $, setStatus, ready } = lib;
-  const data = DATA.regressions || { open: [], closed: {} };
-  const STATE_TEXT = { new: "new", acknowledged: "acknowledged" };
+  const data = DATA.regressions || { open: [], not_reproduced: [], closed: {} };
+  const STATE_TEXT = { new: "new", acknowledged: "acknowledged", not_reproduced: "not reproduced" };
 
   // Only the site's own pages (NAME.html#…) or an https:// address become links.
   function safeHref(href) {
@@ -50,13 +50,23 @@
     return td;
   }
 
+  // Both results of a verdict alert: detect's verdict it was found from and its
+  // paired re-measurement (what settled it, or that none has yet).
+  function evidence(r) {
+    const box = el("div", { class: "evidence" });
+    if (r.found) box.append(el("div", { class: "found", text: "found: " + r.found }));
+    if (r.paired) box.append(el("div", { class: "paired", text: r.paired }));
+    else if (r.kind === "verdict") box.append(el("div", { class: "paired", text: "not re-measured paired yet" }));
+    return box;
+  }
+
   function render() {
     const table = $("regressions-table");
     const rows = data.open || [];
     const head = el("tr");
     // what a reader acts on first, then the series (the box scrolls on a narrow screen)
     for (const label of ["state", "first reported", "change", "ratio", "why", "links", "workload",
-      "threads", "collation", "profile", "runner class", "data set", "note"]) {
+      "threads", "collation", "profile", "runner class", "data set", "note", "found · re-measured paired"]) {
       head.append(el("th", { scope: "col", text: label }));
     }
     const body = el("tbody");
@@ -86,6 +96,7 @@
         el("td", { text: r.runner_class }),
         el("td", { text: r.dataset }),
         note,
+        el("td", {}, evidence(r)),
       );
       body.append(tr);
     }
@@ -94,6 +105,16 @@
     $("regressions-closed").textContent = closed.length
       ? `Closed: ${closed.join(", ")} (\`perftrack alerts --state all\` lists them).`
       : "";
+    // the alerts a paired re-measurement closed: each with both results
+    const gone = data.not_reproduced || [];
+    $("regressions-not-reproduced").replaceChildren(...gone.map((r) => {
+      const li = el("li", { class: "alert state-not_reproduced" });
+      if (/^[0-9a-f]{16}$/.test(r.id)) li.id = "alert-" + r.id;
+      li.append(el("strong", { text: `not reproduced: ${r.change}` }),
+        ` (${r.workload}, ${r.threads} threads, ${r.collation}, ${r.runner_class} ${r.hw_key})`,
+        evidence(r));
+      return li;
+    }));
     if (!rows.length) {
       setStatus(data.checked_at ? "No open regressions." : "No alerts yet: run `perftrack detect`, then `perftrack site build`.", "empty");
     } else {

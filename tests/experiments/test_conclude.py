@@ -10,9 +10,10 @@ import pytest
 from clirun import assert_one_line_error, perftrack
 from fixtures.records.charset_pairs import charset_records
 from perftrack.analysis import detect, stats
+from perftrack.core import hardware
 from perftrack.experiments import conclude, looks
 from perftrack.servers import catalog
-from perftrack.store import store
+from perftrack.store import remeasures, store
 from standins import WORKLOAD, write_configs
 
 
@@ -66,6 +67,10 @@ def test_a_budget_too_small_for_the_first_look_is_refused(tmp_path: Path):
             "--server-lifetime must be group or run, not 'rn'",
         ),
         (["sa-1", "sa-2", "--server-lifetime", "run"], "--server-lifetime goes with"),
+        (
+            ["sa-1", "sa-2", "--until-conclusive", "--budget", "5", "--handshake", "klingon"],
+            "unknown handshake 'klingon'",
+        ),
     ],
 )
 def test_bad_until_conclusive_input_is_one_line(tmp_path: Path, args: list[str], needle: str):
@@ -100,6 +105,16 @@ def test_until_conclusive_calls_a_real_slowdown_a_regression(tmp_path: Path, wor
     a, b = conclude.session_pairs(db, o.run_ids, req)
     assert len(a) == len(b) == len(o.rounds)
     assert last.comparison.paired and last.n_a == last.n_b == len(o.rounds)
+    # the outcome is stored as a paired re-measurement of the cell the rounds measured
+    assert lines[-2].startswith("stored as a paired re-measurement of sa-3 against sa-1")
+    with store.open_db(db, write=False) as st:
+        (again,) = remeasures.newest(st, "tps").values()
+    assert (again["base_server"], again["new_server"], again["verdict"]) == ("sa-1", "sa-3",
+            "regression")  # fmt: skip
+    assert (again["workload"], again["threads"], again["hw_key"]) == (
+        WORKLOAD, 2, hardware.fingerprint()["key"])  # fmt: skip
+    assert (again["ratio"], again["n_base"]) == (last.comparison.ratio, len(o.rounds))
+    assert again["run_ids"] == o.run_ids
 
 
 def test_a_stored_aa_spread_keeps_a_tight_cluster_of_rounds_from_a_false_alarm():

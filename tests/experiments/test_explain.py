@@ -12,13 +12,14 @@ import pytest
 import standins
 from clirun import assert_one_line_error, perftrack
 from perftrack.analysis import candidates
+from perftrack.core import hardware
 from perftrack.core.errors import ConfigError
 from perftrack.experiments import conclude, explain
 from perftrack.experiments import explanation as ex
 from perftrack.planning import cells
 from perftrack.run import runner
 from perftrack.servers import catalog, rules
-from perftrack.store import explanations, store
+from perftrack.store import explanations, remeasures, store
 
 MARIADB = rules.rules_for("mariadb", "10.11.18")
 MYSQL84 = rules.rules_for("mysql", "8.4.3")
@@ -357,6 +358,19 @@ def test_real_two_partial_causes_are_named_among_harmless_differences(
     )  # fmt: skip
     names = {c.name for c in res.candidates}
     assert {"max_connections", "table_open_cache", "wait_timeout", "sync_binlog"} <= names
+    # the first stage's gap, paired, keyed by the cell its A/B records measured on this
+    # machine: a re-measurement of that cell's alert (docs/alerts.md)
+    assert res.cell_key is not None
+    assert res.cell_key["hw_key"] == hardware.fingerprint()["key"]
+    req_cell = (CELL["workload"], CELL["threads"])
+    assert (res.cell_key["workload"], res.cell_key["threads"]) == req_cell
+    db = tmp_path / "r.duckdb"
+    assert explain.store_gap(db, res) is not None
+    with store.open_db(db, write=False) as st:
+        (again,) = remeasures.newest(st, "tps").values()
+    assert (again["source"], again["base_server"], again["new_server"]) == ("explain", "ea", "eb")
+    assert (again["workload"], again["threads"]) == req_cell
+    assert (again["ratio"], again["verdict"]) == (res.gap.ratio, res.gap.verdict)
     found = sorted(_isolated(res))
     assert found == [["binlog_commit_wait_count"], ["sync_binlog"]], res.conclusion
     for label in res.isolated:

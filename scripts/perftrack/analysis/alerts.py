@@ -15,6 +15,11 @@ Its state, one rule (`state_of`), strongest first:
                   release is `unchanged` or `improvement`) or the nights after a later
                   change point (change points: the same verdict function on the level
                   before the change against the newest level) are back within the noise
+  not_reproduced  verdicts: the newest paired re-measurement of the same cell, pair and
+                  hardware key (store/remeasures.py: `compare --until-conclusive`) says
+                  `unchanged` or `improvement`: the paired measurement supersedes
+                  detect's verdict (a `regression` confirms it, `inconclusive` leaves it
+                  open; `evidence` words both results for every place that lists alerts)
   acknowledged    an annotation (default `state: acknowledged`) matches it
   expired         new, and nothing happened to it (found, state changed) for
                   `alerts.expire_days` (configs/annotations.yaml, default 90)
@@ -38,10 +43,11 @@ from typing import Any
 from perftrack.analysis import compare
 from perftrack.analysis.annotations import Annotation, matching
 from perftrack.analysis.changepoints import Points
+from perftrack.store import remeasures
 from perftrack.store.store import SERIES_COLS, Store
 
 METRIC = "tps"  # the metric alerts are reported for (the nightly's and the site's)
-STATES = ("new", "acknowledged", "false_positive", "fixed", "expired")
+STATES = ("new", "acknowledged", "false_positive", "fixed", "not_reproduced", "expired")
 OPEN_STATES = ("new", "acknowledged")
 KINDS = ("verdict", "change_point")
 # A change point found again this many nights (points of its series) from where an alert
@@ -119,12 +125,16 @@ def state_of(
     news_at: datetime | None,
     now: datetime,
     expire_days: int | None,
+    remeasured: str | None = None,
 ) -> str:
-    """The one rule (module docstring); `expire_days` None: never expired."""
+    """The one rule (module docstring); `expire_days` None: never expired; `remeasured`:
+    the verdict of the alert's paired re-measurement on its own hardware, if any."""
     if note is not None and note.state == "false_positive":
         return "false_positive"
     if fixed_by:
         return "fixed"
+    if remeasured in BACK:
+        return "not_reproduced"
     if note is not None:
         return "acknowledged"
     old = expire_days is not None and news_at is not None
@@ -259,6 +269,89 @@ def _row(name: str, values: list[float]) -> compare.Row:
     return compare.Row(name, "", "", None, values, [])
 
 
+# --- paired re-measurements ------------------------------------------------------------
+
+# remeasures.newest: (*series key, base server, new server) -> the newest re-measurement
+Remeasures = dict[tuple[Any, ...], dict[str, Any]]
+
+
+def remeasure_of(alert: dict[str, Any], remeasured: Remeasures) -> dict[str, Any] | None:
+    """The newest paired re-measurement of a verdict alert's own cell, pair and hardware
+    key (the one that settles it), if any."""
+    if alert["kind"] != "verdict":
+        return None
+    key = (*(alert[c] for c in SERIES_COLS), alert["base_server"], alert["server_id"])
+    return remeasured.get(key)
+
+
+def _elsewhere(alert: dict[str, Any], remeasured: Remeasures) -> dict[str, Any] | None:
+    """The newest paired re-measurement of the alert's cell and pair on another hardware
+    key: shown, never settling (a series never crosses hardware keys)."""
+    if alert["kind"] != "verdict":
+        return None
+    rest = [c for c in SERIES_COLS if c != "hw_key"]
+    found = [
+        r
+        for r in remeasured.values()
+        if r["base_server"] == alert["base_server"]
+        and r["new_server"] == alert["server_id"]
+        and all(r[c] == alert[c] for c in rest)
+    ]
+    return max(found, key=lambda r: r["measured_at"], default=None)
+
+
+def paired_text(r: dict[str, Any]) -> str:
+    """One paired re-measurement in words: verdict, ratio [interval], n, date."""
+    ratio = (
+        "no ratio"
+        if r["ratio"] is None
+        else f"{r['ratio']:.3f} [{r['ci_low']:.3f}, {r['ci_high']:.3f}]"
+    )
+    day = str(r["measured_at"])[:10]
+    return f"{r['verdict']}, {ratio}, n={r['n_base']}+{r['n_new']}, {day}"
+
+
+def evidence(
+    alert: dict[str, Any], remeasured: Remeasures, verdict: dict[str, Any] | None
+) -> dict[str, str | None]:
+    """Both results of a verdict alert in words, for every place that lists alerts:
+    `found` (detect's stored verdict of the pair: the `verdicts` row of its id) and
+    `paired` (its re-measurement and what it did to the alert), each None if absent."""
+    if alert["kind"] != "verdict":
+        return {"found": None, "paired": None}
+    first = None
+    if verdict is not None:
+        v = verdict
+        first = (
+            f"{v['verdict']}, {v['ratio']:.3f} [{v['ci_low']:.3f}, {v['ci_high']:.3f}], "
+            f"n={v['n_base']}+{v['n_new']} (detect's verdict)"
+        )
+    elif alert.get("ratio") is not None:
+        first = f"{alert['ratio']:.3f} (detect's verdict)"
+    own = remeasure_of(alert, remeasured)
+    if own is not None:
+        effect = {
+            "regression": "confirmed",
+            "inconclusive": "still open (the paired rounds did not settle it)",
+        }.get(own["verdict"], "not reproduced: closed")
+        second = f"{effect}: re-measured paired {paired_text(own)}"
+    elif (other := _elsewhere(alert, remeasured)) is not None:
+        second = (
+            f"re-measured paired on other hardware ({other['hw_key']}): {paired_text(other)}; "
+            f"it does not settle this alert of {alert['hw_key']}"
+        )
+    else:
+        second = None
+    return {"found": first, "paired": second}
+
+
+def evidence_of(st: Store, alerts: list[dict[str, Any]], metric: str) -> list[dict[str, Any]]:
+    """`evidence` of each alert, in order, from the store's verdicts and re-measurements."""
+    again = remeasures.newest(st, metric)
+    verdicts = {v["verdict_id"]: v for v in st.stored_verdicts(metric)}
+    return [evidence(a, again, verdicts.get(a["alert_id"])) for a in alerts]
+
+
 # --- the lifecycle -----------------------------------------------------------------------
 
 
@@ -300,9 +393,12 @@ def update(
     metric: str,
     expire_days: int,
     now: datetime,
+    remeasured: Remeasures | None = None,
 ) -> list[dict[str, Any]]:
     """Every alert of the metric after tonight's detect: the stored ones carried over
-    (identity, first seen, news), tonight's changes merged in, each state recomputed."""
+    (identity, first seen, news), tonight's changes merged in, each state recomputed
+    (`remeasured`: the store's newest paired re-measurements, remeasures.newest)."""
+    again = remeasured or {}
     by_id = {a["alert_id"]: a for a in stored}
     claimed: set[str] = set()
     out: list[dict[str, Any]] = []
@@ -331,10 +427,10 @@ def update(
             "first_seen_at": prev["first_seen_at"] if prev else now,
             "last_seen_at": now,
         }
-        out.append(_restated(row, prev, notes, expire_days, now))
+        out.append(_restated(row, prev, notes, expire_days, now, again))
     for a in stored:
         if a["alert_id"] not in claimed:  # not seen tonight: kept, its state recomputed
-            out.append(_restated(dict(a), a, notes, expire_days, now))
+            out.append(_restated(dict(a), a, notes, expire_days, now, again))
     return out
 
 
@@ -344,13 +440,16 @@ def _restated(
     notes: list[Annotation],
     expire_days: int | None,
     now: datetime,
+    remeasured: Remeasures,
 ) -> dict[str, Any]:
     """The row with its state, reason, link and times recomputed (the one rule)."""
     note = matching(notes, subject_of(row))
-    base = state_of(note, row["fixed_by"], None, now, None)
+    own = remeasure_of(row, remeasured)
+    again = own["verdict"] if own else None
+    base = state_of(note, row["fixed_by"], None, now, None, again)
     changed = prev is None or base != _base_state(prev["state"])
     news = now if changed else prev["news_at"]  # found, or its state changed: news
-    state = state_of(note, row["fixed_by"], news, now, expire_days)
+    state = state_of(note, row["fixed_by"], news, now, expire_days, again)
     row.update(
         state=state,
         reason=note.reason if note else None,
@@ -363,13 +462,17 @@ def _restated(
 
 
 def restate(
-    stored: list[dict[str, Any]], notes: list[Annotation], expire_days: int, now: datetime
+    stored: list[dict[str, Any]],
+    notes: list[Annotation],
+    expire_days: int,
+    now: datetime,
+    remeasured: Remeasures | None = None,
 ) -> list[dict[str, Any]]:
     """Stored alerts with the states the current annotations file gives them now (what
     the next detect will store): `perftrack alerts` shows an edit at once."""
     out = []
     for a in stored:
-        row = _restated(dict(a), a, notes, expire_days, now)
+        row = _restated(dict(a), a, notes, expire_days, now, remeasured or {})
         row["checked_at"] = a["checked_at"]
         out.append(row)
     return out
@@ -395,7 +498,8 @@ def compute(
     (tables, last_result), (cps, points) = verdicts, changes
     found = from_tables(tables, metric, last_result)
     found += from_change_points(cps, points, metric)
-    alerts = update(st.stored_alerts(metric), found, notes, points, metric, expire_days, now)
+    again = remeasures.newest(st, metric)
+    alerts = update(st.stored_alerts(metric), found, notes, points, metric, expire_days, now, again)
     return as_rows(alerts, st.alert_columns())
 
 

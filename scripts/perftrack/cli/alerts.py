@@ -18,8 +18,8 @@ StateOpt = Annotated[
     list[str] | None,
     typer.Option(
         "--state",
-        help="new, acknowledged, false_positive, fixed, expired, open (new + acknowledged) "
-        "or all; repeatable (default: open)",
+        help="new, acknowledged, false_positive, fixed, not_reproduced, expired, open (new + "
+        "acknowledged) or all; repeatable (default: open)",
     ),
 ]
 
@@ -54,20 +54,22 @@ def alerts_cmd(
     States come from the DB as the last `perftrack detect` left them, with the current
     configs/annotations.yaml applied (acknowledged / false_positive show at once)."""
     from perftrack.analysis import alerts, annotations
-    from perftrack.store import store
+    from perftrack.store import remeasures, store
 
     picked = _states(state)
     cfg = annotations.load_file(paths.config_dir() / "annotations.yaml")
     with store.open_db(db, write=False) as st:
         stored = st.stored_alerts(alerts.METRIC)
         subjects = [*st.stored_verdicts(alerts.METRIC), *st.change_points(alerts.METRIC)]
+        again = remeasures.newest(st, alerts.METRIC)
+        now = datetime.now(UTC).replace(tzinfo=None)
+        restated = alerts.restate(stored, cfg.notes, cfg.expire_days, now, again)
+        rows = [a for a in restated if a["state"] in picked]
+        both = alerts.evidence_of(st, rows, alerts.METRIC)
     annotations.check_matched(cfg.notes, [*subjects, *map(alerts.subject_of, stored)])
-    now = datetime.now(UTC).replace(tzinfo=None)
-    rows = [
-        a for a in alerts.restate(stored, cfg.notes, cfg.expire_days, now) if a["state"] in picked
-    ]
     if as_json:
-        print(json.dumps([{k: _iso(v) for k, v in a.items()} for a in rows], indent=1))
+        print(json.dumps([{**{k: _iso(v) for k, v in a.items()}, **e}
+                          for a, e in zip(rows, both, strict=True)], indent=1))  # fmt: skip
         return
     if not rows:
         emit(f"no alerts in state {', '.join(sorted(picked))} in {db}")
@@ -95,3 +97,9 @@ def alerts_cmd(
             a["fixed_by"] or a["reason"] or "",
         )
     out.print(tab)
+    for a, e in zip(rows, both, strict=True):  # both results of each verdict alert
+        if e["found"] or e["paired"]:
+            emit(f"{a['base_server']} → {a['server_id']} ({a['workload']}, {a['threads']} thr, "
+                 f"{a['collation']}, {a['hw_key']}):")  # fmt: skip
+            emit(f"  found    {e['found'] or '—'}")
+            emit(f"  paired   {e['paired'] or 'not re-measured paired yet'}")

@@ -141,6 +141,9 @@ CellWarmup = Annotated[int, typer.Option("--warmup", min=0, help="rounds: second
 CellTables = Annotated[int, typer.Option("--tables", min=1, help="rounds: sysbench tables")]
 CellTableSize = Annotated[int, typer.Option("--table-size", min=1, help="rounds: rows per table")]
 CellProfile = Annotated[str, typer.Option("--profile", help="rounds: profile")]
+CellHandshake = Annotated[
+    str | None, typer.Option("--handshake", help="rounds: handshake (configs/axes.yaml)")
+]
 RunnerClassOpt = Annotated[str | None, typer.Option("--runner-class", help="runner class label")]
 MinEffectOpt = Annotated[
     float, typer.Option("--min-effect", help="percent: 'unchanged' rules out a change this big")
@@ -172,6 +175,7 @@ def compare_cmd(
     tables: CellTables = 2,
     table_size: CellTableSize = 10_000,
     profile: CellProfile = "default",
+    handshake: CellHandshake = None,
     runner_class: RunnerClassOpt = None,
     min_effect: MinEffectOpt = 10.0,
     out_dir: RunsOpt = paths.DEFAULT_RUNS,
@@ -309,6 +313,7 @@ def _round_request(a: str, b: str, seconds: float, opts: dict[str, Any]) -> Any:
         tables=opts["tables"],
         table_size=opts["table_size"],
         profile=opts["profile"],
+        handshake=opts.get("handshake"),
         metric=opts["metric"],
         runner_class=runner_class_of(opts["runner_class"]),
         min_effect=opts["min_effect"] / 100,

@@ -12,6 +12,7 @@ import typer
 from perftrack.cli.analysis import (
     CellCharset,
     CellDuration,
+    CellHandshake,
     CellProfile,
     CellTables,
     CellTableSize,
@@ -57,6 +58,7 @@ def explain_cmd(
     tables: CellTables = 2,
     table_size: CellTableSize = 10_000,
     profile: CellProfile = "default",
+    handshake: CellHandshake = None,
     runner_class: RunnerClassOpt = None,
     min_effect: MinEffectOpt = EXPLAIN_MIN_EFFECT_PCT,
     out_dir: RunsOpt = paths.DEFAULT_RUNS,
@@ -85,7 +87,15 @@ def explain_cmd(
     _check_stored_verdicts(db, a, b, workload, threads, req.min_effect)
     sysbench.binary()
     say = (lambda m: print(m, file=sys.stderr)) if as_json else emit
-    res = explain.explain(req, cat, paths.config_dir(), out_dir, say)
+
+    def gap_stored(e: explanation.Explanation) -> None:  # the first stage's paired gap
+        line = explain.store_gap(db, e)
+        if line:
+            say(line)
+
+    res = explain.explain(
+        req, cat, paths.config_dir(), out_dir, say, on_gap=None if no_store else gap_stored
+    )
     if profile_out is not None:
         files.replace_text(profile_out, explanation.profile_fragment(res))
     if not no_store:

@@ -23,6 +23,7 @@ import math
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -41,7 +42,7 @@ from perftrack.planning import cells, matrix
 from perftrack.run import lifetime, runner
 from perftrack.servers import profiles
 from perftrack.servers.catalog import Catalog
-from perftrack.store import store
+from perftrack.store import remeasures, store
 
 MAX_FAILED_ROUNDS = 2  # consecutive rounds without a value for a side: stop, say why
 # A look can false-alarm either way (regression or improvement): the sequence's 1% is
@@ -66,6 +67,8 @@ class Request:
     tables: int = 2
     table_size: int = 10_000
     profile: str = "default"
+    # the charset axis's handshake (configs/axes.yaml: skip / client); None: not set
+    handshake: str | None = None
     metric: str = "tps"
     runner_class: str = "local"
     # `unchanged` settles only when B is within ±min_effect of A (and within the noise band)
@@ -157,6 +160,8 @@ def validate(req: Request, cat: Catalog) -> None:
     cat.get(req.b)
     if req.axis is not None:
         _validate_axis(req, cat)
+    elif req.handshake is not None:
+        cell_matrix(req, [req.a], "until-conclusive")  # refuses an unknown handshake
     if not req.budget_s > 0 or not math.isfinite(req.budget_s):
         raise ConfigError("--budget must be a positive number of minutes, e.g. --budget 10")
     if not stats.MIN_EFFECT <= req.min_effect < 1:
@@ -229,6 +234,8 @@ def cell_matrix(
         "table_size": req.table_size,
         "profile": req.profile,
     }
+    if req.handshake is not None:
+        data["handshakes"] = [req.handshake]
     if req.axis is not None:
         key = ROUND_AXIS_KEYS[axis_mod.canonical(req.axis)]
         data[key] = list(values or req.values)
@@ -385,8 +392,52 @@ def run(
                 break
     finally:
         servers.stop_all()  # kept servers: after the last round, or on any interruption
-    emit(format_outcome(outcome))
+    stored = store_outcome(db, outcome)
+    if stored:
+        emit(stored)
+    emit(format_outcome(outcome))  # the verdict: the sequence's last line
     return outcome
+
+
+def store_outcome(db: Path, o: Sequence) -> str | None:
+    """Store a server pair's outcome in the DB (store/remeasures.py), keyed by the cell
+    its ingested rounds measured, so `detect` settles the pair's alert with it; a line
+    saying so (None: an axis comparison, no round, or rounds of more than one cell)."""
+    req = o.request
+    if req.axis is not None or not o.rounds:
+        return None
+    looks = [r for r in o.rounds if r.look is not None]
+    last = (looks or o.rounds)[-1]
+    with store.open_db(db, write=False) as st:
+        keys = remeasures.series_keys(st, o.run_ids)
+    if len(keys) != 1:
+        return None
+    c = last.comparison
+    remeasures.save(
+        db,
+        remeasures.Remeasure(
+            source="until-conclusive",
+            base_server=req.a,
+            new_server=req.b,
+            key=keys[0],
+            metric=req.metric,
+            n_base=last.n_a,
+            n_new=last.n_b,
+            ratio=c.ratio if c else None,
+            ci_low=c.ci_low if c else None,
+            ci_high=c.ci_high if c else None,
+            p_value=c.p_value if c else None,
+            threshold=c.threshold if c else None,
+            verdict=o.verdict,
+            run_ids=tuple(o.run_ids),
+            measured_at=datetime.now(UTC).replace(tzinfo=None),
+        ),
+    )
+    return (
+        f"stored as a paired re-measurement of {req.b} against {req.a} on this cell and "
+        f"hardware key {keys[0]['hw_key']} ({db}, table remeasures): the next `perftrack "
+        "detect` settles the alert of this pair, cell and hardware key with it, if there is one"
+    )
 
 
 def format_round(r: Round, looks: int) -> str:

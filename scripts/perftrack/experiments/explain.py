@@ -15,17 +15,22 @@
    single settings or when the next round would not fit the budget.
 
 Rounds are run directories under `RUNS/explain/` of the normal runner, not ingested into
-the results DB: B+g arms are not releases, and the site must never show them as such.
+the results DB: B+g arms are not releases, and the site must never show them as such. The
+first stage's gap B/A is a paired measurement of the pair on the cell: `store_gap` stores
+it (store/remeasures.py) under the series key of the A and B records, where it settles the
+alert of that pair, cell and hardware key (docs/alerts.md).
 """
 
 from __future__ import annotations
 
 import dataclasses
+import json
 import math
 import re
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from pathlib import Path
 
 from perftrack.analysis import stats
@@ -38,6 +43,7 @@ from perftrack.run import lifetime, runner
 from perftrack.run.server import Server
 from perftrack.servers import options, profiles, providers, rules
 from perftrack.servers.catalog import Catalog, Entry
+from perftrack.store import remeasures
 
 STAGE_POINTS = conclude.look_points(9)  # decide each stage at n = 4, 6 and 9 rounds
 # From this look on, a still-inconclusive group whose ratio is not even half-way (on the
@@ -375,6 +381,8 @@ class Lab:
     servers: lifetime.Servers | None = None
     emit: Callable[[str], None] = lambda _line: None  # the runner lines a round shows
     _arms: frozenset[str] = frozenset()
+    # the series keys of the A and B records (remeasures.key_of_record), as JSON
+    keys: set[str] = dataclasses.field(default_factory=set)
 
     def _options(self, entry: Entry) -> dict[str, str | None]:
         rule = rules.rules_for(entry.product, entry.version)
@@ -432,6 +440,8 @@ class Lab:
             label = ids.get(rec["server"]["id"])
             if label and rec["status"] == "ok" and rec.get("result"):
                 out[label] = rec["result"].get(self.req.metric)
+                if label in ("A", "B"):
+                    self.keys.add(json.dumps(remeasures.key_of_record(rec), sort_keys=True))
         return out
 
 
@@ -471,9 +481,11 @@ def explain(
     emit: Callable[[str], None],
     *,
     workroot: Path | None = None,
+    on_gap: Callable[[ex.Explanation], None] | None = None,
 ) -> ex.Explanation:
-    """`perftrack explain A B` on real servers."""
-    return _on_real_servers(req, cat, config_dir, out_dir, emit, workroot, Search.run)
+    """`perftrack explain A B` on real servers. `on_gap`: called with the result once the
+    search ends, or the first stage's gap refused it (`store_gap` stores it)."""
+    return _on_real_servers(req, cat, config_dir, out_dir, emit, workroot, Search.run, on_gap)
 
 
 def first_stage(
@@ -492,7 +504,7 @@ def first_stage(
         search.first_stage()
         return search._done()
 
-    return _on_real_servers(req, cat, config_dir, out_dir, emit, workroot, stage_one)
+    return _on_real_servers(req, cat, config_dir, out_dir, emit, workroot, stage_one, None)
 
 
 def _on_real_servers(
@@ -503,6 +515,7 @@ def _on_real_servers(
     emit: Callable[[str], None],
     workroot: Path | None,
     how: Callable[[Search], ex.Explanation],
+    on_gap: Callable[[ex.Explanation], None] | None,
 ) -> ex.Explanation:
     validate(req, cat)
     lab = Lab(req, cat, config_dir, out_dir / "explain", workroot, emit=emit)
@@ -516,7 +529,55 @@ def _on_real_servers(
     result = ex.Explanation(req.a, req.b, cell_of(req), cands, left)
     search = Search(req, result, lambda arms: lab.round(arms, result.run_ids), lab.starts, emit)
     try:
-        return how(search)
+        try:
+            done = how(search)
+        except ConfigError:  # "no regression to explain": the first stage's gap still counts
+            if result.gap is not None and on_gap is not None:
+                result.cell_key = _one_key(lab)
+                on_gap(result)
+            raise
+        done.cell_key = _one_key(lab)
+        if on_gap is not None:
+            on_gap(done)
+        return done
     finally:
         if lab.servers is not None:
             lab.servers.stop_all()  # kept servers: after the search, or on any interruption
+
+
+def _one_key(lab: Lab) -> dict[str, object] | None:
+    """The one series key of the A and B records of the rounds, or None."""
+    return json.loads(next(iter(lab.keys))) if len(lab.keys) == 1 else None
+
+
+def store_gap(db: Path, e: ex.Explanation) -> str | None:
+    """Store the first stage's gap B/A as a paired re-measurement of its cell (store/
+    remeasures.py: what settles the alert of that pair, cell and hardware key); a line
+    saying so, or None (no gap decided, or no single cell)."""
+    if e.gap is None or e.cell_key is None:
+        return None
+    g = e.gap
+    remeasures.save(
+        db,
+        remeasures.Remeasure(
+            source="explain",
+            base_server=e.a,
+            new_server=e.b,
+            key=e.cell_key,
+            metric=str(e.cell["metric"]),
+            n_base=g.n_a,
+            n_new=g.n_b,
+            ratio=g.ratio,
+            ci_low=g.ci_low,
+            ci_high=g.ci_high,
+            p_value=g.p_value,
+            threshold=g.threshold,
+            verdict=g.verdict,
+            run_ids=tuple(e.run_ids),
+            measured_at=datetime.now(UTC).replace(tzinfo=None),
+        ),
+    )
+    return (
+        f"the gap {e.b} / {e.a} = {g.ratio:.3f} ({g.verdict}) is stored as a paired "
+        f"re-measurement of hardware key {e.cell_key['hw_key']} ({db}, table remeasures)"
+    )

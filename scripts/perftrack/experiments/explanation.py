@@ -68,6 +68,9 @@ class Explanation:
     machine_s: float = 0.0
     rounds: int = 0
     run_ids: list[str] = field(default_factory=list)
+    # the series key (store/remeasures.py) of the A and B records of the rounds: the cell
+    # the gap was measured on; None if they disagree or there were none
+    cell_key: dict[str, Any] | None = None
 
     def group(self, label: str) -> Group:
         return next(g for g in self.groups if g.label == label)

@@ -86,6 +86,8 @@ def markdown(
             seen, ok = st.cells_seen(run_ids)
             verdicts = st.verdicts_touched(run_ids, METRIC)
             alerts = st.stored_alerts(METRIC)
+            for a, e in zip(alerts, alerts_mod.evidence_of(st, alerts, METRIC), strict=True):
+                a["paired"] = e["paired"]  # its paired re-measurement, in words (or None)
     fresh = {a["alert_id"] for a in alerts_mod.newly_reported(alerts)} if detected else set()
     by_id = {a["alert_id"]: a for a in alerts}
     verdicts.sort(
@@ -170,12 +172,15 @@ def _alert_note(alert: dict[str, Any] | None, fresh: set[str]) -> str:
     if alert is None or (alert["alert_id"] in fresh and alert["state"] == "new"):
         return VERDICT_MARK["regression"] + " (new)"
     state, since = alert["state"], str(alert["first_seen_at"])[:10]
+    paired = f"; {alert['paired']}" if alert.get("paired") else ""
     if state == "new":
-        return f"regression (reported {since})"
+        return f"regression (reported {since}{paired})"
+    if state == "not_reproduced":
+        return f"regression ({alert['paired']})"
     if state == "fixed":
         return f"regression (fixed: {alert['fixed_by']})"
     if state in ("acknowledged", "false_positive"):
-        return f"regression ({state.replace('_', ' ')}: {alert['reason']})"
+        return f"regression ({state.replace('_', ' ')}: {alert['reason']}{paired})"
     return f"regression ({state}; reported {since})"
 
 

@@ -172,6 +172,8 @@ class Line:
     # state of the alert the DB already holds (then `reported` is when it was first seen)
     state: str | None = None
     reported: str | None = None
+    # the held alert's paired re-measurement, in words (alerts.evidence), if it has one
+    paired: str | None = None
 
     @property
     def is_new_alert(self) -> bool:
@@ -206,19 +208,21 @@ class PrReport:
 
 def _alert_state(
     st: store.Store, notes: list[annotations.Annotation], key: dict[str, Any], pair: Pair
-) -> tuple[str, str | None]:
-    """A regression's alert state and when it was first reported (None: not before)."""
+) -> tuple[str, str | None, str | None]:
+    """A regression's alert state, when it was first reported (None: not before) and its
+    paired re-measurement in words (None: none)."""
     subject = {**key, "base_server": pair.previous, "new_server": pair.new}
     note = annotations.matching(notes, subject)
     if note is not None:
-        return note.state, None
+        return note.state, None, None
     aid = alerts.verdict_alert_id(
         [key[c] for c in store.SERIES_COLS], METRIC, str(pair.previous), pair.new
     )
     known = st.alerts_by_id([aid], METRIC).get(aid)
     if known is None:
-        return "new", None
-    return known["state"], str(known["first_seen_at"])[:10]
+        return "new", None, None
+    (both,) = alerts.evidence_of(st, [known], METRIC)
+    return known["state"], str(known["first_seen_at"])[:10], both["paired"]
 
 
 def run_ids(runs_dir: Path) -> list[str]:
@@ -255,10 +259,10 @@ def build_report(
                         if row.server_id != pair.new or row.previous != pair.previous or not c:
                             continue
                         subject = {**t.key, "base_server": pair.previous, "new_server": pair.new}
-                        state, reported = (
+                        state, reported, paired = (
                             _alert_state(st, notes, t.key, pair)
                             if c.verdict == "regression"
-                            else (None, None)
+                            else (None, None, None)
                         )
                         rep.lines.append(
                             Line(
@@ -276,6 +280,7 @@ def build_report(
                                 annotations.acknowledged(notes, subject),
                                 state,
                                 reported,
+                                paired,
                             )
                         )
                         found = True
@@ -370,7 +375,8 @@ def _verdict_text(x: Line) -> str:
     if x.acknowledged:
         return f"{text} (acknowledged: {x.acknowledged})"
     if x.reported is not None:
-        return f"{x.verdict} (reported before, {x.reported}; alert {x.state})"
+        paired = f"; {x.paired}" if x.paired else ""
+        return f"{x.verdict} (reported before, {x.reported}; alert {x.state}{paired})"
     return f"{text} (new)"
 
 

@@ -49,6 +49,9 @@ def test_regressions_page_lists_open_alerts_newest_first_with_links(site: Path, 
     assert f"perftrack explain {OLD} {NEW} --workload " in rows[0][4]
     assert "--threads 16 " in rows[0][4]
     assert tab.page.locator("#regressions-table b").count() == 0
+    # both results of each: detect's verdict it was found from, its paired re-measurement
+    assert rows[1][13].startswith("found: regression, 0.70") and "(detect's verdict)" in rows[1][13]
+    assert rows[1][13].endswith("not re-measured paired yet")
     status = tab.page.text_content("#status")
     assert status.startswith("3 open alert(s), 2 new; checked 2026-03-03 06:00 UTC")
     assert "Closed: 1 false positive" in tab.page.text_content("#regressions-closed")

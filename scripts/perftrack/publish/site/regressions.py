@@ -4,7 +4,9 @@ Both list the open alerts (analysis/alerts.py: new and acknowledged), newest fir
 when detect first reported them, then by the change's own time), as the last `perftrack
 detect` stored them. Each row links to its run's detail page and to the history of its
 series (the deep links those pages read). The feed's ids are the alerts' own, so a feed
-reader shows a change once however often the site is rebuilt.
+reader shows a change once however often the site is rebuilt. A verdict alert shows both
+results: detect's verdict it was found from and its paired re-measurement, if any; the
+page also lists the alerts a paired re-measurement closed as not reproduced.
 """
 
 from __future__ import annotations
@@ -65,8 +67,10 @@ def _run_link(a: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def row(a: dict[str, Any]) -> dict[str, Any]:
-    """One alert as the page shows it: texts, numbers and the two deep links."""
+def row(a: dict[str, Any], both: dict[str, str | None] | None = None) -> dict[str, Any]:
+    """One alert as the page shows it: texts, numbers, the two deep links and, for a
+    verdict, both results (alerts.evidence: detect's verdict it was found from, its
+    paired re-measurement)."""
     dataset = dataset_label(
         a["tables"],
         a["table_size"],
@@ -106,23 +110,30 @@ def row(a: dict[str, Any]) -> dict[str, Any]:
         # the run page with this pair's why selected (explanation, ranked settings diff)
         "run_href": f"runs.html{_hash(_run_link(a))}" if a["run_id"] else None,
         "history_href": f"history.html{_hash(history)}",
+        "found": (both or {}).get("found"),
+        "paired": (both or {}).get("paired"),
     }
 
 
 def page_data(st: Store) -> dict[str, Any]:
-    """{open: rows newest first, closed: {state: count}, checked_at}."""
+    """{open: rows newest first, not_reproduced: the alerts a paired re-measurement
+    closed (rows, both results shown), closed: {state: count}, checked_at}."""
     stored = st.stored_alerts(alerts.METRIC)
     closed: dict[str, int] = {}
     for a in stored:
         if a["state"] not in alerts.OPEN_STATES:
             closed[a["state"]] = closed.get(a["state"], 0) + 1
     checked = max((a["checked_at"] for a in stored), default=None)
+    shown = [a for a in stored if a["state"] in (*alerts.OPEN_STATES, "not_reproduced")]
+    both = alerts.evidence_of(st, shown, alerts.METRIC)
+    rows = [row(a, e) for a, e in zip(shown, both, strict=True)]
     return {
         "open": [
-            {**row(a), "why": why.of_alert(st, a)}
-            for a in stored
-            if a["state"] in alerts.OPEN_STATES
+            {**r, "why": why.of_alert(st, a)}
+            for a, r in zip(shown, rows, strict=True)
+            if r["state"] in alerts.OPEN_STATES
         ],
+        "not_reproduced": [r for r in rows if r["state"] == "not_reproduced"],
         "closed": closed,
         "checked_at": _iso(checked),
     }
@@ -146,6 +157,8 @@ def _summary(r: dict[str, Any]) -> str:
     ]
     if r["reason"]:
         parts.append(f"acknowledged: {r['reason']}")
+    if r.get("paired"):
+        parts.append(f"found {r['found']}; {r['paired']}")
     return "; ".join(parts)
 
 
