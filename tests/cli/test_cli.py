@@ -168,3 +168,50 @@ def test_matrix_with_an_unknown_server_names_it_and_the_known_ones(tmp_path: Pat
     )
     res = perftrack("run", str(m), "--out", str(tmp_path / "runs"))
     assert_one_line_error(res, 2, "unknown server 'nosuch'; known: mariadb-10.11.18")
+
+
+# Issue 37 item 8: each defect a new user met, exit 2 with one line and no traceback.
+def test_empty_db_path_is_refused_with_one_line():
+    for args in (("compare",), ("db", "info"), ("advise", "--from", "10.2.11")):
+        res = perftrack(*args, "--db", "")
+        assert_one_line_error(res, 2, "'--db'", "empty")
+
+
+def test_compare_of_an_unknown_run_is_refused_naming_the_runs(tmp_path: Path):
+    db = tmp_path / "r.duckdb"
+    nightfiles.copy_db(REPO / "data" / "results.duckdb", db)
+    res = perftrack("compare", "--db", str(db), "--run", "nope")
+    assert_one_line_error(res, 2, "no run 'nope'", "runs there, newest first: 2026")
+
+
+def test_read_only_commands_leave_no_lock_file(tmp_path: Path):
+    db = tmp_path / "r.duckdb"
+    nightfiles.copy_db(REPO / "data" / "results.duckdb", db)
+    for args in (("compare",), ("db", "info"), ("db", "check"), ("advise", "--from", "10.2.11")):
+        res = perftrack(*args, "--db", str(db))
+        assert res.returncode == 0, res.stderr
+    assert not list(tmp_path.glob("*.lock"))
+
+
+def test_option_errors_name_no_environment_variable():
+    for args in (("advise",), ("compare", "--threads", "x")):
+        res = perftrack(*args)
+        assert_one_line_error(res, 2, "'--")
+        assert "env var" not in res.stderr
+
+
+def test_a_negative_thread_count_is_refused_as_a_number(tmp_path: Path):
+    for value in ("-1", "0", "1,-2"):
+        res = perftrack("plan", "--dispatch", "--out", str(tmp_path), env={"PT_THREADS": value})
+        assert_one_line_error(res, 2, "PT_THREADS", "must be a whole number from 1 to")
+    res = perftrack("plan", "--dispatch", "--out", str(tmp_path), env={"PT_VERSIONS": "-x"})
+    assert_one_line_error(res, 2, "PT_VERSIONS: '-x' must start with a letter or a digit")
+    assert not any(tmp_path.iterdir())
+
+
+def test_advise_names_the_filter_the_user_gave(tmp_path: Path):
+    db = tmp_path / "r.duckdb"
+    nightfiles.copy_db(REPO / "data" / "results.duckdb", db)
+    res = perftrack("advise", "--from", "10.2.11", "--db", str(db), "--charset", "klingon")
+    assert_one_line_error(res, 2, "--charset klingon", "latin1")
+    assert "--collation" not in res.stderr

@@ -10,12 +10,11 @@ from rich import box
 from rich.table import Table
 
 from perftrack.analysis import advise as advise_mod
-from perftrack.analysis import compare
+from perftrack.analysis import cellfilter, compare
 from perftrack.cli.app import METRIC_HELP, DbOpt, emit, out
 from perftrack.core import paths
 from perftrack.core.errors import ConfigError
 
-FILTERS = ("workload", "threads", "collation", "profile")
 SHOWN_SETTINGS = 6  # changed settings per release in the table (--json has them all)
 
 
@@ -37,19 +36,6 @@ def _settings(settings: dict[str, list[Any]]) -> str:
     rest += [f"{new} new"] if new else []
     rest += [f"{gone} removed"] if gone else []
     return text + (f" ({', '.join(rest)}; --json lists all)" if rest else "")
-
-
-def _keep(t: compare.Table, want: dict[str, Any]) -> bool:
-    k = t.key
-    for name, value in want.items():
-        if value is None:
-            continue
-        if name == "collation":
-            if k["collation"] != value and str(k["collation"]).split("_")[0] != value:
-                return False
-        elif k[name] != value:
-            return False
-    return True
 
 
 def advise_cmd(
@@ -74,13 +60,10 @@ def advise_cmd(
 
     if metric not in compare.METRICS:
         raise ConfigError(f"unknown metric '{metric}'; known: {', '.join(compare.METRICS)}")
-    want = dict(zip(FILTERS, (workload, threads, charset, profile), strict=True))
+    want = {"workload": workload, "threads": threads, "charset": charset, "profile": profile}
     with store.open_db(db, write=False) as st:
         ts = compare.tables(st, metric=metric, noise=st.noise_cv())
-        kept = [t for t in ts if _keep(t, want)]
-        if ts and not kept:
-            given = ", ".join(f"--{k} {v}" for k, v in want.items() if v is not None)
-            raise ConfigError(f"no results match {given} in {db}")
+        kept = cellfilter.select(ts, want, str(db))
         advice = advise_mod.advise(kept, base, metric, detect.variables_diff_of(st))
     if as_json:
         print(json.dumps(advise_mod.to_json(advice, metric), indent=1, default=str))

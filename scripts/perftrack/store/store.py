@@ -299,6 +299,11 @@ class Store(
         ).fetchall()
         return [r[0] for r in rows]
 
+    def run_ids(self) -> list[str]:
+        """The ids of the stored runs, newest first."""
+        rows = self.con.execute("SELECT run_id FROM runs ORDER BY run_id DESC").fetchall()
+        return [r[0] for r in rows]
+
     def info(self) -> dict[str, Any]:
         """A summary for `perftrack db info`; times are ISO strings (UTC) or None."""
         tables = migrations.user_relations(self.con)
