@@ -122,6 +122,8 @@ def test_advise_cli_table_and_json(chain_db: Path, capsys) -> None:
     argv = ["advise", "--from", "8.0.36", "--db", str(chain_db), "--json"]
     assert cli.main(argv) == 0
     doc = json.loads(capsys.readouterr().out)
+    assert doc["schema"] == "perftrack.advise.v1" and doc["metric"] == "tps"
+    doc = doc["series"]
     assert [t["server"] for t in doc[0]["targets"]] == [
         "synthetic-mysql-8.4.0",
         "synthetic-mysql-9.1.0",

@@ -215,3 +215,39 @@ def test_advise_names_the_filter_the_user_gave(tmp_path: Path):
     res = perftrack("advise", "--from", "10.2.11", "--db", str(db), "--charset", "klingon")
     assert_one_line_error(res, 2, "--charset klingon", "latin1")
     assert "--collation" not in res.stderr
+
+
+# Issue 37 item 4: `compare` opens with one headline per pair and honours every cell filter;
+# every --json output carries its schema version.
+def test_compare_opens_with_one_headline_per_pair_and_honours_the_filters(tmp_path: Path):
+    db = tmp_path / "r.duckdb"
+    nightfiles.copy_db(REPO / "data" / "results.duckdb", db)
+    pair = ("mariadb-10.1.23", "mariadb-10.2.11")
+    res = perftrack("compare", *pair, "--db", str(db), "--json")
+    assert res.returncode == 0, res.stderr
+    doc = json.loads(res.stdout)
+    assert doc["schema"] == "perftrack.compare.v1"
+    (head,) = doc["headlines"]
+    rows = [r for g in doc["groups"] for r in g["rows"] if r["verdict"]]
+    assert head["pair"] == "mariadb-10.1.23 → mariadb-10.2.11" and head["cells"] == len(rows)
+    for v in ("regression", "improvement", "unchanged", "inconclusive"):
+        assert head[v] == sum(r["verdict"] == v for r in rows)
+    resolved = [r for g in doc["groups"] for r in g["rows"] if r["verdict"] == "regression"]
+    if resolved:  # the largest resolved change is one of the pair's regressions/improvements
+        assert head["largest"]["ratio"] in [r["ratio"] for r in resolved]
+    text = perftrack("compare", *pair, "--db", str(db)).stdout.splitlines()
+    assert text[0] == head["text"] and text[1] == ""  # the headline first, then the tables
+
+    res = perftrack(
+        "compare", *pair, "--db", str(db), "--json", "--threads", "4", "--charset", "utf8mb4"
+    )
+    kept = json.loads(res.stdout)["groups"]
+    assert kept and len(kept) < len(doc["groups"])
+    assert all(g["group"]["threads"] == 4 for g in kept)
+    assert all(g["group"]["collation"].startswith("utf8mb4") for g in kept)
+    res = perftrack("compare", *pair, "--db", str(db), "--workload", "nosuch")
+    assert_one_line_error(res, 2, "no results match --workload nosuch", "oltp_point_select")
+    res = perftrack("compare", *pair, "--db", str(db), "--warmup", "3")
+    assert_one_line_error(res, 2, "--warmup", "--until-conclusive")
+    res = perftrack("db", "info", "--db", str(db), "--json")
+    assert json.loads(res.stdout)["schema"] == "perftrack.db_info.v1"

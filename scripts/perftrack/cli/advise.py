@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from typing import Annotated, Any
 
 import typer
@@ -11,7 +10,7 @@ from rich.table import Table
 
 from perftrack.analysis import advise as advise_mod
 from perftrack.analysis import cellfilter, compare
-from perftrack.cli.app import METRIC_HELP, DbOpt, emit, out
+from perftrack.cli.app import METRIC_HELP, DbOpt, emit, out, print_json
 from perftrack.core import paths
 from perftrack.core.errors import ConfigError
 
@@ -66,7 +65,7 @@ def advise_cmd(
         kept = cellfilter.select(ts, want, str(db))
         advice = advise_mod.advise(kept, base, metric, detect.variables_diff_of(st))
     if as_json:
-        print(json.dumps(advise_mod.to_json(advice, metric), indent=1, default=str))
+        print_json("advise", {"metric": metric, "series": advise_mod.to_json(advice, metric)})
         return
     for a in advice:
         s = a.shape

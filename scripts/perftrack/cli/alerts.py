@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from datetime import UTC, datetime
 from typing import Annotated, Any
 
@@ -10,7 +9,7 @@ import typer
 from rich import box
 from rich.table import Table
 
-from perftrack.cli.app import DbOpt, emit, out
+from perftrack.cli.app import DbOpt, emit, out, print_json
 from perftrack.core import paths
 from perftrack.core.errors import ConfigError
 
@@ -67,7 +66,7 @@ def alerts_cmd(
         a for a in alerts.restate(stored, cfg.notes, cfg.expire_days, now) if a["state"] in picked
     ]
     if as_json:
-        print(json.dumps([{k: _iso(v) for k, v in a.items()} for a in rows], indent=1))
+        print_json("alerts", {"alerts": [{k: _iso(v) for k, v in a.items()} for a in rows]})
         return
     if not rows:
         emit(f"no alerts in state {', '.join(sorted(picked))} in {db}")

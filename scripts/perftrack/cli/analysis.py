@@ -3,7 +3,6 @@ that add rounds until a verdict settles."""
 
 from __future__ import annotations
 
-import json
 import sys
 from pathlib import Path
 from typing import Annotated, Any
@@ -13,7 +12,15 @@ from rich import box
 from rich.table import Table
 
 from perftrack.analysis import cellfilter, compare, headline
-from perftrack.cli.app import METRIC_HELP, DbOpt, RunsOpt, emit, out, runner_class_of
+from perftrack.cli.app import (
+    METRIC_HELP,
+    DbOpt,
+    RunsOpt,
+    emit,
+    out,
+    print_json,
+    runner_class_of,
+)
 from perftrack.core import paths
 from perftrack.core.errors import ConfigError
 from perftrack.core.record import OPTIONAL_CELL_FIELDS as AXIS_COLUMNS
@@ -64,6 +71,16 @@ def _fmt(v: float | None, spec: str = ".0f") -> str:
 def _fmt_metric(v: float | None) -> str:
     """A metric's median: whole numbers from 100 up, else two decimals (IPC, switches)."""
     return _fmt(v, ".0f" if v is None or abs(v) >= 100 else ".2f")
+
+
+def compare_json(ts: list[compare.Table], metric: str) -> dict[str, Any]:
+    """`compare --json`: the headlines, then every group with its rows."""
+    heads = headline.summarise(headline.changes_of(ts))
+    return {
+        "metric": metric,
+        "headlines": [headline.to_json(h) for h in heads],
+        "groups": compare.to_json(ts, metric),
+    }
 
 
 def print_headlines(ts: list[compare.Table]) -> None:
@@ -277,7 +294,7 @@ def compare_cmd(
         say = (lambda m: print(m, file=sys.stderr)) if as_json else emit
         o = conclude.run(req, cat, paths.config_dir(), db, out_dir, say)
         if as_json:
-            print(json.dumps(conclude.to_json(o), indent=1))
+            print_json("compare_rounds", conclude.to_json(o))
         return
     if "warmup" in given:
         raise ConfigError(
@@ -295,7 +312,7 @@ def compare_cmd(
             res = axis_mod.tables(st, server, axis, values, metric=metric, run_id=run_id)
         kept = cellfilter.select(res.tables, want, f"{server}'s {axis} comparison in {db}")
         if as_json:
-            print(json.dumps(compare.to_json(kept, metric), indent=1))
+            print_json("compare", compare_json(kept, metric))
             return
         print_headlines(kept)
         print_tables(kept, metric)
@@ -315,7 +332,7 @@ def compare_cmd(
         )
     ts = cellfilter.select(ts, want, f"run {run_id} of {db}" if run_id else str(db))
     if as_json:
-        print(json.dumps(compare.to_json(ts, metric), indent=1))
+        print_json("compare", compare_json(ts, metric))
     else:
         print_headlines(ts)
         print_tables(ts, metric)

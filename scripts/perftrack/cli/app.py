@@ -6,10 +6,11 @@ Every user error becomes one line on stderr (`error: …`) and a documented exit
 
 from __future__ import annotations
 
+import json
 import os
 import sys
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 from rich.console import Console
@@ -45,6 +46,19 @@ METRIC_HELP = " | ".join(compare.METRICS)  # throughput, latency and cost per op
 
 def emit(msg: str) -> None:
     out.print(msg, markup=False)
+
+
+def schema(kind: str) -> str:
+    """The schema version a `--json` output carries: bumped when its shape changes."""
+    return f"perftrack.{kind}.v{JSON_VERSION}"
+
+
+JSON_VERSION = 1
+
+
+def print_json(kind: str, body: dict[str, Any]) -> None:
+    """A `--json` output: one object, its first field the schema version (`schema`)."""
+    print(json.dumps({"schema": schema(kind), **body}, indent=1, default=str))
 
 
 def runner_class_of(value: str | None) -> str:

@@ -76,12 +76,13 @@ def _items(name: str, raw: str, *, names: bool = True) -> list[str] | None:
     if len(items) > MAX_ITEMS:
         raise ConfigError(f"{name}: more than {MAX_ITEMS} items")
     for i in items if names else ():
-        if not ITEM_RE.match(i[0]):
+        if ITEM_RE.match(i):
+            continue
+        if ITEM_RE.match("a" + i[1:]):  # only its first character is wrong
             raise ConfigError(f"{name}: {shown(i)} must start with a letter or a digit")
-        if not ITEM_RE.match(i):
-            raise ConfigError(
-                f"{name}: {shown(i)} has characters other than letters, digits, '.', '_', '+', '-'"
-            )
+        raise ConfigError(
+            f"{name}: {shown(i)} has characters other than letters, digits, '.', '_', '+', '-'"
+        )
     if len(set(items)) != len(items):
         raise ConfigError(f"{name}: {shown(raw)} lists a value twice")
     return items

@@ -427,7 +427,7 @@ def test_advisor_page_says_what_perftrack_advise_says(
         cli.main(["advise", "--from", "synthetic-mysql-8.0.36", "--db", str(history_db), "--json"])
         == 0
     )
-    advice = json.loads(capsys.readouterr().out)
+    advice = json.loads(capsys.readouterr().out)["series"]
     first = advice[0]
     shape = first["shape"]
     link = (
