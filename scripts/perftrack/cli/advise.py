@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Annotated, Any
 
 import typer
@@ -25,12 +26,14 @@ def _fmt_est(e: advise_mod.Estimate | None) -> str:
     return f"{e.ratio - 1:+.1%} [{e.ci_low - 1:+.1%}, {e.ci_high - 1:+.1%}] {e.verdict}"
 
 
-def _settings(settings: dict[str, list[Any]]) -> str:
+def _settings(changes: dict[str, list[list[Any]]]) -> str:
     """The changed defaults first (SHOWN_SETTINGS of them), then counts of the rest."""
-    both = [(k, v) for k, v in settings.items() if None not in v]
-    text = ", ".join(f"{k}: {v[0]} → {v[1]}" for k, v in both[:SHOWN_SETTINGS])
-    new = sum(1 for v in settings.values() if v[0] is None)
-    gone = sum(1 for v in settings.values() if v[1] is None)
+    both = [(k, vs) for k, vs in changes.items() if all(None not in v for v in vs)]
+    text = ", ".join(
+        f"{k}: " + " / ".join(f"{v[0]} → {v[1]}" for v in vs) for k, vs in both[:SHOWN_SETTINGS]
+    )
+    new = sum(1 for vs in changes.values() if any(v[0] is None for v in vs))
+    gone = sum(1 for vs in changes.values() if any(v[1] is None for v in vs))
     rest = [f"+{len(both) - SHOWN_SETTINGS} more changed"] if len(both) > SHOWN_SETTINGS else []
     rest += [f"{new} new"] if new else []
     rest += [f"{gone} removed"] if gone else []
@@ -65,7 +68,9 @@ def advise_cmd(
         kept = cellfilter.select(ts, want, str(db))
         advice = advise_mod.advise(kept, base, metric, detect.variables_diff_of(st))
     if as_json:
-        print_json("advise", {"metric": metric, "series": advise_mod.to_json(advice, metric)})
+        steps = [dataclasses.asdict(s) for s in advise_mod.release_steps(advice)]
+        body = {"metric": metric, "series": advise_mod.to_json(advice, metric), "steps": steps}
+        print_json("advise", body)
         return
     for a in advice:
         s = a.shape
@@ -83,10 +88,13 @@ def advise_cmd(
             )
         emit("")
         out.print(tab)
-        for t in a.targets:
-            if t.settings:
-                emit(f"  settings changed on the way to {t.server}: {_settings(t.settings)}")
         if not a.targets:
             emit("  no newer release measured in this series shape")
         for sid in a.unreachable:
             emit(f"  {sid}: no path of measurements from {a.base} (not compared)")
+    steps = [st for st in advise_mod.release_steps(advice) if st.changes]
+    if steps:
+        emit("")
+        emit("settings changed, once per release step (values that mean the same left out):")
+    for st in steps:
+        emit(f"  {st.a} → {st.b}: {_settings(st.changes)}")
