@@ -119,14 +119,33 @@ def line(h: Headline) -> str:
 
 
 def to_json(h: Headline) -> dict[str, Any]:
-    largest = h.largest
+    """One flat row (the CLI's --json, the site's data set `headline`)."""
+    big = h.largest
     return {
         "pair": h.pair,
         "cells": h.cells,
         **h.counts,
         "geomean": h.geomean,
-        "largest": None
-        if largest is None
-        else {"ratio": largest.ratio, "verdict": largest.verdict, "cell": largest.cell},
+        "largest_ratio": big.ratio if big else None,
+        "largest_verdict": big.verdict if big else None,
+        "largest_cell": big.cell if big else None,
         "text": line(h),
     }
+
+
+def of_rows(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The headline rows of verdict rows as the site has them (`previous`, `server`,
+    `ratio`, `verdict` and the cell's columns; `vorder`: the new side's release order)."""
+    changes = [
+        Change(
+            pair=pair_label(r["previous"], r["server"]),
+            ratio=r["ratio"],
+            verdict=r["verdict"],
+            cell=cell_label(r),
+            paired=bool(r.get("paired")),
+            order=(r.get("vorder", 0),),
+        )
+        for r in rows
+        if r.get("ratio") is not None and r.get("previous")
+    ]
+    return [to_json(h) for h in summarise(changes)]
