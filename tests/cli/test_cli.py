@@ -171,10 +171,15 @@ def test_matrix_with_an_unknown_server_names_it_and_the_known_ones(tmp_path: Pat
 
 
 # Issue 37 item 8: each defect a new user met, exit 2 with one line and no traceback.
-def test_empty_db_path_is_refused_with_one_line():
-    for args in (("compare",), ("db", "info"), ("advise", "--from", "10.2.11")):
+def test_empty_db_path_is_refused_with_one_line(tmp_path: Path):
+    for args in (("compare",), ("db", "info"), ("advise", "--from", "10.2.11"), ("site", "build")):
         res = perftrack(*args, "--db", "")
         assert_one_line_error(res, 2, "'--db'", "empty")
+    res = perftrack("site", "build", "--out", "")  # any path option: "" would be "."
+    assert_one_line_error(res, 2, "'--out'", "empty")
+    res = perftrack("compare", "--db", str(tmp_path))  # a directory is no DB file
+    assert_one_line_error(res, 2, "is a directory: give the results DB file")
+    assert not any(tmp_path.iterdir())
 
 
 def test_compare_of_an_unknown_run_is_refused_naming_the_runs(tmp_path: Path):

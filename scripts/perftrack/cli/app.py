@@ -30,16 +30,7 @@ app = typer.Typer(
 # Logs and CI are not terminals: give tables room instead of rich's 80-column default.
 NON_TTY_WIDTH = 180
 out = Console(highlight=False, soft_wrap=True, width=None if sys.stdout.isatty() else NON_TTY_WIDTH)
-
-
-def _db_path(value: Path) -> Path:
-    """--db names a file: an empty value (`--db ""`, a variable left unset) is refused."""
-    if not str(value).strip() or value == Path("."):
-        raise typer.BadParameter("empty: give the results DB file, e.g. data/results.duckdb")
-    return value
-
-
-DbOpt = Annotated[Path, typer.Option("--db", help="results DB file", callback=_db_path)]
+DbOpt = Annotated[Path, typer.Option("--db", help="results DB file")]
 RunsOpt = Annotated[Path, typer.Option("--out", help="directory for run directories")]
 METRIC_HELP = " | ".join(compare.METRICS)  # throughput, latency and cost per operation
 

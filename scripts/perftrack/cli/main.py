@@ -18,9 +18,11 @@ def _interrupt(signum: int, frame: object) -> None:
 
 
 def command() -> click.Command:
-    """The click command of the app, every option that reads no environment variable
-    declared so: typer.Option shows one by default, and click 8.2 then ends each error
-    about the option with "(env var: 'None')"."""
+    """The click command of the app, with two fixes to every parameter of every command:
+    - an option that reads no environment variable is declared so (typer.Option shows one
+      by default, and click 8.2 then ends each error about it with "(env var: 'None')");
+    - a path given as "" (`--db ""`, a variable left unset) is refused: it would become
+      ".", the current directory."""
     root = typer.main.get_command(app)
     todo: list[click.Command] = [root]
     while todo:
@@ -30,7 +32,18 @@ def command() -> click.Command:
         for p in cmd.params:
             if isinstance(p, click.Option) and p.envvar is None:
                 p.show_envvar = False
+            if isinstance(p.type, click.Path):
+                p.type.convert = _non_empty(p.type.convert)  # type: ignore[method-assign]
     return root
+
+
+def _non_empty(convert: Any) -> Any:
+    def checked(value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        if isinstance(value, str) and not value.strip():
+            raise click.BadParameter("empty: give a path", ctx=ctx, param=param)
+        return convert(value, param, ctx)
+
+    return checked
 
 
 def main(argv: list[str] | None = None) -> int:
