@@ -99,6 +99,19 @@
     const h = readHash();
     if (!allHw && (h.hardware === "all" || earlier.some((r) => r.id === h.verdict))) location.reload();
   });
+  // the headline: one line per version pair (analysis/headline.py, as `perftrack compare`)
+  const heads = rows("headline");
+  $("headline").replaceChildren(
+    ...(heads.length
+      ? heads.map((h) => {
+          const big = h.largest_verdict ? `largest resolved: ${fmt.ratio(h.largest_ratio)} ${h.largest_verdict} in ${h.largest_cell}` : "no resolved change";
+          const counts = ["regression", "improvement", "unchanged", "inconclusive"].map((v) => el("span", { class: "verdict " + v, text: `${h[v]} ${v}${h[v] !== 1 && (v === "regression" || v === "improvement") ? "s" : ""}` }));
+          const sep = (xs) => xs.flatMap((x, i) => (i ? [", ", x] : [x]));
+          const geo = h.geomean == null ? "no geomean" : `geomean ${fmt.ratio(h.geomean)}`;
+          return el("li", { "data-pair": h.pair }, el("b", { text: h.pair }), ": ", ...sep(counts), ` of ${h.cells} cells · ${geo} · ${big}`);
+        })
+      : [el("li", { text: "No version pair compared yet." })])
+  );
   if (meta.empty || !all.length) {
     setStatus(meta.empty ? NO_RESULTS : "No verdicts yet: the DB has no version measured next to another.", "empty");
     $("verdict-table").closest(".card").hidden = true;

@@ -11,7 +11,7 @@ import pytest
 
 from fixtures.records.synthetic import BASE_VARIABLES, make_record
 from perftrack import cli
-from perftrack.analysis import advise, compare, stats
+from perftrack.analysis import advise, compare, settings, stats
 from perftrack.core.errors import ConfigError
 from perftrack.store import store
 
@@ -122,6 +122,8 @@ def test_advise_cli_table_and_json(chain_db: Path, capsys) -> None:
     argv = ["advise", "--from", "8.0.36", "--db", str(chain_db), "--json"]
     assert cli.main(argv) == 0
     doc = json.loads(capsys.readouterr().out)
+    assert doc["schema"] == "perftrack.advise.v1" and doc["metric"] == "tps"
+    doc = doc["series"]
     assert [t["server"] for t in doc[0]["targets"]] == [
         "synthetic-mysql-8.4.0",
         "synthetic-mysql-9.1.0",
@@ -166,3 +168,34 @@ def test_a_release_with_no_path_of_measurements_is_named(tmp_path: Path) -> None
     assert a.unreachable == ["synthetic-mysql-9.0.1"]
     with pytest.raises(ConfigError, match="no results of 'nope'"):
         _advice(db, "nope")
+
+
+def test_each_setting_change_is_named_once_per_release_step() -> None:
+    """Two series shapes that went through the same steps (SYNTHETIC advice): one step
+    each, values that mean the same (0 / 0.000000, utf8 / utf8mb3) left out."""
+    step_ab = {"expire_logs_days": ["0", "0.000000"], "histogram_size": ["0", "254"]}
+    step_ab = {**step_ab, "character_set_system": ["utf8", "utf8mb3"]}
+
+    def target(server: str, version: str, steps: list) -> advise.ReleaseAdvice:
+        kept = [(x, y, settings.changed(d)) for x, y, d in steps]
+        return advise.ReleaseAdvice(
+            server=server, version=version, throughput=None, p95=None, via=[], series=1,
+            steps=kept,
+        )  # fmt: skip
+
+    shape = [
+        advise.SeriesAdvice(
+            shape={"threads": t},
+            base="a",
+            targets=[
+                target("b", "2.0", [("a", "b", step_ab)]),
+                target("c", "3.0", [("a", "b", step_ab), ("b", "c", {"x": ["1", "2"]})]),
+            ],
+            unreachable=[],
+        )
+        for t in (1, 4)
+    ]
+    steps = advise.release_steps(shape)
+    assert [(s.a, s.b, s.series) for s in steps] == [("a", "b", 2), ("b", "c", 2)]
+    assert steps[0].changes == {"histogram_size": [["0", "254"]]}
+    assert steps[1].changes == {"x": [["1", "2"]]}

@@ -180,7 +180,9 @@ def test_alerts_cli_lists_filters_and_applies_the_annotations_at_once(
     run_detect(db, yesterday)  # `alerts` applies expiry at the real clock
     res = perftrack("alerts", "--db", str(db), "--json")
     assert res.returncode == 0, res.stderr
-    (row,) = json.loads(res.stdout)
+    doc = json.loads(res.stdout)
+    assert doc["schema"] == "perftrack.alerts.v1"
+    (row,) = doc["alerts"]
     assert (row["state"], row["server_id"], row["first_seen_at"]) == (
         "new",
         NEW,
@@ -190,9 +192,9 @@ def test_alerts_cli_lists_filters_and_applies_the_annotations_at_once(
         f"annotations:\n  - match: {{server: {NEW}}}\n    reason: expected\n"
     )
     res = perftrack("alerts", "--db", str(db), "--json")
-    assert [r["state"] for r in json.loads(res.stdout)] == ["acknowledged"]
+    assert [r["state"] for r in json.loads(res.stdout)["alerts"]] == ["acknowledged"]
     res = perftrack("alerts", "--db", str(db), "--state", "new", "--json")
-    assert json.loads(res.stdout) == []
+    assert json.loads(res.stdout)["alerts"] == []
     res = perftrack("alerts", "--db", str(db), "--state", "all")
     assert res.returncode == 0 and "acknowledged" in res.stdout and NEW in res.stdout
 

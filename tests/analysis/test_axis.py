@@ -25,7 +25,9 @@ def ingest(db: Path, recs: list[dict]) -> Path:
 def compare_json(db: Path, *args: str) -> list[dict]:
     res = perftrack("compare", SERVER, "--db", str(db), "--json", *args)
     assert res.returncode == 0, res.stderr
-    return json.loads(res.stdout)
+    doc = json.loads(res.stdout)
+    assert doc["schema"] == "perftrack.compare.v1"
+    return doc["groups"]
 
 
 def test_a_charset_cost_is_paired_by_round_and_called_a_regression(tmp_path: Path):

@@ -114,7 +114,7 @@ def test_detect_and_compare_cli_take_cost_metrics(tmp_path: Path) -> None:
     assert got == [("cpu_us_per_txn", "regression")]
     res = cli.invoke(app, ["compare", "--db", str(db), "--metric", "cpu_us_per_txn", "--json"])
     assert res.exit_code == 0, res.output
-    rows = json.loads(res.output)[0]["rows"]
+    rows = json.loads(res.output)["groups"][0]["rows"]
     assert rows[1]["verdict"] == "regression" and rows[1]["ratio"] == pytest.approx(1.15)
     res = cli.invoke(app, ["compare", "--db", str(db), "--metric", "cpu_us_per_txn"])
     assert res.exit_code == 0 and "µs/txn" in res.output

@@ -168,3 +168,84 @@ def test_matrix_with_an_unknown_server_names_it_and_the_known_ones(tmp_path: Pat
     )
     res = perftrack("run", str(m), "--out", str(tmp_path / "runs"))
     assert_one_line_error(res, 2, "unknown server 'nosuch'; known: mariadb-10.11.18")
+
+
+# Issue 37 item 8: each defect a new user met, exit 2 with one line and no traceback.
+def test_empty_db_path_is_refused_with_one_line(tmp_path: Path):
+    for args in (("compare",), ("db", "info"), ("advise", "--from", "10.2.11"), ("site", "build")):
+        res = perftrack(*args, "--db", "")
+        assert_one_line_error(res, 2, "'--db'", "empty")
+    res = perftrack("site", "build", "--out", "")  # any path option: "" would be "."
+    assert_one_line_error(res, 2, "'--out'", "empty")
+    res = perftrack("compare", "--db", str(tmp_path))  # a directory is no DB file
+    assert_one_line_error(res, 2, "is a directory: give the results DB file")
+    assert not any(tmp_path.iterdir())
+
+
+def test_compare_of_an_unknown_run_is_refused_naming_the_runs(tmp_path: Path):
+    db = tmp_path / "r.duckdb"
+    nightfiles.copy_db(REPO / "data" / "results.duckdb", db)
+    res = perftrack("compare", "--db", str(db), "--run", "nope")
+    assert_one_line_error(res, 2, "no run 'nope'", "runs there, newest first: 2026")
+
+
+def test_option_errors_name_no_environment_variable():
+    for args in (("advise",), ("compare", "--threads", "x")):
+        res = perftrack(*args)
+        assert_one_line_error(res, 2, "'--")
+        assert "env var" not in res.stderr
+
+
+def test_a_negative_thread_count_is_refused_as_a_number(tmp_path: Path):
+    for value in ("-1", "0", "1,-2"):
+        res = perftrack("plan", "--dispatch", "--out", str(tmp_path), env={"PT_THREADS": value})
+        assert_one_line_error(res, 2, "PT_THREADS", "must be a whole number from 1 to")
+    res = perftrack("plan", "--dispatch", "--out", str(tmp_path), env={"PT_VERSIONS": "-x"})
+    assert_one_line_error(res, 2, "PT_VERSIONS: '-x' must start with a letter or a digit")
+    assert not any(tmp_path.iterdir())
+
+
+def test_advise_names_the_filter_the_user_gave(tmp_path: Path):
+    db = tmp_path / "r.duckdb"
+    nightfiles.copy_db(REPO / "data" / "results.duckdb", db)
+    res = perftrack("advise", "--from", "10.2.11", "--db", str(db), "--charset", "klingon")
+    assert_one_line_error(res, 2, "--charset klingon", "latin1")
+    assert "--collation" not in res.stderr
+
+
+# Issue 37 item 4: `compare` opens with one headline per pair and honours every cell filter;
+# every --json output carries its schema version.
+def test_compare_opens_with_one_headline_per_pair_and_honours_the_filters(tmp_path: Path):
+    db = tmp_path / "r.duckdb"
+    nightfiles.copy_db(REPO / "data" / "results.duckdb", db)
+    pair = ("mariadb-10.1.23", "mariadb-10.2.11")
+    res = perftrack("compare", *pair, "--db", str(db), "--json")
+    assert res.returncode == 0, res.stderr
+    doc = json.loads(res.stdout)
+    assert doc["schema"] == "perftrack.compare.v1"
+    (head,) = doc["headlines"]
+    rows = [r for g in doc["groups"] for r in g["rows"] if r["verdict"]]
+    assert head["pair"] == "mariadb-10.1.23 → mariadb-10.2.11" and head["cells"] == len(rows)
+    for v in ("regression", "improvement", "unchanged", "inconclusive"):
+        assert head[v] == sum(r["verdict"] == v for r in rows)
+    resolved = [r for g in doc["groups"] for r in g["rows"] if r["verdict"] == "regression"]
+    if resolved:  # the largest resolved change is one of the pair's regressions/improvements
+        assert head["largest_ratio"] in [r["ratio"] for r in resolved]
+    text = perftrack("compare", *pair, "--db", str(db)).stdout.splitlines()
+    assert text[0] == head["text"] and text[1] == ""  # the headline first, then the tables
+
+    res = perftrack(
+        "compare", *pair, "--db", str(db), "--json", "--threads", "4", "--charset", "utf8mb4"
+    )
+    kept = json.loads(res.stdout)["groups"]
+    assert kept and len(kept) < len(doc["groups"])
+    assert all(g["group"]["threads"] == 4 for g in kept)
+    assert all(g["group"]["collation"].startswith("utf8mb4") for g in kept)
+    res = perftrack("compare", *pair, "--db", str(db), "--workload", "nosuch")
+    assert_one_line_error(res, 2, "no results match --workload nosuch", "oltp_point_select")
+    res = perftrack("compare", *pair, "--db", str(db), "--warmup", "3")
+    assert_one_line_error(res, 2, "--warmup", "--until-conclusive")
+    res = perftrack("db", "info", "--db", str(db), "--json")
+    assert json.loads(res.stdout)["schema"] == "perftrack.db_info.v1"
+    # issue 37 item 8: read-only commands (compare, db info above) leave no lock file
+    assert not list(tmp_path.glob("*.lock"))

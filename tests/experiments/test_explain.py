@@ -431,6 +431,7 @@ def test_real_cli_with_no_candidate_says_so_and_writes_json_profile_and_db(tmp_p
     )  # fmt: skip
     assert res.returncode == 0, res.stderr
     out = json.loads(res.stdout)
+    assert out["schema"] == "perftrack.explanation.v1"
     assert out["conclusion"].startswith("no candidate explains it: no differing variable")
     assert out["candidates"] == [] and out["rounds"] == 0
     assert {"name": "back_log", "a_value": "60", "b_value": "70"}.items() <= {

@@ -109,6 +109,7 @@ def test_cli_bad_expect_key_and_no_probe(capsys) -> None:
     assert capsys.readouterr().err.count("\n") == 1
     assert cli.main(["runner", "preflight", "--no-probe", "--json"]) == 0
     report = json.loads(capsys.readouterr().out)
+    assert report["schema"] == "perftrack.preflight.v1"
     assert report["runner_key"] == hardware.fingerprint()["key"]
     assert report["sample"] is None and report["ok"] is True
 

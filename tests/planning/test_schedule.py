@@ -355,7 +355,7 @@ def test_dispatch_inputs_override_the_matrix(cat):
         ("PT_WORKLOADS", "oltp_nope", "PT_WORKLOADS"),
         ("PT_THREADS", "four", "whole number"),
         ("PT_THREADS", "1.5", "whole number"),
-        ("PT_THREADS", "-1", "characters other than"),
+        ("PT_THREADS", "-1", "whole number"),
         ("PT_THREADS", "99999999999999999999", "whole number"),
         ("PT_THREADS", "1,,4", "empty item"),
         ("PT_THREADS", ",", "empty item"),

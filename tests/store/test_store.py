@@ -476,6 +476,20 @@ def test_readers_share_the_lock(filled_db: Path) -> None:
         assert a.check() == b.check() == []
 
 
+def test_a_reader_leaves_no_lock_file_and_still_holds_off_a_writer(filled_db: Path) -> None:
+    """A read-only open never creates `<db>.lock` (issue 37: read-only commands left one
+    beside any --db path); without one it locks the DB file, which a writer waits for."""
+    store.lock_path(filled_db).unlink(missing_ok=True)
+    with store.open_db(filled_db, write=False) as st:
+        assert st.check() == []
+        assert not store.lock_path(filled_db).exists()
+        with pytest.raises(DatabaseError, match="is locked by another perftrack process;"):
+            store.open_db(filled_db, write=True, lock_timeout_s=0.2)
+    assert not store.lock_path(filled_db).exists() or not store.lock_path(filled_db).read_text()
+    with store.open_db(filled_db, write=True, lock_timeout_s=0.2):
+        pass
+
+
 def test_lock_is_released_and_pid_cleared_after_close(filled_db: Path) -> None:
     with store.open_db(filled_db, write=True):
         assert store.lock_path(filled_db).read_text().strip() == str(os.getpid())

@@ -12,8 +12,10 @@ latency against the reader's release, with a 95% interval and the verdict of the
   bands add in quadrature (independent measurements), and the result says which releases
   it went through. No path of measurements: the release is listed as not reachable.
 
-The settings whose effective values changed on the way (the variables diff of each step)
-come with each target, because changed defaults explain many "regressions".
+The settings whose effective values changed on the way (the variables diff of each step,
+values compared after normalisation: analysis/settings.py) come with each target, because
+changed defaults explain many "regressions"; `release_steps` names each change once per
+release step, however many series measured that step.
 """
 
 from __future__ import annotations
@@ -27,7 +29,7 @@ from dataclasses import dataclass, field
 from statistics import NormalDist
 from typing import Any
 
-from perftrack.analysis import compare, stats
+from perftrack.analysis import compare, settings, stats
 from perftrack.core.errors import ConfigError
 from perftrack.servers import rules
 
@@ -60,6 +62,8 @@ class ReleaseAdvice:
     via: list[str]  # releases in between when chained; [] when measured directly
     series: int  # how many series the estimate rests on
     settings: dict[str, list[Any]] = field(default_factory=dict)
+    # the release steps of the path, each with the settings it changed
+    steps: list[tuple[str, str, dict[str, list[Any]]]] = field(default_factory=list)
 
     @property
     def direct(self) -> bool:
@@ -239,27 +243,76 @@ def _advise_shape(
             main = chain([s[0] for s in steps if s[0] is not None], higher)
             p95s = [s[1] for s in steps]
             p95 = chain([s for s in p95s if s is not None], False) if all(p95s) else None
-        settings: dict[str, list[Any]] = {}
+        changes: dict[str, list[Any]] = {}
+        step_changes = []
         if vars_diff is not None:
             for (x, y), s in zip(itertools.pairwise(path), steps, strict=True):
-                for name, (old, new) in vars_diff(s[2].key, x, y).items():
-                    if name in settings:
-                        settings[name][1] = new  # changed again later on the way
+                diff = vars_diff(s[2].key, x, y)
+                step_changes.append((x, y, dict(sorted(settings.changed(diff).items()))))
+                for name, (old, new) in diff.items():
+                    if name in changes:
+                        changes[name][1] = new  # changed again later on the way
                     else:
-                        settings[name] = [old, new]
-            settings = {k: v for k, v in sorted(settings.items()) if v[0] != v[1]}
+                        changes[name] = [old, new]
+            changes = dict(sorted(settings.changed(changes).items()))
         targets.append(
             ReleaseAdvice(
-                sid,
-                rows[sid].version,
-                main,
-                p95,
-                path[1:-1],
-                len({id(s[2]) for s in steps}),
-                dict(list(settings.items())[:MAX_SETTINGS]),
+                server=sid,
+                version=rows[sid].version,
+                throughput=main,
+                p95=p95,
+                via=path[1:-1],
+                series=len({id(s[2]) for s in steps}),
+                settings=dict(list(changes.items())[:MAX_SETTINGS]),
+                steps=step_changes,
             )
         )
     return SeriesAdvice(shape, start.server_id, targets, unreachable)
+
+
+@dataclass(frozen=True)
+class Step:
+    """One release step (a measured pair on some path) and the settings it changed, each
+    named once: {name: [[old, new], …]} (more than one pair of values when the series
+    that measured the step had different values, e.g. another profile)."""
+
+    a: str
+    b: str
+    version: str  # b's
+    changes: dict[str, list[list[Any]]]
+    series: int  # series shapes whose advice went through this step
+
+
+def release_steps(advice: list[SeriesAdvice]) -> list[Step]:
+    """Every release step of the advice, in release order, its settings changes merged
+    over the series shapes (values that mean the same already left out)."""
+    found: dict[tuple[str, str], dict[str, list[list[Any]]]] = {}
+    shapes: dict[tuple[str, str], set[int]] = defaultdict(set)
+    versions: dict[str, str] = {}
+    for i, a in enumerate(advice):
+        for t in a.targets:
+            versions[t.server] = t.version
+            for x, y, diff in t.steps:
+                step = found.setdefault((x, y), {})
+                shapes[(x, y)].add(i)
+                for name, values in diff.items():
+                    seen = step.setdefault(name, [])
+                    if not any(
+                        settings.same(v[0], values[0]) and settings.same(v[1], values[1])
+                        for v in seen
+                    ):
+                        seen.append(list(values))
+    out = [
+        Step(
+            a=x,
+            b=y,
+            version=versions.get(y, ""),
+            changes=dict(sorted(changes.items())),
+            series=len(shapes[(x, y)]),
+        )
+        for (x, y), changes in found.items()
+    ]
+    return sorted(out, key=lambda s: (rules.parse_version(s.version), s.a))
 
 
 def _path(pairs: dict[tuple[str, str], Any], a: str, b: str) -> list[str] | None:
@@ -300,6 +353,7 @@ def to_json(advice: list[SeriesAdvice], metric: str) -> list[dict[str, Any]]:
                     "via": t.via,
                     "series": t.series,
                     "settings": t.settings,
+                    "steps": [[x, y] for x, y, _ in t.steps],
                 }
                 for t in a.targets
             ],

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-import json
+import dataclasses
 from typing import Annotated, Any
 
 import typer
@@ -10,12 +10,11 @@ from rich import box
 from rich.table import Table
 
 from perftrack.analysis import advise as advise_mod
-from perftrack.analysis import compare
-from perftrack.cli.app import METRIC_HELP, DbOpt, emit, out
+from perftrack.analysis import cellfilter, compare
+from perftrack.cli.app import METRIC_HELP, DbOpt, emit, out, print_json
 from perftrack.core import paths
 from perftrack.core.errors import ConfigError
 
-FILTERS = ("workload", "threads", "collation", "profile")
 SHOWN_SETTINGS = 6  # changed settings per release in the table (--json has them all)
 
 
@@ -27,29 +26,18 @@ def _fmt_est(e: advise_mod.Estimate | None) -> str:
     return f"{e.ratio - 1:+.1%} [{e.ci_low - 1:+.1%}, {e.ci_high - 1:+.1%}] {e.verdict}"
 
 
-def _settings(settings: dict[str, list[Any]]) -> str:
+def _settings(changes: dict[str, list[list[Any]]]) -> str:
     """The changed defaults first (SHOWN_SETTINGS of them), then counts of the rest."""
-    both = [(k, v) for k, v in settings.items() if None not in v]
-    text = ", ".join(f"{k}: {v[0]} → {v[1]}" for k, v in both[:SHOWN_SETTINGS])
-    new = sum(1 for v in settings.values() if v[0] is None)
-    gone = sum(1 for v in settings.values() if v[1] is None)
+    both = [(k, vs) for k, vs in changes.items() if all(None not in v for v in vs)]
+    text = ", ".join(
+        f"{k}: " + " / ".join(f"{v[0]} → {v[1]}" for v in vs) for k, vs in both[:SHOWN_SETTINGS]
+    )
+    new = sum(1 for vs in changes.values() if any(v[0] is None for v in vs))
+    gone = sum(1 for vs in changes.values() if any(v[1] is None for v in vs))
     rest = [f"+{len(both) - SHOWN_SETTINGS} more changed"] if len(both) > SHOWN_SETTINGS else []
     rest += [f"{new} new"] if new else []
     rest += [f"{gone} removed"] if gone else []
     return text + (f" ({', '.join(rest)}; --json lists all)" if rest else "")
-
-
-def _keep(t: compare.Table, want: dict[str, Any]) -> bool:
-    k = t.key
-    for name, value in want.items():
-        if value is None:
-            continue
-        if name == "collation":
-            if k["collation"] != value and str(k["collation"]).split("_")[0] != value:
-                return False
-        elif k[name] != value:
-            return False
-    return True
 
 
 def advise_cmd(
@@ -74,16 +62,15 @@ def advise_cmd(
 
     if metric not in compare.METRICS:
         raise ConfigError(f"unknown metric '{metric}'; known: {', '.join(compare.METRICS)}")
-    want = dict(zip(FILTERS, (workload, threads, charset, profile), strict=True))
+    want = {"workload": workload, "threads": threads, "charset": charset, "profile": profile}
     with store.open_db(db, write=False) as st:
         ts = compare.tables(st, metric=metric, noise=st.noise_cv())
-        kept = [t for t in ts if _keep(t, want)]
-        if ts and not kept:
-            given = ", ".join(f"--{k} {v}" for k, v in want.items() if v is not None)
-            raise ConfigError(f"no results match {given} in {db}")
+        kept = cellfilter.select(ts, want, str(db))
         advice = advise_mod.advise(kept, base, metric, detect.variables_diff_of(st))
     if as_json:
-        print(json.dumps(advise_mod.to_json(advice, metric), indent=1, default=str))
+        steps = [dataclasses.asdict(s) for s in advise_mod.release_steps(advice)]
+        body = {"metric": metric, "series": advise_mod.to_json(advice, metric), "steps": steps}
+        print_json("advise", body)
         return
     for a in advice:
         s = a.shape
@@ -101,10 +88,13 @@ def advise_cmd(
             )
         emit("")
         out.print(tab)
-        for t in a.targets:
-            if t.settings:
-                emit(f"  settings changed on the way to {t.server}: {_settings(t.settings)}")
         if not a.targets:
             emit("  no newer release measured in this series shape")
         for sid in a.unreachable:
             emit(f"  {sid}: no path of measurements from {a.base} (not compared)")
+    steps = [st for st in advise_mod.release_steps(advice) if st.changes]
+    if steps:
+        emit("")
+        emit("settings changed, once per release step (values that mean the same left out):")
+    for st in steps:
+        emit(f"  {st.a} → {st.b}: {_settings(st.changes)}")

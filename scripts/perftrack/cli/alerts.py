@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from datetime import UTC, datetime
 from typing import Annotated, Any
 
@@ -10,7 +9,7 @@ import typer
 from rich import box
 from rich.table import Table
 
-from perftrack.cli.app import DbOpt, emit, out
+from perftrack.cli.app import DbOpt, emit, out, print_json
 from perftrack.core import paths
 from perftrack.core.errors import ConfigError
 
@@ -68,8 +67,10 @@ def alerts_cmd(
         both = alerts.evidence_of(st, rows, alerts.METRIC)
     annotations.check_matched(cfg.notes, [*subjects, *map(alerts.subject_of, stored)])
     if as_json:
-        print(json.dumps([{**{k: _iso(v) for k, v in a.items()}, **e}
-                          for a, e in zip(rows, both, strict=True)], indent=1))  # fmt: skip
+        rows_json = [
+            {**{k: _iso(v) for k, v in a.items()}, **e} for a, e in zip(rows, both, strict=True)
+        ]
+        print_json("alerts", {"alerts": rows_json})
         return
     if not rows:
         emit(f"no alerts in state {', '.join(sorted(picked))} in {db}")

@@ -3,7 +3,6 @@ that add rounds until a verdict settles."""
 
 from __future__ import annotations
 
-import json
 import sys
 from pathlib import Path
 from typing import Annotated, Any
@@ -12,8 +11,16 @@ import typer
 from rich import box
 from rich.table import Table
 
-from perftrack.analysis import compare
-from perftrack.cli.app import METRIC_HELP, DbOpt, RunsOpt, emit, out, runner_class_of
+from perftrack.analysis import cellfilter, compare, headline
+from perftrack.cli.app import (
+    METRIC_HELP,
+    DbOpt,
+    RunsOpt,
+    emit,
+    out,
+    print_json,
+    runner_class_of,
+)
 from perftrack.core import paths
 from perftrack.core.errors import ConfigError
 from perftrack.core.record import OPTIONAL_CELL_FIELDS as AXIS_COLUMNS
@@ -64,6 +71,25 @@ def _fmt(v: float | None, spec: str = ".0f") -> str:
 def _fmt_metric(v: float | None) -> str:
     """A metric's median: whole numbers from 100 up, else two decimals (IPC, switches)."""
     return _fmt(v, ".0f" if v is None or abs(v) >= 100 else ".2f")
+
+
+def compare_json(ts: list[compare.Table], metric: str) -> dict[str, Any]:
+    """`compare --json`: the headlines, then every group with its rows."""
+    heads = headline.summarise(headline.changes_of(ts))
+    return {
+        "metric": metric,
+        "headlines": [headline.to_json(h) for h in heads],
+        "groups": compare.to_json(ts, metric),
+    }
+
+
+def print_headlines(ts: list[compare.Table]) -> None:
+    """The summary the text opens with: one line per version or axis pair."""
+    heads = headline.summarise(headline.changes_of(ts))
+    for h in heads:
+        emit(headline.line(h))
+    if heads:
+        emit("")
 
 
 def print_tables(ts: list[compare.Table], metric: str) -> None:
@@ -132,6 +158,22 @@ def _row_name(r: compare.Row) -> str:
     return f"{r.label} ({', '.join(shown)})" if shown else r.label
 
 
+SHOWN_RUNS = 5  # run ids named when --run names none of them
+
+# The cell interleaved rounds measure when an option does not say (compare
+# --until-conclusive, bisect); compare over stored results filters by the options given.
+ROUND_CELL: dict[str, Any] = {
+    "workload": "oltp_point_select",
+    "threads": 1,
+    "charset": "latin1",
+    "duration": cells.ROUND_DURATION_S,
+    "warmup": 1,
+    "tables": 2,
+    "table_size": 10_000,
+    "profile": "default",
+    "handshake": None,  # the axis's default (configs/axes.yaml)
+}
+
 # The cell of --until-conclusive rounds and bisect steps (one workload/threads/charset).
 CellWorkload = Annotated[str, typer.Option("--workload", help="rounds: workload")]
 CellThreads = Annotated[int, typer.Option("--threads", min=1, help="rounds: threads")]
@@ -145,6 +187,26 @@ CellHandshake = Annotated[
     str | None, typer.Option("--handshake", help="rounds: handshake (configs/axes.yaml)")
 ]
 RunnerClassOpt = Annotated[str | None, typer.Option("--runner-class", help="runner class label")]
+
+
+def _cell_opt(name: str, kind: type, what: str, **kw: Any) -> Any:
+    """A cell option of `compare`: a filter over stored results, the rounds' cell with
+    --until-conclusive (ROUND_CELL's value when not given)."""
+    flag = "--" + name.replace("_", "-")
+    return Annotated[
+        kind | None,
+        typer.Option(flag, help=f"only this {what} (rounds: default {ROUND_CELL[name]})", **kw),
+    ]
+
+
+FilterWorkload = _cell_opt("workload", str, "workload")
+FilterThreads = _cell_opt("threads", int, "thread count", min=1)
+FilterCharset = _cell_opt("charset", str, "charset or collation")
+FilterDuration = _cell_opt("duration", int, "measured duration in seconds", min=1)
+FilterWarmup = _cell_opt("warmup", int, "warm-up in seconds; rounds only", min=0)
+FilterTables = _cell_opt("tables", int, "number of sysbench tables", min=1)
+FilterTableSize = _cell_opt("table_size", int, "rows per table", min=1)
+FilterProfile = _cell_opt("profile", str, "profile")
 MinEffectOpt = Annotated[
     float, typer.Option("--min-effect", help="percent: 'unchanged' rules out a change this big")
 ]
@@ -167,14 +229,14 @@ def compare_cmd(
     budget: Annotated[
         float | None, typer.Option("--budget", help="--until-conclusive: wall-clock minutes")
     ] = None,
-    workload: CellWorkload = "oltp_point_select",
-    threads: CellThreads = 1,
-    charset: CellCharset = "latin1",
-    duration: CellDuration = cells.ROUND_DURATION_S,
-    warmup: CellWarmup = 1,
-    tables: CellTables = 2,
-    table_size: CellTableSize = 10_000,
-    profile: CellProfile = "default",
+    workload: FilterWorkload = None,
+    threads: FilterThreads = None,
+    charset: FilterCharset = None,
+    duration: FilterDuration = None,
+    warmup: FilterWarmup = None,
+    tables: FilterTables = None,
+    table_size: FilterTableSize = None,
+    profile: FilterProfile = None,
     handshake: CellHandshake = None,
     runner_class: RunnerClassOpt = None,
     min_effect: MinEffectOpt = 10.0,
@@ -206,11 +268,17 @@ def compare_cmd(
     With --axis AXIS --values A B and one server: B against A on that server, every other
     axis equal (`perftrack compare mariadb-10.11.18 --axis charset --values latin1 utf8mb4`).
 
+    --workload/--threads/--charset/… keep only those cells. The text opens with one
+    headline per version (or axis) pair: its verdicts counted, the geometric mean of its
+    ratios and its largest resolved change.
+
     With --until-conclusive --budget MINUTES and two servers A B (or one server with
     --axis/--values): benchmark interleaved rounds of the cell given by
     --workload/--threads/… until B's verdict against A settles.
     """
     from perftrack.store import store
+
+    given = {k: v for k, v in locals().items() if k in ROUND_CELL and v is not None}
 
     if metric not in compare.METRICS:
         raise ConfigError(f"unknown metric '{metric}'; known: {', '.join(compare.METRICS)}")
@@ -224,26 +292,35 @@ def compare_cmd(
         a, b, minutes = conclude.check_cli(
             servers or [], budget, until_conclusive, run_id, axis is not None
         )
-        req = _round_request(a, b, minutes * 60, locals())
+        req = _round_request(a, b, minutes * 60, {**locals(), **ROUND_CELL, **given})
         cat = catalog.load()
         conclude.validate(req, cat)
         sysbench.binary()
         say = (lambda m: print(m, file=sys.stderr)) if as_json else emit
         o = conclude.run(req, cat, paths.config_dir(), db, out_dir, say)
         if as_json:
-            print(json.dumps(conclude.to_json(o), indent=1))
+            print_json("compare_rounds", conclude.to_json(o))
         return
+    if "warmup" in given:
+        raise ConfigError(
+            "--warmup sets the rounds of --until-conclusive; stored results are not "
+            "told apart by warm-up (leave it out)"
+        )
+    want = {**given, "runner_class": runner_class}
     if axis is not None and values is not None:
         from perftrack.analysis import axis as axis_mod
 
         (server,) = servers or []
+        _check_filter_not_on_axis(axis_mod.canonical(axis), want)
         with store.open_db(db, write=False) as st:
             _check_servers_have_results(st, [server], run_id, db)
             res = axis_mod.tables(st, server, axis, values, metric=metric, run_id=run_id)
+        kept = cellfilter.select(res.tables, want, f"{server}'s {axis} comparison in {db}")
         if as_json:
-            print(json.dumps(compare.to_json(res.tables, metric), indent=1))
+            print_json("compare", compare_json(kept, metric))
             return
-        print_tables(res.tables, metric)
+        print_headlines(kept)
+        print_tables(kept, metric)
         if res.one_sided:
             emit(
                 f"{res.one_sided} series of {server} with only one of the two values: not compared"
@@ -258,14 +335,32 @@ def compare_cmd(
             servers=servers or None,
             noise=st.noise_cv(),
         )
+    ts = cellfilter.select(ts, want, f"run {run_id} of {db}" if run_id else str(db))
     if as_json:
-        print(json.dumps(compare.to_json(ts, metric), indent=1))
+        print_json("compare", compare_json(ts, metric))
     else:
+        print_headlines(ts)
         print_tables(ts, metric)
 
 
+def _check_filter_not_on_axis(axis: str, want: dict[str, Any]) -> None:
+    """An axis comparison's two sides differ in the axis: a filter on it would drop one."""
+    from perftrack.analysis import axis as axis_mod
+
+    for name, value in want.items():
+        if value is not None and cellfilter.COLUMNS[name] in axis_mod.AXES[axis]:
+            raise ConfigError(
+                f"{cellfilter.option(name)} {value} filters the {axis} axis that --axis "
+                f"compares; its two values are --values"
+            )
+
+
 def _check_servers_have_results(st: Any, servers: list[str], run_id: str | None, db: Path) -> None:
-    """A named server without results is a typo (or the wrong DB/run), never "no results"."""
+    """A named server without results is a typo (or the wrong DB/run), never "no results";
+    so is a run the DB does not hold."""
+    if run_id is not None and run_id not in (runs := st.run_ids()):
+        shown = ", ".join(runs[:SHOWN_RUNS]) + (", …" if len(runs) > SHOWN_RUNS else "")
+        raise ConfigError(f"no run {run_id!r} in {db}; runs there, newest first: {shown or '-'}")
     have = st.server_ids(run_id)
     missing = [s for s in servers if s not in have]
     if missing:
@@ -334,14 +429,14 @@ def bisect_cmd(
     ] = False,
     db: DbOpt = paths.DEFAULT_DB,
     metric: Annotated[str, typer.Option(help=METRIC_HELP)] = "tps",
-    workload: CellWorkload = "oltp_point_select",
-    threads: CellThreads = 1,
-    charset: CellCharset = "latin1",
-    duration: CellDuration = cells.ROUND_DURATION_S,
-    warmup: CellWarmup = 1,
-    tables: CellTables = 2,
-    table_size: CellTableSize = 10_000,
-    profile: CellProfile = "default",
+    workload: CellWorkload = ROUND_CELL["workload"],
+    threads: CellThreads = ROUND_CELL["threads"],
+    charset: CellCharset = ROUND_CELL["charset"],
+    duration: CellDuration = ROUND_CELL["duration"],
+    warmup: CellWarmup = ROUND_CELL["warmup"],
+    tables: CellTables = ROUND_CELL["tables"],
+    table_size: CellTableSize = ROUND_CELL["table_size"],
+    profile: CellProfile = ROUND_CELL["profile"],
     runner_class: RunnerClassOpt = None,
     min_effect: MinEffectOpt = 10.0,
     out_dir: RunsOpt = paths.DEFAULT_RUNS,

@@ -6,10 +6,11 @@ Every user error becomes one line on stderr (`error: …`) and a documented exit
 
 from __future__ import annotations
 
+import json
 import os
 import sys
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 from rich.console import Console
@@ -29,7 +30,6 @@ app = typer.Typer(
 # Logs and CI are not terminals: give tables room instead of rich's 80-column default.
 NON_TTY_WIDTH = 180
 out = Console(highlight=False, soft_wrap=True, width=None if sys.stdout.isatty() else NON_TTY_WIDTH)
-
 DbOpt = Annotated[Path, typer.Option("--db", help="results DB file")]
 RunsOpt = Annotated[Path, typer.Option("--out", help="directory for run directories")]
 METRIC_HELP = " | ".join(compare.METRICS)  # throughput, latency and cost per operation
@@ -37,6 +37,19 @@ METRIC_HELP = " | ".join(compare.METRICS)  # throughput, latency and cost per op
 
 def emit(msg: str) -> None:
     out.print(msg, markup=False)
+
+
+def schema(kind: str) -> str:
+    """The schema version a `--json` output carries: bumped when its shape changes."""
+    return f"perftrack.{kind}.v{JSON_VERSION}"
+
+
+JSON_VERSION = 1
+
+
+def print_json(kind: str, body: dict[str, Any]) -> None:
+    """A `--json` output: one object, its first field the schema version (`schema`)."""
+    print(json.dumps({"schema": schema(kind), **body}, indent=1, default=str))
 
 
 def runner_class_of(value: str | None) -> str:

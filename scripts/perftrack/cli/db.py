@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Annotated
 
 import typer
 
-from perftrack.cli.app import DbOpt, emit
+from perftrack.cli.app import DbOpt, emit, print_json
 from perftrack.core import paths
 from perftrack.core.errors import ConfigError
 
@@ -38,7 +37,7 @@ def db_info(
     with store.open_db(db, write=False) as st:
         info = st.info()
     if as_json:
-        print(json.dumps(info, indent=1, default=str))
+        print_json("db_info", info)
         return
     for k, v in info.items():
         emit(f"{k}: {v}")

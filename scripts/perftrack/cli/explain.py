@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import sys
 from pathlib import Path
 from typing import Annotated
@@ -23,7 +22,7 @@ from perftrack.cli.analysis import (
     RunnerClassOpt,
     _round_request,
 )
-from perftrack.cli.app import DbOpt, RunsOpt, emit
+from perftrack.cli.app import DbOpt, RunsOpt, emit, print_json
 from perftrack.core import files, paths
 from perftrack.core.errors import ConfigError
 from perftrack.drivers import sysbench
@@ -103,7 +102,7 @@ def explain_cmd(
 
         explanations.save(db, explanation.to_json(res))
     if as_json:
-        print(json.dumps(explanation.to_json(res), indent=1))
+        print_json("explanation", explanation.to_json(res))
     else:
         for line in explanation.table_lines(res):
             emit(line)

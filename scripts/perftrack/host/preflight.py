@@ -253,6 +253,7 @@ class PreflightReport:
             sample["loop_times_s"] = list(self.sample.loop_times_s)
         return json.dumps(
             {
+                "schema": "perftrack.preflight.v1",  # as every --json output (cli/app.py)
                 "runner_key": self.key,
                 "fingerprint": self.fingerprint,
                 "limits": asdict(self.limits),

@@ -61,8 +61,9 @@ def shown(value: str) -> str:
     return "'" + v.encode("unicode_escape").decode("ascii").replace("'", "\\'") + "'"
 
 
-def _items(name: str, raw: str) -> list[str] | None:
-    """A comma-separated input as a list; None when empty (the matrix's value)."""
+def _items(name: str, raw: str, *, names: bool = True) -> list[str] | None:
+    """A comma-separated input as a list; None when empty (the matrix's value). `names`:
+    each item is a name (ITEM_RE); else the caller checks each (numbers: `_int`)."""
     if len(raw) > MAX_INPUT_CHARS:
         raise ConfigError(f"{name}: longer than {MAX_INPUT_CHARS} characters")
     if "${{" in raw:
@@ -74,11 +75,14 @@ def _items(name: str, raw: str) -> list[str] | None:
         raise ConfigError(f"{name}: {shown(raw)} has an empty item; separate names by one comma")
     if len(items) > MAX_ITEMS:
         raise ConfigError(f"{name}: more than {MAX_ITEMS} items")
-    for i in items:
-        if not ITEM_RE.match(i):
-            raise ConfigError(
-                f"{name}: {shown(i)} has characters other than letters, digits, '.', '_', '+', '-'"
-            )
+    for i in items if names else ():
+        if ITEM_RE.match(i):
+            continue
+        if ITEM_RE.match("a" + i[1:]):  # only its first character is wrong
+            raise ConfigError(f"{name}: {shown(i)} must start with a letter or a digit")
+        raise ConfigError(
+            f"{name}: {shown(i)} has characters other than letters, digits, '.', '_', '+', '-'"
+        )
     if len(set(items)) != len(items):
         raise ConfigError(f"{name}: {shown(raw)} lists a value twice")
     return items
@@ -108,7 +112,7 @@ def from_env(
         raise ConfigError(f"PT_MATRIX: no matrix {shown(name)}; known: {', '.join(known)}")
     data: dict[str, Any] = matrix.load(config_dir / "matrices" / f"{name}.yaml").to_dict()
     for var, key in LIST_INPUTS.items():
-        items = _items(var, _env(env, var))
+        items = _items(var, _env(env, var), names=var != "PT_THREADS")
         if items is None:
             continue
         if var == "PT_THREADS":

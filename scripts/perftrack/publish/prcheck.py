@@ -382,6 +382,7 @@ def _verdict_text(x: Line) -> str:
 
 def summary_json(rep: PrReport) -> dict[str, Any]:
     return {
+        "schema": "perftrack.pr_check.v1",  # as every --json output (cli/app.py)
         "regressions": len(rep.regressions),
         "acknowledged": len(rep.acknowledged),
         "reported_before": len(rep.reported_before),

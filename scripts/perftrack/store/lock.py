@@ -3,7 +3,6 @@ it (write: exclusive, read: shared), with the holder's pid for the "locked by" m
 
 from __future__ import annotations
 
-import errno
 import fcntl
 import os
 import time
@@ -33,58 +32,79 @@ class Lock:
     """`flock` on `<db>.lock`: exclusive for writers, shared for readers, bounded wait.
 
     The exclusive holder writes its pid into the file so a waiter can name it; the pid is
-    cleared on release so a stale one is never reported.
+    cleared on release so a stale one is never reported. A reader never creates the lock
+    file (a read-only command leaves nothing beside a DB it was pointed at): where there
+    is none yet it takes its shared lock on the DB file itself, which a writer locks too
+    (after the lock file, so a reader that finds the lock file never waits on the DB file).
     """
 
     def __init__(self, path: Path, *, exclusive: bool) -> None:
         self.path = path
         self.exclusive = exclusive
-        self.fd: int | None = None
+        self.fds: list[int] = []
 
     def acquire(self, db_path: Path, timeout_s: float) -> None:
-        fd = self._open()
-        if fd is None:  # read-only directory: nobody can write the DB here either
-            return
-        mode = fcntl.LOCK_EX if self.exclusive else fcntl.LOCK_SH
         deadline = time.monotonic() + max(timeout_s, 0.0)
+        try:
+            if self.exclusive:
+                fd = self._open_for_writer()
+                self._flock(fd, db_path, deadline, names_holder=True)
+                os.ftruncate(fd, 0)
+                os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)
+                db_fd = _open_readonly(db_path)
+                if db_fd is not None:  # readers that found no lock file hold this one
+                    self._flock(db_fd, db_path, deadline, names_holder=False)
+                return
+            fd = _open_readonly(self.path)
+            if fd is not None:
+                self._flock(fd, db_path, deadline, names_holder=True)
+                return
+            fd = _open_readonly(db_path)  # no lock file (no writer yet): the DB file's own
+            if fd is not None:
+                self._flock(fd, db_path, deadline, names_holder=False)
+        except BaseException:
+            self.release()
+            raise
+
+    def _flock(self, fd: int, db_path: Path, deadline: float, *, names_holder: bool) -> None:
+        """Lock `fd` by the deadline (then kept in self.fds until release), or close it
+        and refuse; `names_holder`: `fd` is the lock file, whose pid the refusal names."""
+        mode = fcntl.LOCK_EX if self.exclusive else fcntl.LOCK_SH
         while True:
             try:
                 fcntl.flock(fd, mode | fcntl.LOCK_NB)
-                break
+                self.fds.append(fd)
+                return
             except BlockingIOError:
                 if time.monotonic() >= deadline:
-                    holder = _read_pid(fd)
+                    holder = _read_pid(fd) if names_holder else None
                     os.close(fd)
                     raise DatabaseError(_locked_message(db_path, holder)) from None
                 time.sleep(LOCK_POLL_S)
-        self.fd = fd
-        if self.exclusive:
-            os.ftruncate(fd, 0)
-            os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)
 
     def release(self) -> None:
-        if self.fd is None:
-            return
-        fd, self.fd = self.fd, None
-        try:
-            if self.exclusive:
-                os.ftruncate(fd, 0)
-            fcntl.flock(fd, fcntl.LOCK_UN)
-        finally:
-            os.close(fd)
+        fds, self.fds = self.fds, []
+        for i, fd in enumerate(fds):
+            try:
+                if self.exclusive and i == 0:
+                    os.ftruncate(fd, 0)
+                fcntl.flock(fd, fcntl.LOCK_UN)
+            finally:
+                os.close(fd)
 
-    def _open(self) -> int | None:
+    def _open_for_writer(self) -> int:
         try:
             return os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
         except OSError as exc:
-            if self.exclusive or exc.errno not in (errno.EACCES, errno.EROFS, errno.EPERM):
-                raise DatabaseError(
-                    f"cannot create lock file {self.path} ({exc.strerror})"
-                ) from None
-        try:
-            return os.open(self.path, os.O_RDONLY)
-        except OSError:
-            return None
+            raise DatabaseError(f"cannot create lock file {self.path} ({exc.strerror})") from None
+
+
+def _open_readonly(path: Path) -> int | None:
+    """`path` opened for reading (enough for flock), or None when it cannot be."""
+    try:
+        return os.open(path, os.O_RDONLY)
+    except OSError:
+        return None
 
 
 def _read_pid(fd: int) -> int | None:

@@ -102,7 +102,7 @@ def open_db(
     connection reads and writes files only in the DB's directory and the directories in
     `allow` (where the caller has the store write, e.g. a site being built).
     """
-    path = Path(path)
+    path = _db_file(path)
     if not write and not path.exists():
         raise ConfigError(f"{path} does not exist: run `perftrack ingest` first to create it")
     if write:
@@ -132,13 +132,23 @@ def open_db(
     return Store(path=path, con=con, write=write, lock=lock, migrated=applied)
 
 
+def _db_file(path: Path) -> Path:
+    """`path` as a DB file name; a directory (or ".") is a user's mistake, said so."""
+    path = Path(path)
+    if not path.name or path.is_dir():
+        raise ConfigError(
+            f"{path} is a directory: give the results DB file (e.g. {path}/results.duckdb)"
+        )
+    return path
+
+
 def open_for_planning(
     path: Path, *, min_version: int = PLANNING_MIN_SCHEMA, lock_timeout_s: float = LOCK_TIMEOUT_S
 ) -> Store:
     """Read-only like `open_db(write=False)`, but a schema from `min_version` up to the
     current one is accepted: planning reads only what every schema since then has, so a
     DB one migration behind (migrated later by the publish job) still plans."""
-    path = Path(path)
+    path = _db_file(path)
     if not path.exists():
         raise ConfigError(f"{path} does not exist: run `perftrack ingest` first to create it")
     lock = Lock(lock_path(path), exclusive=False)
@@ -297,6 +307,11 @@ class Store(
             sql + (" WHERE r.run_id = ?" if run_id else "") + " ORDER BY 1",
             [run_id] if run_id else [],
         ).fetchall()
+        return [r[0] for r in rows]
+
+    def run_ids(self) -> list[str]:
+        """The ids of the stored runs, newest first."""
+        rows = self.con.execute("SELECT run_id FROM runs ORDER BY run_id DESC").fetchall()
         return [r[0] for r in rows]
 
     def info(self) -> dict[str, Any]:

@@ -208,6 +208,17 @@ def test_overview_lists_regressions_first(sites: dict[str, Path], tab: Tab) -> N
     rank = {"regression": 0, "improvement": 1, "inconclusive": 2, "unchanged": 3}
     assert [rank[v] for v in verdicts] == sorted(rank[v] for v in verdicts)
     assert tab.page.locator(".count.verdict.regression b").inner_text() != "0"
+    # the headline opens the page (issue 37 item 4): a sentence saying what the site is,
+    # then one line per version pair, which say what the table below says
+    assert "tracks the performance of MySQL and MariaDB" in tab.page.inner_text(".opening")
+    lines = tab.page.locator("#headline li").all_inner_texts()
+    pairs = tab.page.locator("#headline li").evaluate_all("(ls) => ls.map((l) => l.dataset.pair)")
+    assert len(lines) == len(set(pairs)) >= 1
+    assert any(re.search(r": [1-9]\d* regressions?, ", ln) for ln in lines)
+    assert all(
+        ln.startswith(p + ": ") and " cells · geomean " in ln
+        for ln, p in zip(lines, pairs, strict=True)
+    )
     # the verdicts of hardware the runner class no longer has: counted, placed, one click
     every = tab.page.evaluate("window.perftrack.lib.rows('verdicts')")
     earlier = [r for r in every if not r["hw_current"]]
@@ -475,7 +486,7 @@ def test_advisor_page_says_what_perftrack_advise_says(
         cli.main(["advise", "--from", "synthetic-mysql-8.0.36", "--db", str(history_db), "--json"])
         == 0
     )
-    advice = json.loads(capsys.readouterr().out)
+    advice = json.loads(capsys.readouterr().out)["series"]
     first = advice[0]
     shape = first["shape"]
     link = (

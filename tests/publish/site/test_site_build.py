@@ -97,6 +97,7 @@ def test_build_writes_a_self_contained_site(sites: dict[str, Path]) -> None:
     for name in source.VENDOR_FILES:
         assert (site / "vendor" / name).stat().st_size > 10_000
     assert (site / "data" / "csv" / "verdicts.csv").read_text().startswith("runner_class,")
+    assert (site / "data" / "csv" / "headline.csv").read_text().startswith("pair,cells,")
     runs = columns.decode(columns.read_data_file(site / "data" / "runs.js"))
     assert len(runs) == 12
     assert all((site / "data" / "runs" / f"{r['file']}.js").is_file() for r in runs)
@@ -121,6 +122,18 @@ def test_export_finds_the_injected_regression_and_the_hardware_change(history_db
     assert ("synthetic-mysql-8.0.36", "utf8mb4_0900_ai_ci") in charset
     assert all(c["baseline"] == "latin1_swedish_ci" for c in data.charset)
     assert data.meta["verdicts_from"] == "computed at build time"
+    # the index's headline (issue 37 item 4): one line per version pair, its counts the
+    # verdicts below it, its largest resolved change the injected regression
+    pairs = {f"{v['previous']} → {v['server']}" for v in data.verdicts}
+    assert sorted(h["pair"] for h in data.headline) == sorted(pairs)
+    assert sum(h["cells"] for h in data.headline) == len(data.verdicts)
+    for h in data.headline:
+        mine = [v for v in data.verdicts if f"{v['previous']} → {v['server']}" == h["pair"]]
+        assert h["regression"] == sum(v["verdict"] == "regression" for v in mine)
+        worst = min((v["ratio"] for v in mine if v["verdict"] == "regression"), default=None)
+        if worst is not None and h["largest_verdict"] == "regression":
+            assert h["largest_ratio"] == worst and h["text"].startswith(h["pair"] + ": ")
+    assert any(h["largest_verdict"] == "regression" for h in data.headline)
 
 
 def test_html_holds_no_data_only_the_data_files_do(sites: dict[str, Path]) -> None:

@@ -41,7 +41,7 @@ def test_the_charset_page_and_compare_axis_agree_row_by_row(charset_db: Path):
             "--axis", "charset", "--values", row["baseline"], row["collation"],
         )  # fmt: skip
         assert res.returncode == 0, res.stderr
-        (g,) = json.loads(res.stdout)
+        (g,) = json.loads(res.stdout)["groups"]
         cli = g["rows"][1]
         assert cli["verdict"] == row["verdict"] and cli["paired"] is row["paired"] is True
         for k in ("ratio", "ci_low", "ci_high", "p_value", "threshold"):

@@ -33,6 +33,7 @@ DEFAULT_OUT = Path("build/site")
 # Tabular data sets (lists of rows) written as data/NAME.js (encoded) and data/csv/NAME.csv.
 TABLES = (
     "verdicts",
+    "headline",
     "metric_verdicts",
     "summary",
     "charset",

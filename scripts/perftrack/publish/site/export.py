@@ -26,7 +26,7 @@ import numpy as np
 from scipy import special
 
 from perftrack import __version__
-from perftrack.analysis import axis, compare, stats
+from perftrack.analysis import axis, compare, headline, stats
 from perftrack.analysis.annotations import Annotation
 from perftrack.publish.site import cost, metrics, verdicts
 from perftrack.publish.site import history as history_files
@@ -80,6 +80,8 @@ def version_sort_key(product: str, version: str, server: str) -> tuple[Any, ...]
 class SiteData:
     meta: dict[str, Any]
     verdicts: list[dict[str, Any]] = field(default_factory=list)
+    # the index's opening lines: one per version pair (analysis/headline.py, as `compare`)
+    headline: list[dict[str, Any]] = field(default_factory=list)
     metric_verdicts: list[dict[str, Any]] = field(default_factory=list)  # the heatmap's
     summary: list[dict[str, Any]] = field(default_factory=list)
     charset: list[dict[str, Any]] = field(default_factory=list)
@@ -413,6 +415,8 @@ def export(
     newest = ex.newest()
     data = SiteData(meta=ex.meta())
     data.verdicts = ex.verdicts()
+    # what the overview shows by default: the verdicts of each runner class's current hardware
+    data.headline = headline.of_rows([r for r in data.verdicts if r["hw_current"]])
     data.summary = ex.summary(newest)
     data.charset = ex.charset()
     data.history = ex.history_table(history_cache)

@@ -53,7 +53,7 @@ class Page:
 
 
 PAGES: tuple[Page, ...] = (
-    Page("index", "Overview", ("meta", "verdicts"), ("overview",)),
+    Page("index", "Overview", ("meta", "verdicts", "headline"), ("overview",)),
     Page("trend", "Trend", ("meta", "summary"), ("trend",)),
     Page("scaling", "Thread scaling", ("meta", "summary"), ("scaling",)),
     Page("charset", "Charset impact", ("meta", "charset"), ("charset",)),
