@@ -94,8 +94,10 @@ def latest(
                 "version_string": v["new_version_string"],
                 "n_previous": v["n_base"],
                 "n": v["n_new"],
-                "median_previous": v["median_base"],
-                "median": v["median_new"],
+                # the ratio's own basis: the geometric means of the values it came from
+                # (detect stores them in the columns median_base / median_new)
+                "mean_previous": v["median_base"],
+                "mean": v["median_new"],
                 "ratio": v["ratio"],
                 "ci_low": v["ci_low"],
                 "ci_high": v["ci_high"],
