@@ -77,7 +77,7 @@ def print_tables(ts: list[compare.Table], metric: str) -> None:
         for col in (
             t.axis or "server",
             "n",
-            f"geometric mean {metric} ({unit}): {vs} → this",
+            f"geometric mean ({unit}): {'previous' if not t.axis else t.rows[0].name} → this",
             "p95 lat (ms)",
             vs,
             "95% CI",
