@@ -14,7 +14,9 @@ the two groups is 1, so:
   split's verdict is made by `compare.versus` exactly as detect makes it; the share that
   says "regression" is the false-regression rate (target <= 1%). The stored spread is the
   series' own A/A spread (`stats.aa_spread` of `stats.aa_log_ratios`: consecutive rounds)
-  where it has >= 10 pairs.
+  where it has >= 10 pairs. The same splits as two different nights (no shared round) are
+  the unpaired verdict detect makes then: Welch t, band from the A/A CV
+  (`stats.noise_threshold`).
 
 Every sample with >= 2n values takes part at n; with few distinct splits (5 values, n = 2:
 15 splits) every split is counted once, else `--draws` random ones.
@@ -75,15 +77,14 @@ def splits(m: int, n: int, draws: int, rng: np.random.Generator) -> list[tuple[l
 
 
 def row(n: int, data: list[Sample], draws: int, rng: np.random.Generator) -> dict[str, float]:
+    """Coverage at n per side: how often each interval of an A/A split contains 1."""
     cov = {"unpaired": [0, 0], "paired": [0, 0]}
-    alarms = {"stored spread": [0, 0], "own spread": [0, 0]}
     used = 0
     for _label, vals in data:
         x = np.asarray(vals, dtype=float)
         if len(x) < 2 * n:
             continue
         used += 1
-        spread = stats.aa_spread(stats.aa_log_ratios(vals))
         for ia, ib in splits(len(x), n, draws, rng):
             a, b = list(x[ia]), list(x[ib])
             for name, c in (
@@ -93,23 +94,73 @@ def row(n: int, data: list[Sample], draws: int, rng: np.random.Generator) -> dic
                 if c is not None:
                     cov[name][0] += c.ci_low <= 1 <= c.ci_high
                     cov[name][1] += 1
-            if n != NIGHT_ROUNDS:
-                continue
-            rounds = [("aa", i) for i in range(n)]
-            ra = compare.Row("A", "p", "1", None, a, [], rounds=rounds)
-            rb = compare.Row("B", "p", "1", None, b, [], rounds=rounds)
-            for name, s in (("stored spread", spread), ("own spread", None)):
-                if name == "stored spread" and s is None:
-                    continue
-                c = compare.versus(ra, rb, None, True, s)
-                if c is not None:
-                    alarms[name][0] += c.verdict == "regression"
-                    alarms[name][1] += 1
-    out: dict[str, float] = {"samples": used}
-    for name, (hit, tot) in {**cov, **alarms}.items():
+    return _rates(cov, samples=used)
+
+
+def _rates(counts: dict[str, list[int]], **extra: float) -> dict[str, float]:
+    out: dict[str, float] = dict(extra)
+    for name, (hit, tot) in counts.items():
         out[name] = hit / tot if tot else float("nan")
         out[name + " n"] = tot
     return out
+
+
+def night_draws(m: int, draws: int, rng: np.random.Generator) -> list[tuple[list[int], ...]]:
+    """A night's A/A rounds: NIGHT_ROUNDS disjoint pairs of adjacent repeats (2k, 2k+1),
+    each side of a pair to A or B at random: the two arms of one round are next to each
+    other in time, as a night's two servers are."""
+    pairs = m // 2
+    out = []
+    for _ in range(draws):
+        chosen = rng.choice(pairs, NIGHT_ROUNDS, replace=False)
+        flip = rng.integers(0, 2, NIGHT_ROUNDS)
+        out.append(
+            (
+                [2 * k + f for k, f in zip(chosen, flip, strict=True)],
+                [2 * k + 1 - f for k, f in zip(chosen, flip, strict=True)],
+            )
+        )
+    return out
+
+
+def nightly(data: list[Sample], draws: int, rng: np.random.Generator) -> dict[str, float]:
+    """False regressions of nightly-shaped A/A verdicts, made by compare.versus as detect
+    makes them: paired over NIGHT_ROUNDS rounds (adjacent repeats, or random ones), with
+    the band from the stored A/A spread or the pair's own; unpaired from random repeats."""
+    alarms = {k: [0, 0] for k in ("adjacent stored", "adjacent own", "random stored")}
+    alarms |= {"random own": [0, 0], "unpaired": [0, 0]}
+    n = NIGHT_ROUNDS
+    for _label, vals in data:
+        x = np.asarray(vals, dtype=float)
+        if len(x) < 2 * n:
+            continue
+        spread = stats.aa_spread(stats.aa_log_ratios(vals))
+        cv = stats.cv(vals)
+        shaped = [("adjacent", d) for d in night_draws(len(x), draws, rng)]
+        shaped += [("random", d) for d in splits(len(x), n, draws, rng)]
+        for how, (ia, ib) in shaped:
+            a, b = list(x[ia]), list(x[ib])
+            rounds = [("aa", i) for i in range(n)]
+            ra = compare.Row("A", "p", "1", None, a, [], rounds=rounds)
+            rb = compare.Row("B", "p", "1", None, b, [], rounds=rounds)
+            for band, s in (("stored", spread), ("own", None)):
+                if band == "stored" and s is None:
+                    continue
+                c = compare.versus(ra, rb, None, True, s)
+                if c is not None:
+                    alarms[f"{how} {band}"][0] += c.verdict == "regression"
+                    alarms[f"{how} {band}"][1] += 1
+            if how != "random":
+                continue
+            # the same values from two nights (no shared round): unpaired, with the band
+            # from the A/A CV (the sample's; detect's noise table holds it per class)
+            ua = compare.Row("A", "p", "1", None, a, [], rounds=[("n1", i) for i in range(n)])
+            ub = compare.Row("B", "p", "1", None, b, [], rounds=[("n2", i) for i in range(n)])
+            c = compare.versus(ua, ub, cv, True, None)
+            if c is not None and not c.paired:
+                alarms["unpaired"][0] += c.verdict == "regression"
+                alarms["unpaired"][1] += 1
+    return _rates(alarms)
 
 
 def main() -> None:
@@ -123,7 +174,6 @@ def main() -> None:
     print()
     print("| n per side | samples | unpaired coverage (splits) | paired coverage (splits) |")
     print("|--:|--:|--:|--:|")
-    night: dict[str, float] = {}
     for n in NS:
         r = row(n, data, a.draws, rng)
         if not r["samples"]:
@@ -132,16 +182,21 @@ def main() -> None:
             f"| {n} | {r['samples']:.0f} | {r['unpaired']:.1%} ({r['unpaired n']:.0f}) "
             f"| {r['paired']:.1%} ({r['paired n']:.0f}) |"
         )
-        if n == NIGHT_ROUNDS:
-            night = r
-    if night:
-        print()
-        print(f"Nightly-shaped A/A verdicts (paired, {NIGHT_ROUNDS} rounds, compare.versus):")
-        print()
-        print("| band from | verdicts | false regressions |")
-        print("|---|--:|--:|")
-        for name in ("stored spread", "own spread"):
-            print(f"| {name} | {night[name + ' n']:.0f} | {night[name]:.2%} |")
+    night = nightly(data, a.draws, rng)
+    print()
+    print(f"Nightly-shaped A/A verdicts ({NIGHT_ROUNDS} values a side, compare.versus):")
+    print()
+    print("| verdict | A/A pairs from | verdicts | false regressions |")
+    print("|---|---|--:|--:|")
+    names = {
+        "adjacent stored": ("paired, band from the stored A/A spread", "adjacent repeats"),
+        "adjacent own": ("paired, band from its own spread (Student t)", "adjacent repeats"),
+        "random stored": ("paired, band from the stored A/A spread", "random repeats"),
+        "random own": ("paired, band from its own spread (Student t)", "random repeats"),
+        "unpaired": ("unpaired (no shared round), band from the A/A CV", "random repeats"),
+    }
+    for key, (text, source) in names.items():
+        print(f"| {text} | {source} | {night[key + ' n']:.0f} | {night[key]:.2%} |")
 
 
 if __name__ == "__main__":
