@@ -32,6 +32,8 @@
     { key: "n", label: "n new", num: true },
     { key: "mean_previous", label: "previous tx/s (geometric mean)", fmt: fmt.num1, num: true },
     { key: "mean", label: "new tx/s (geometric mean)", fmt: fmt.num1, num: true },
+    { key: "paired", label: "paired", value: (r) => (r.paired == null ? null : r.paired ? "paired" : "unpaired") },
+    { key: "undecided", label: "to decide", wrap: true },
     C.runner,
     C.profile,
     C.dataset,
@@ -50,7 +52,9 @@
     { key: "series", label: "runner class · profile · data set", value: seriesOf, wrap: true },
     { key: "ratio_ci", label: "ratio [95% interval] · threshold", value: (r) => `${fmt.ratio(r.ratio)} [${fmt.ratio(r.ci_low)}, ${fmt.ratio(r.ci_high)}] · ±${(r.threshold * 100).toFixed(1)}%`, num: true, wrap: true },
     C.p,
-    { key: "means", label: "tx/s previous → new (geometric means) · n", value: (r) => `${fmt.num1(r.mean_previous)} → ${fmt.num1(r.mean)} · n ${r.n_previous}/${r.n}`, num: true, wrap: true },
+    // the ratio's own basis (geometric means; of the shared rounds when paired), n per
+    // side, and what an inconclusive row would need (stats.undecided_note)
+    { key: "means", label: "tx/s previous → new (geometric means) · n", value: (r) => `${fmt.num1(r.mean_previous)} → ${fmt.num1(r.mean)} · n ${r.n_previous}/${r.n}${r.paired ? " paired" : ""}${r.undecided ? ` · ${r.undecided}` : ""}`, num: true, wrap: true },
     { key: "run", label: "series last run", value: (r) => r.series_last_run, fmt: fmt.date, href: links.run },
     diffCol,
     historyCol,

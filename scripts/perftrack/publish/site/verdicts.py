@@ -16,7 +16,7 @@ import json
 from collections.abc import Callable
 from typing import Any
 
-from perftrack.analysis import detect
+from perftrack.analysis import detect, stats
 from perftrack.analysis.annotations import Annotation
 from perftrack.store.store import Store
 
@@ -38,13 +38,23 @@ def _stored_is_current(st: Store, metric: str) -> bool:
 def raw(
     st: Store, notes: list[Annotation], metric: str = METRIC
 ) -> tuple[list[dict[str, Any]], str]:
-    """Verdict rows as the verdicts table has them, and where they came from."""
+    """Verdict rows as the verdicts table has them, and where they came from; each with
+    `paired` and `rounds_needed` (table verdict_rounds; None where detect did not write
+    them)."""
     if _stored_is_current(st, metric):
-        return st.stored_verdicts(metric), "detect"
-    names = st.verdict_columns()
-    tables = detect.verdict_tables(st, metric, _current_noise(st, metric))
-    rows = detect.compute_verdicts(st, notes, metric, tables)
-    return [dict(zip(names, r, strict=True)) for r in rows], "computed at build time"
+        rounds = st.verdict_rounds(metric)
+        out = st.stored_verdicts(metric)
+        origin = "detect"
+    else:
+        names = st.verdict_columns()
+        tables = detect.verdict_tables(st, metric, _current_noise(st, metric))
+        rows = detect.compute_verdicts(st, notes, metric, tables)
+        out = [dict(zip(names, r, strict=True)) for r in rows]
+        rounds = {r[0]: (r[2], r[3]) for r in detect.compute_verdict_rounds(tables, metric)}
+        origin = "computed at build time"
+    for v in out:
+        v["paired"], v["rounds_needed"] = rounds.get(v["verdict_id"], (None, None))
+    return out, origin
 
 
 def _current_noise(st: Store, metric: str) -> list[tuple[Any, ...]] | None:
@@ -104,6 +114,13 @@ def latest(
                 "p_value": v["p_value"],
                 "threshold": v["threshold"],
                 "verdict": v["verdict"],
+                "paired": v["paired"],  # None: stored before detect wrote it
+                # inconclusive: what the row says it needs (stats.undecided_note)
+                "undecided": (
+                    stats.undecided_note(v["rounds_needed"])
+                    if v["verdict"] == "inconclusive" and v["paired"] is not None
+                    else None
+                ),
                 "id": v["verdict_id"],  # deep links select it: index.html#verdict=ID
                 "metric": metric,
                 "run_id": runs[1][1] if runs[1] else None,
