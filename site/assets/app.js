@@ -689,7 +689,7 @@
     $("study-roles").replaceChildren(...s.players.map((line) => el("li", { text: line })));
     $("study-rule").textContent = "Grades (one rule for every study, as `perftrack study report` prints them): " + s.rule + ".";
     const measured = s.rows.filter((r) => r.ours != null).length;
-    $("study-summary").textContent = `${measured} of our ratios measured (${s.rows.filter((r) => r.sure).length} outside the noise: 95% interval excludes 1 and Mann-Whitney p < 0.05); the article publishes ${s.reference_rows} numbers. Ratios are throughput ratios: above 1 = the numerator is faster.`;
+    $("study-summary").textContent = `${measured} of our ratios measured (${s.rows.filter((r) => r.sure).length} outside the noise: 95% interval excludes 1 and p < 0.05, one t test); the article publishes ${s.reference_rows} numbers. Ratios are throughput ratios: above 1 = the numerator is faster.`;
     $("study-claims").replaceChildren(...(s.claims.length ? s.claims : ["The article's claims are its numbers: see the table."]).map((c) => el("li", { text: c })));
     $("study-skipped").replaceChildren(...s.skipped.map((c) => el("li", { text: c })));
     $("study-skipped-count").textContent = String(s.skipped.length);

@@ -93,9 +93,9 @@ def test_a_paired_unchanged_closes_the_alert_as_not_reproduced(tmp_path: Path, c
     assert both["found"].endswith("n=10+10 (detect's verdict)")
     # the CLI: gone from the open list, listed with both results under its state
     res = perftrack("alerts", "--db", str(db), "--json")
-    assert res.returncode == 0 and json.loads(res.stdout) == []
+    assert res.returncode == 0 and json.loads(res.stdout)["alerts"] == []
     res = perftrack("alerts", "--db", str(db), "--state", "not_reproduced", "--json")
-    (shown,) = json.loads(res.stdout)
+    (shown,) = json.loads(res.stdout)["alerts"]
     assert shown["alert_id"] == alert["alert_id"]
     assert (shown["found"], shown["paired"]) == (both["found"], both["paired"])
     res = perftrack("alerts", "--db", str(db), "--state", "all")

@@ -303,6 +303,13 @@ def test_detect_is_idempotent(tmp_path: Path):
         detect.run(st, [], None)
         assert st.con.execute("SELECT count(*) FROM verdicts").fetchone() == (1,)
         assert st.check() == []
+        # beside it, once: how it was computed and what it would need (issue 37)
+        ((vid, verdict),) = st.con.execute("SELECT verdict_id, verdict FROM verdicts").fetchall()
+        ((t,),) = [detect.verdict_tables(st)]
+        c = t.rows[1].vs_previous
+        assert c is not None and c.verdict == verdict
+        assert st.verdict_rounds("tps") == {vid: (c.paired, c.rounds_needed)}
+        assert (c.rounds_needed is not None) == (verdict == "inconclusive")
 
 
 @pytest.mark.parametrize(

@@ -15,8 +15,8 @@ def interval(ratio: float, low: float, high: float, p: float = 0.01) -> stats.Co
     return stats.Comparison(
         n_a=5,
         n_b=5,
-        median_a=1000.0,
-        median_b=1000.0 * ratio,
+        mean_a=1000.0,
+        mean_b=1000.0 * ratio,
         ratio=ratio,
         ci_low=low,
         ci_high=high,

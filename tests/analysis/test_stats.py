@@ -58,7 +58,7 @@ def test_a_very_noisy_series_still_calls_a_collapse_a_regression() -> None:
     # Seen in an act run under load: CV so high that z·SE ≈ 1.54. A linear band 1 ± 1.54
     # called a ratio of 0.053 [0.009, 0.242] "unchanged"; the log-scale band must not.
     se_target = 1.54 / stats.Z_FALSE_ALARM
-    cv = se_target / (stats.MEDIAN_SE_FACTOR * math.sqrt(1 / 4 + 1 / 4))
+    cv = se_target / (stats.MEAN_SE_FACTOR * math.sqrt(1 / 4 + 1 / 4))
     thr = stats.noise_threshold(cv, 4, 4)
     assert 0.7 < thr < 1
     assert stats.verdict(0.053, 0.009, 0.242, 0.001, thr) == "regression"
@@ -153,7 +153,9 @@ def test_a_paired_comparison_is_the_one_of_its_1d_log_ratios() -> None:
             math.exp(mean + half),
         )
         assert c.p_value == float(sps.ttest_1samp(d, 0.0).pvalue)
-        assert (c.median_a, c.median_b) == (float(np.median(a)), float(np.median(b)))
+        gm_a, gm_b = math.exp(float(np.log(a).mean())), math.exp(float(np.log(b).mean()))
+        assert (c.mean_a, c.mean_b) == (gm_a, gm_b)
+        assert c.mean_b / c.mean_a == pytest.approx(c.ratio, rel=1e-12)
 
 
 def test_the_t_test_and_quantiles_are_scipy_stats_floats_to_the_last_bit() -> None:
@@ -173,3 +175,63 @@ def test_the_t_test_and_quantiles_are_scipy_stats_floats_to_the_last_bit() -> No
         assert stats.look_z.__wrapped__(looks) == float(sps.norm.ppf(q))
         for df in (1, 2, 4, 9, 29):
             assert stats.look_z.__wrapped__(looks, df) == float(sps.t.ppf(q, df))
+
+
+def test_unpaired_interval_and_p_are_one_welch_t_on_the_logs_at_every_n() -> None:
+    """The unpaired verdict's interval and p come from one Welch t on the log values (the
+    p is scipy's ttest_ind(equal_var=False) of the logs), so the interval excludes 1
+    exactly when p < 0.05 — also at 2 values a side, where a bootstrap interval beside a
+    rank test (p >= 0.333) once read `2.274 [1.968, 2.679] p=0.333 inconclusive`. The
+    values beside the ratio are its own basis: the geometric means, ratio = mean_b/mean_a."""
+    from scipy import stats as sps
+
+    rng = np.random.default_rng(37)
+    seen = {True: 0, False: 0}
+    for n_a, n_b in ((2, 2), (2, 3), (3, 3), (4, 4), (5, 7), (10, 10)):
+        for _ in range(200):
+            a = rng.lognormal(8, 0.1, n_a)
+            b = rng.lognormal(8 + rng.normal(0, 0.1), 0.1, n_b)
+            c = stats.compare(list(a), list(b))
+            assert c is not None and not c.paired
+            want = sps.ttest_ind(np.log(b), np.log(a), equal_var=False).pvalue
+            assert c.p_value == pytest.approx(float(want), rel=1e-9, abs=1e-15)
+            excludes = c.ci_low > 1 or c.ci_high < 1
+            assert excludes == (c.p_value < stats.ALPHA), (n_a, n_b, c)
+            seen[excludes] += 1
+            assert c.ratio == pytest.approx(c.mean_b / c.mean_a, rel=1e-12)
+            assert c.mean_a == pytest.approx(math.exp(np.log(a).mean()), rel=1e-12)
+    assert seen[True] > 50 and seen[False] > 50  # both sides of the rule were tried
+    # the site's example: two repeats a side, about 2.27x apart
+    c = stats.compare([1000.0, 1150.0], [2270.0, 2620.0])
+    assert c is not None and c.p_value < 0.05 and c.ci_low > 1 and c.verdict == "improvement"
+
+
+def _verdict_at(m: int, mean: float, sd: float) -> str:
+    """A paired comparison of m rounds whose log-ratios have exactly this mean and sd."""
+    z = np.resize([1.0, -1.0], m) if m % 2 == 0 else np.r_[np.resize([1.0, -1.0], m - 1), 0]
+    x = mean + z * sd / np.std(z, ddof=1)
+    got = stats.compare_paired([1000.0] * m, list(1000.0 * np.exp(x)))
+    assert got is not None
+    return got.verdict
+
+
+def test_rounds_needed_is_where_the_same_effect_and_spread_decide() -> None:
+    """An inconclusive row says how many rounds a side would decide it: rebuilt with
+    exactly the observed mean and spread of its per-round log-ratios, the comparison at
+    that many rounds decides, and at one round fewer it does not."""
+    for mean, sd, n in ((-0.06, 0.05, 3), (-0.03, 0.04, 4), (0.004, 0.01, 3)):
+        d = np.asarray([mean + sd] * 1 + [mean - sd] * 1 + [mean] * (n - 2), dtype=float)
+        d = mean + (d - d.mean()) * sd / d.std(ddof=1)
+        c = stats.compare_paired([1000.0] * n, list(1000.0 * np.exp(d)))
+        assert c is not None and c.verdict == "inconclusive" and c.rounds_needed is not None
+
+        m = c.rounds_needed
+        assert _verdict_at(m, mean, sd) != "inconclusive", (mean, sd, m)
+        assert _verdict_at(m - 1, mean, sd) == "inconclusive", (mean, sd, m)
+        assert stats.undecided_note(m) == f"~{m} rounds a side would decide"
+    # an effect at the very edge of the 2% floor never decides within MAX_ROUNDS
+    edge = stats.rounds_needed(
+        math.log(0.98), 0.2, paired=True, threshold=0.02, n=3, higher_is_better=True
+    )
+    assert edge is None
+    assert "more than 100" in stats.undecided_note(None)

@@ -168,7 +168,7 @@ def from_tables(
                 if later.product == row.product
             ]
     # the paired ones all in one compare.versus_all (one call per pair was ~1 s of detect
-    # at 1,001 nights); an unpaired one (a bootstrap) only until a release is back
+    # at 1,001 nights); an unpaired one (a Welch t each) only until a release is back
     backs = compare.versus_all(pairs, defer_unpaired=True)
     out = []
     for k, (t, start, base, row) in enumerate(regressions):
@@ -197,8 +197,8 @@ def from_tables(
                 row.rounds[-1][0] if row.rounds else None,  # values are oldest first
                 last_result.get(row.server_id),
                 c.ratio,
-                c.median_a,
-                c.median_b,
+                c.mean_a,
+                c.mean_b,
                 fixed_by,
             )
         )

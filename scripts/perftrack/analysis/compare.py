@@ -215,7 +215,7 @@ def versus_all(
     defer_unpaired: bool = False,
 ) -> list[stats.Comparison | Deferred | None]:
     """`versus` of each pair, its paired comparisons all in one stats.compare_paired_all.
-    `defer_unpaired`: an unpaired one (a bootstrap each) is DEFERRED, for a caller that
+    `defer_unpaired`: an unpaired one (a Welch t each) is DEFERRED, for a caller that
     may not need it to call `versus` on it if it does."""
     out: list[stats.Comparison | Deferred | None] = [None] * len(pairs)
     paired: list[tuple[int, list[float], list[float], float | Callable[[float], float], bool]] = []
@@ -260,6 +260,13 @@ def median(values: list[float]) -> float | None:
     return float(np.median(values)) if values else None
 
 
+def geometric_mean(values: list[float]) -> float | None:
+    """A row's value where it has no ratio beside it (the first of its series): the same
+    kind of number (stats.Comparison.mean_b) as the rows that have one."""
+    x = np.asarray(values, dtype=float)
+    return float(np.exp(np.log(x).mean())) if len(x) and (x > 0).all() else None
+
+
 def to_json(ts: list[Table], metric: str) -> list[dict[str, Any]]:
     res = []
     for t in ts:
@@ -274,9 +281,14 @@ def to_json(ts: list[Table], metric: str) -> list[dict[str, Any]]:
                     "version_string": r.version_string,
                     "n": len(r.values),
                     "metric": metric,
-                    "median": median(r.values),
                     "p95_latency_ms_median": median(r.latency),
                     "previous": r.previous,
+                    # the ratio's own basis: the geometric means of the values it came
+                    # from (the shared rounds when paired), ratio == mean / mean_previous
+                    "n_previous": c.n_a if c else None,
+                    "n_compared": c.n_b if c else None,
+                    "mean_previous": c.mean_a if c else None,
+                    "mean": c.mean_b if c else geometric_mean(r.values),
                     "ratio": c.ratio if c else None,
                     "ci_low": c.ci_low if c else None,
                     "ci_high": c.ci_high if c else None,
@@ -284,6 +296,7 @@ def to_json(ts: list[Table], metric: str) -> list[dict[str, Any]]:
                     "threshold": c.threshold if c else None,
                     "verdict": c.verdict if c else None,
                     "paired": c.paired if c else None,
+                    "rounds_needed": c.rounds_needed if c else None,
                 }
             )
         head = {"axis": t.axis} if t.axis else {}

@@ -172,8 +172,8 @@ def compute_verdicts(
                     row.version_string,
                     c.n_a,
                     c.n_b,
-                    c.median_a,
-                    c.median_b,
+                    c.mean_a,
+                    c.mean_b,
                     c.ratio,
                     c.ci_low,
                     c.ci_high,
@@ -189,6 +189,21 @@ def compute_verdicts(
                     + unsteady.get((*key, row.server_id), 0),
                 )
             )
+    return out
+
+
+def compute_verdict_rounds(tables: list[compare.Table], metric: str) -> list[tuple[Any, ...]]:
+    """(verdict_id, metric, paired, rounds_needed) of each verdict `compute_verdicts`
+    makes from these tables (store table `verdict_rounds`): how it was computed, and for
+    an inconclusive one the rounds a side that would decide it."""
+    out = []
+    for t in tables:
+        key = tuple(t.key[c] for c in SERIES_COLS)
+        for prev, row in zip(t.rows, t.rows[1:], strict=False):
+            c = row.vs_previous
+            if c is not None:
+                vid = alerts.verdict_alert_id(key, metric, prev.server_id, row.server_id)
+                out.append((vid, metric, c.paired, c.rounds_needed))
     return out
 
 
@@ -285,7 +300,14 @@ def run(
     clock = now or _now()
     rows = alerts.compute(st, (tables, last), (cps, points), notes, metric, expire_days, clock)
     st.replace_derived(
-        metric, {"noise": noise, "verdicts": verdicts, "change_points": cps, "alerts": rows}
+        metric,
+        {
+            "noise": noise,
+            "verdicts": verdicts,
+            "verdict_rounds": compute_verdict_rounds(tables, metric),
+            "change_points": cps,
+            "alerts": rows,
+        },
     )
     for other, col in zip(also, cols[1:], strict=True):  # after the verdicts: computed_at
         st.replace_derived(other, {"noise": compute_noise(st, other, samples[col])})

@@ -7,8 +7,15 @@ Two ways to estimate B against A:
   the geometric mean of the per-round ratios B_i / A_i with a Student-t 95% interval and a
   paired t-test on the log-ratios. Drift that moves both arms of a round together cancels.
 - **unpaired** (`compare`), for data without shared rounds (nightly history across days):
-  ratio of medians with a percentile-bootstrap 95% interval (scipy.stats.bootstrap) and a
-  two-sided Mann-Whitney U rank test.
+  the ratio of the two sides' geometric means, exp(mean log b - mean log a), with the 95%
+  interval and the two-sided p of one Welch t on the log values (Welch-Satterthwaite
+  degrees of freedom). Interval and p come from the same t, so the interval excludes 1
+  exactly when p < 0.05, at every n from 2 (a bootstrap of 2-4 values looked sharp while
+  a rank test beside it could not go below p = 0.333).
+
+Either way the ratio is the ratio of the values shown beside it, `mean_b / mean_a`: the
+geometric means of the values it was computed from (of the shared rounds, when paired),
+never medians that can point the other way.
 
 Both end in `verdict`, the one rule every place that shows a verdict uses: a regression or
 improvement needs a significant difference larger than the noise threshold; `unchanged`
@@ -36,18 +43,21 @@ MIN_EFFECT = 0.02
 # within ±10% (the size of the version effects the source articles report: 3-40%).
 MIN_EFFECT_UNCHANGED = 0.10
 MAX_THRESHOLD = 0.999  # a band [1 - t, 1/(1 - t)] needs t < 1
-N_RESAMPLES = 2000  # percentile bootstrap; interval endpoints stable to ~0.2% at this size
-SEED = 20261123  # fixed: the same data always gives the same interval
 MIN_SAMPLES = 2  # fewer than this per side and nothing can be said
 # Fewest A/A pairs a stored paired spread rests on: with 10 the RMS estimate is within
 # about ±25% of the true spread (chi-square, 10 degrees of freedom, 80% of the time).
 MIN_AA_PAIRS = 10
 
-# Noise-calibrated threshold. For roughly normal data the median of n values has standard
-# error ~1.2533 sigma / sqrt(n), so the log-ratio of two medians has standard error
-# ~1.2533 cv sqrt(1/n_a + 1/n_b). An A/A comparison exceeds Z_FALSE_ALARM of those about 1%
-# of the time on one side: the target false-alarm rate of issue #8.
+# The standard error of the median of n roughly normal values is ~1.2533 sigma / sqrt(n)
+# (the change-point steps, analysis/steps.py, compare medians of segments).
 MEDIAN_SE_FACTOR = 1.2533
+# Noise-calibrated threshold of a verdict. Its estimator is a mean of logs, whose standard
+# error is sd(log x) / sqrt(n) ~ cv / sqrt(n), so the log-ratio of two geometric means has
+# standard error ~ cv sqrt(1/n_a + 1/n_b). An A/A comparison exceeds Z_FALSE_ALARM of those
+# about 1% of the time on one side: the target false-alarm rate of issue #8.
+MEAN_SE_FACTOR = 1.0
+# The most rounds per side `rounds_needed` looks at: beyond it "more than 100" is the answer.
+MAX_ROUNDS = 100
 FALSE_ALARM = 0.01  # one-sided false-alarm rate of one comparison's noise band
 Z_FALSE_ALARM = 2.326  # one-sided 99% normal quantile
 
@@ -58,19 +68,20 @@ VERDICTS = ("regression", "improvement", "unchanged", "inconclusive")
 class Comparison:
     n_a: int
     n_b: int
-    median_a: float
-    median_b: float
-    ratio: float  # median_b / median_a
+    # the geometric means of each side's values the ratio was computed from (the shared
+    # rounds, when paired): ratio == mean_b / mean_a, so they never point the other way
+    mean_a: float
+    mean_b: float
+    ratio: float  # mean_b / mean_a
     ci_low: float
     ci_high: float
     p_value: float
     threshold: float
     verdict: str
     paired: bool = False  # from per-round ratios (n_a == n_b == the rounds)
-
-
-def _ratio_of_medians(a: np.ndarray, b: np.ndarray, axis: int = -1) -> np.ndarray:
-    return np.median(b, axis=axis) / np.median(a, axis=axis)
+    # inconclusive only: rounds per side that would decide at the observed spread and
+    # effect (`rounds_needed`); None: decided, or more than MAX_ROUNDS
+    rounds_needed: int | None = None
 
 
 def compare(
@@ -81,33 +92,31 @@ def compare(
     threshold: float = MIN_EFFECT,
     min_effect: float = MIN_EFFECT_UNCHANGED,
 ) -> Comparison | None:
-    """Compare B against A; None when either side has fewer than MIN_SAMPLES values or A
-    has a value ≤ 0 (a ratio to A needs A > 0: a resample of A's values could have a
-    median of 0 — a cost metric that is mostly 0, storage reads of a cached dataset)."""
+    """Compare B against A, unpaired: the ratio of geometric means with a Welch t on the
+    log values (interval and p from the one t). None when either side has fewer than
+    MIN_SAMPLES values or a value ≤ 0 (a log needs it > 0: a cost metric that is mostly 0,
+    storage reads of a cached dataset, has no ratio)."""
     xa, xb = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
-    if len(xa) < MIN_SAMPLES or len(xb) < MIN_SAMPLES or (xa <= 0).any():
+    if len(xa) < MIN_SAMPLES or len(xb) < MIN_SAMPLES or (xa <= 0).any() or (xb <= 0).any():
         return None
-    ratio = float(_ratio_of_medians(xa, xb))
-    if np.ptp(np.concatenate([xa, xb])) == 0:
-        lo = hi = ratio
-        p = 1.0
+    la, lb = np.log(xa), np.log(xb)
+    na, nb = len(la), len(lb)
+    mean = float(lb.mean() - la.mean())
+    va, vb = float(la.var(ddof=1)) / na, float(lb.var(ddof=1)) / nb
+    se = math.sqrt(va + vb)
+    if se == 0:
+        lo = hi = math.exp(mean)
+        p, df = (1.0 if mean == 0 else 0.0), float(na + nb - 2)
     else:
-        from scipy import stats  # here: 0.45 s to import, and only unpaired pairs need it
-
-        res = stats.bootstrap(
-            (xa, xb),
-            _ratio_of_medians,
-            n_resamples=N_RESAMPLES,
-            confidence_level=CONFIDENCE,
-            method="percentile",
-            vectorized=True,
-            paired=False,
-            random_state=np.random.default_rng(SEED),
-        )
-        lo, hi = float(res.confidence_interval.low), float(res.confidence_interval.high)
-        p = float(stats.mannwhitneyu(xa, xb, alternative="two-sided").pvalue)
-    sizes, medians = (len(xa), len(xb)), (float(np.median(xa)), float(np.median(xb)))
-    return _judged(sizes, medians, ratio, lo, hi, p, threshold, higher_is_better, min_effect)
+        # Welch-Satterthwaite: the degrees of freedom of a difference of two means whose
+        # variances are each estimated from their own side
+        df = (va + vb) ** 2 / (va * va / (na - 1) + vb * vb / (nb - 1))
+        half = float(special.stdtrit(df, 0.5 + CONFIDENCE / 2)) * se
+        lo, hi = math.exp(mean - half), math.exp(mean + half)
+        p = float(2 * special.stdtr(df, -abs(mean) / se))
+    gm = (math.exp(float(la.mean())), math.exp(float(lb.mean())))
+    spread = math.sqrt((na * va + nb * vb) / 2)  # one value's sd of log, pooled
+    return _judged((na, nb), gm, mean, (lo, hi), p, threshold, higher_is_better, min_effect, spread)
 
 
 def compare_paired(
@@ -176,7 +185,7 @@ def compare_paired_all(
         if (sds != 0).any():
             p[sds != 0] = ttest_pvalues(d[sds != 0])
         t_q = float(special.stdtrit(n - 1, 0.5 + CONFIDENCE / 2))  # scipy.stats.t.ppf
-        med_a, med_b = np.median(xa, axis=1), np.median(xb, axis=1)
+        gm_a, gm_b = np.exp(np.log(xa).mean(axis=1)), np.exp(np.log(xb).mean(axis=1))
         for j, i in enumerate(idx):
             mean, sd = float(means[j]), float(sds[j])
             if sd == 0:
@@ -186,38 +195,111 @@ def compare_paired_all(
                 half = t_q * sd / math.sqrt(n)
                 lo, hi = math.exp(mean - half), math.exp(mean + half)
                 pv = float(p[j])
-            ratio = math.exp(mean)
             thr, higher = thresholds[i], higher_is_better[i]
             thr = thr(sd) if callable(thr) else thr
-            medians = (float(med_a[j]), float(med_b[j]))
-            out[i] = _judged((n, n), medians, ratio, lo, hi, pv, thr, higher, min_effect, True)
+            gm = (float(gm_a[j]), float(gm_b[j]))
+            out[i] = _judged(
+                (n, n), gm, mean, (lo, hi), pv, thr, higher, min_effect, sd, paired=True
+            )
     return out
 
 
 def _judged(
     sizes: tuple[int, int],
-    medians: tuple[float, float],
-    ratio: float,
-    lo: float,
-    hi: float,
+    means: tuple[float, float],
+    log_ratio: float,
+    interval: tuple[float, float],
     p: float,
     threshold: float,
     higher_is_better: bool,
     min_effect: float,
+    spread: float,
+    *,
     paired: bool = False,
 ) -> Comparison:
-    """The comparison with its verdict, by the one rule (`verdict`)."""
+    """The comparison with its verdict, by the one rule (`verdict`), and when that is
+    inconclusive the rounds that would decide (`rounds_needed`)."""
+    ratio = math.exp(log_ratio)
+    lo, hi = interval
+    said = verdict(ratio, lo, hi, p, threshold, higher_is_better, min_effect)
+    needed = None
+    if said == "inconclusive":
+        needed = rounds_needed(
+            log_ratio,
+            spread,
+            paired=paired,
+            threshold=threshold,
+            n=min(sizes),
+            higher_is_better=higher_is_better,
+            min_effect=min_effect,
+        )
     return Comparison(
-        *sizes,
-        *medians,
-        ratio,
-        lo,
-        hi,
-        p,
-        threshold,
-        verdict(ratio, lo, hi, p, threshold, higher_is_better, min_effect),
+        n_a=sizes[0],
+        n_b=sizes[1],
+        mean_a=means[0],
+        mean_b=means[1],
+        ratio=ratio,
+        ci_low=lo,
+        ci_high=hi,
+        p_value=p,
+        threshold=threshold,
+        verdict=said,
         paired=paired,
+        rounds_needed=needed,
     )
+
+
+def rounds_needed(
+    log_ratio: float,
+    spread: float,
+    *,
+    paired: bool,
+    threshold: float,
+    n: int,
+    higher_is_better: bool = True,
+    min_effect: float = MIN_EFFECT_UNCHANGED,
+) -> int | None:
+    """Fewest rounds per side (more than `n`, at most MAX_ROUNDS) at which a comparison
+    with this effect (log B/A) and this spread (sd of one round's log-ratio when paired,
+    of one value's log otherwise) would get a verdict other than inconclusive, by the same
+    t interval and rule; None beyond MAX_ROUNDS (an effect at the edge of its band never
+    decides). The threshold shrinks as 1/sqrt(n) on the log scale, as `noise_threshold`
+    and `paired_threshold` do, down to MIN_EFFECT. The counterpart of `repeats_needed`
+    (which plans ahead from a CV and a wanted effect) for a comparison already made."""
+    if not math.isfinite(spread) or spread < 0:
+        return None
+    ms = np.arange(max(n, MIN_SAMPLES - 1) + 1, MAX_ROUNDS + 1)
+    if not len(ms):
+        return None
+    if spread == 0:
+        return int(ms[0])
+    df = ms - 1.0 if paired else 2.0 * ms - 2
+    se = spread / np.sqrt(ms) if paired else spread * np.sqrt(2 / ms)
+    half = _t_quantiles(paired)[ms - MIN_SAMPLES] * se
+    p = 2 * special.stdtr(df, -abs(log_ratio) / se)
+    band0 = -math.log(1 - min(max(threshold, 0.0), MAX_THRESHOLD))
+    thr = 1 - np.exp(-np.maximum(-math.log(1 - MIN_EFFECT), band0 * np.sqrt(n / ms)))
+    ratio = math.exp(log_ratio)
+    lo, hi = np.exp(log_ratio - half), np.exp(log_ratio + half)
+    for j, m in enumerate(ms):
+        said = verdict(ratio, lo[j], hi[j], p[j], thr[j], higher_is_better, min_effect)
+        if said != "inconclusive":
+            return int(m)
+    return None
+
+
+def undecided_note(needed: int | None) -> str:
+    """What an inconclusive row says about its `rounds_needed` (CLI, PR check, site)."""
+    if needed is None:
+        return f"more than {MAX_ROUNDS} rounds a side would be needed"
+    return f"~{needed} rounds a side would decide"
+
+
+@functools.cache
+def _t_quantiles(paired: bool) -> np.ndarray:
+    """The 97.5% t quantiles `rounds_needed` uses for m = MIN_SAMPLES … MAX_ROUNDS rounds."""
+    ms = np.arange(MIN_SAMPLES, MAX_ROUNDS + 1)
+    return special.stdtrit(ms - 1.0 if paired else 2.0 * ms - 2, 0.5 + CONFIDENCE / 2)
 
 
 def paired_spread(a: list[float], b: list[float]) -> float | None:
@@ -304,7 +386,7 @@ def noise_threshold(cv_: float | None, n_a: int, n_b: int) -> float:
     """
     if cv_ is None or n_a < 1 or n_b < 1:
         return MIN_EFFECT
-    se = MEDIAN_SE_FACTOR * cv_ * math.sqrt(1 / n_a + 1 / n_b)
+    se = MEAN_SE_FACTOR * cv_ * math.sqrt(1 / n_a + 1 / n_b)
     # z·SE is a bound on |log ratio|; as a fraction below 1 it is 1 - e^(-z·SE) (≈ z·SE when
     # small), so a noisy series gets a wide band, never one that swallows every drop.
     return max(MIN_EFFECT, 1 - math.exp(-Z_FALSE_ALARM * se))
@@ -313,7 +395,7 @@ def noise_threshold(cv_: float | None, n_a: int, n_b: int) -> float:
 def repeats_needed(cv_: float, effect: float, power_z: float = 1.645) -> int:
     """Repeats per side for a noise-calibrated verdict to catch `effect` (e.g. 0.05) with
     ~95% power (one-sided z of the power = 1.645)."""
-    per = (Z_FALSE_ALARM + power_z) * MEDIAN_SE_FACTOR * cv_ / effect
+    per = (Z_FALSE_ALARM + power_z) * MEAN_SE_FACTOR * cv_ / effect
     return max(MIN_SAMPLES, math.ceil(2 * per * per))
 
 

@@ -11,7 +11,7 @@ import typer
 from rich import box
 from rich.table import Table
 
-from perftrack.analysis import cellfilter, compare, headline
+from perftrack.analysis import cellfilter, compare, headline, stats
 from perftrack.cli.app import (
     METRIC_HELP,
     DbOpt,
@@ -99,12 +99,13 @@ def print_tables(ts: list[compare.Table], metric: str) -> None:
     unit = compare.METRICS[metric][2]
     for t in ts:
         tab = Table(title=_title(t), title_justify="left", box=box.SIMPLE_HEAD)
+        vs = f"vs {t.rows[0].name}" if t.axis else "vs previous"
         for col in (
             t.axis or "server",
             "n",
-            f"median {metric} ({unit})",
+            f"geometric mean ({unit}): {'previous' if not t.axis else t.rows[0].name} → this",
             "p95 lat (ms)",
-            f"vs {t.rows[0].name}" if t.axis else "vs previous",
+            vs,
             "95% CI",
             "p",
             "threshold",
@@ -113,19 +114,33 @@ def print_tables(ts: list[compare.Table], metric: str) -> None:
             tab.add_column(col, justify="left" if col in ("server", "verdict") else "right")
         for r in t.rows:
             c = r.vs_previous
-            name = _row_name(r)
             tab.add_row(
-                name,
-                str(len(r.values)),
-                _fmt_metric(compare.median(r.values)),
+                _row_name(r),
+                f"{c.n_a}/{c.n_b}{' paired' if c.paired else ''}" if c else str(len(r.values)),
+                _basis(c, r.values),
                 _fmt(compare.median(r.latency), ".2f"),
                 f"{c.ratio:.3f}" if c else "—",
                 f"[{c.ci_low:.3f}, {c.ci_high:.3f}]" if c else "—",
                 f"{c.p_value:.3f}" if c else "—",
                 f"±{c.threshold:.1%}" if c else "—",
-                c.verdict if c else "—",
+                verdict_text(c) if c else "—",
             )
         out.print(tab)
+
+
+def _basis(c: stats.Comparison | None, values: list[float]) -> str:
+    """The numbers a ratio is the ratio of: the geometric means of the values it came from
+    (the shared rounds, when paired); a row without a ratio, its own."""
+    if c is None:
+        return _fmt_metric(compare.geometric_mean(values))
+    return f"{_fmt_metric(c.mean_a)} → {_fmt_metric(c.mean_b)}"
+
+
+def verdict_text(c: stats.Comparison) -> str:
+    """A verdict, and when inconclusive how many rounds a side would decide it."""
+    if c.verdict != "inconclusive":
+        return c.verdict
+    return f"inconclusive ({stats.undecided_note(c.rounds_needed)})"
 
 
 def _title(t: compare.Table) -> str:

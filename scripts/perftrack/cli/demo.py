@@ -54,7 +54,7 @@ def demo(
     emit(f"== 3/5 ingest into {db}")
     res = store.ingest_paths(db, [rd.path])
     emit(f"{db}: {res.added} record(s) added")
-    emit("== 4/5 detect and compare (ratio = this version's median / the previous one's)")
+    emit("== 4/5 detect and compare (ratio = this version's geometric mean / the previous one's)")
     detect_into(db)
     with store.open_db(db, write=False) as st:
         print_tables(compare.tables(st, run_id=rd.run_id), "tps")

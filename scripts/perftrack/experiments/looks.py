@@ -35,14 +35,14 @@ def look_points(max_n: int) -> list[int]:
 def log_threshold(cv: float | None, n_a: int, n_b: int, z: float) -> float:
     """The noise threshold on the log-ratio scale, with the per-look z.
 
-    As `stats.noise_threshold` (SE of the log-ratio of two medians ≈ 1.2533·CV·√(1/nA+1/nB)),
+    As `stats.noise_threshold` (SE of the log-ratio of two geometric means ≈ CV·√(1/nA+1/nB)),
     but kept in logs: at the CVs of a loaded 2-core VM (30-50%) z·SE exceeds 1, and a
     linear band 1 ± threshold would make a regression impossible to call.
     """
     floor = -math.log(1 - stats.MIN_EFFECT)
     if cv is None or n_a < 1 or n_b < 1:
         return floor
-    return max(floor, z * stats.MEDIAN_SE_FACTOR * cv * math.sqrt(1 / n_a + 1 / n_b))
+    return max(floor, z * stats.MEAN_SE_FACTOR * cv * math.sqrt(1 / n_a + 1 / n_b))
 
 
 def log_verdict(
@@ -85,9 +85,10 @@ def decide(
     compare.PAIRED_MIN_ROUNDS rounds.
 
     Unpaired: the comparison's `threshold` is the regression-side band, 1 - e^-t. The
-    standard error behind t is the larger of the CV formula's (exact for normal noise) and
-    the one the bootstrap interval implies: for flat or skewed noise, as here, the median
-    varies more than 1.2533·σ/√n (up to 1.73·σ/√n for uniform noise).
+    standard error behind t is the larger of the CV formula's and the one the comparison's
+    Welch interval implies (its half-width / BOOT_Z: at least the standard error of the
+    log-ratio, as the Welch quantile is at least BOOT_Z): the CV of the runner class can be
+    smaller than this pair's own spread.
     """
     if paired:
         if len(a) != len(b):
@@ -109,7 +110,8 @@ def decide(
         se_boot = (math.log(c.ci_high) - math.log(c.ci_low)) / (2 * BOOT_Z)
         t = max(t, q * se_boot)
     verdict = log_verdict(c, t, higher_is_better, min_effect)
-    return dataclasses.replace(c, threshold=1 - math.exp(-t), verdict=verdict)
+    needed = c.rounds_needed if verdict == "inconclusive" else None
+    return dataclasses.replace(c, threshold=1 - math.exp(-t), verdict=verdict, rounds_needed=needed)
 
 
 def _pooled_cv(a: list[float], b: list[float]) -> float | None:

@@ -191,8 +191,8 @@ def _verdict_lines(
         return ["No verdicts for tonight's series yet (a series needs two versions).", ""]
     out = [
         "| workload | threads | collation | profile | runner | previous → server | "
-        "ratio | 95% CI | threshold | verdict |",
-        "|---|--:|---|---|---|---|--:|---|--:|---|",
+        "n previous / server | ratio | 95% CI | threshold | verdict |",
+        "|---|--:|---|---|---|---|--:|--:|---|--:|---|",
     ]
     for v in verdicts[:MAX_VERDICT_ROWS]:
         if v["verdict"] == "regression":
@@ -202,7 +202,8 @@ def _verdict_lines(
         out.append(
             f"| {_md(v['workload'])} | {v['threads']} | {_md(v['collation'])} | "
             f"{_md(v['profile'])} | {_md(v['runner_class'])} | "
-            f"{_md(v['base_server'])} → {_md(v['new_server'])} | {v['ratio']:.3f} | "
+            f"{_md(v['base_server'])} → {_md(v['new_server'])} | {v['n_base']} / {v['n_new']} | "
+            f"{v['ratio']:.3f} | "
             f"[{v['ci_low']:.3f}, {v['ci_high']:.3f}] | ±{v['threshold']:.1%} | {_md(verdict)} |"
         )
     if len(verdicts) > MAX_VERDICT_ROWS:

@@ -24,7 +24,7 @@ from typing import Any
 
 import yaml
 
-from perftrack.analysis import alerts, annotations, compare
+from perftrack.analysis import alerts, annotations, compare, stats
 from perftrack.core import git
 from perftrack.core.errors import ConfigError, EnvironmentProblem
 from perftrack.planning import matrix
@@ -159,8 +159,9 @@ class Line:
     new: str
     previous: str
     group: dict[str, Any]
-    median_new: float
-    median_previous: float
+    # geometric means of the values the ratio came from (ratio == mean_new / mean_previous)
+    mean_new: float
+    mean_previous: float
     ratio: float
     ci_low: float
     ci_high: float
@@ -173,7 +174,10 @@ class Line:
     state: str | None = None
     reported: str | None = None
     # the held alert's paired re-measurement, in words (alerts.evidence), if it has one
-    paired: str | None = None
+    remeasured: str | None = None
+    n: tuple[int, int] = (0, 0)  # values per side: previous, new
+    paired: bool = False
+    rounds_needed: int | None = None  # inconclusive: rounds per side that would decide
 
     @property
     def is_new_alert(self) -> bool:
@@ -259,28 +263,31 @@ def build_report(
                         if row.server_id != pair.new or row.previous != pair.previous or not c:
                             continue
                         subject = {**t.key, "base_server": pair.previous, "new_server": pair.new}
-                        state, reported, paired = (
+                        state, reported, remeasured = (
                             _alert_state(st, notes, t.key, pair)
                             if c.verdict == "regression"
                             else (None, None, None)
                         )
                         rep.lines.append(
                             Line(
-                                pair.new,
-                                pair.previous,
-                                dict(t.key),
-                                c.median_b,
-                                c.median_a,
-                                c.ratio,
-                                c.ci_low,
-                                c.ci_high,
-                                c.p_value,
-                                c.threshold,
-                                c.verdict,
-                                annotations.acknowledged(notes, subject),
-                                state,
-                                reported,
-                                paired,
+                                new=pair.new,
+                                previous=pair.previous,
+                                group=dict(t.key),
+                                mean_new=c.mean_b,
+                                mean_previous=c.mean_a,
+                                ratio=c.ratio,
+                                ci_low=c.ci_low,
+                                ci_high=c.ci_high,
+                                p_value=c.p_value,
+                                threshold=c.threshold,
+                                verdict=c.verdict,
+                                acknowledged=annotations.acknowledged(notes, subject),
+                                state=state,
+                                reported=reported,
+                                n=(c.n_a, c.n_b),
+                                paired=c.paired,
+                                rounds_needed=c.rounds_needed,
+                                remeasured=remeasured,
                             )
                         )
                         found = True
@@ -308,9 +315,9 @@ def markdown(rep: PrReport, chart_link: str | None = None) -> str:
         out.append("This change adds no servers to `configs/versions.yaml`: nothing to compare.")
     if rep.lines:
         out += [
-            f"| new | vs | workload | threads | collation | median new ({unit}) | ratio | "
-            "95% CI | p | threshold | verdict |",
-            "|---|---|---|--:|---|--:|--:|--:|--:|--:|---|",
+            f"| new | vs | workload | threads | collation | {unit} vs → new (geometric means) "
+            "| n vs / new | ratio | 95% CI | p | threshold | verdict |",
+            "|---|---|---|--:|---|--:|--:|--:|--:|--:|--:|---|",
         ]
         for x in rep.lines:
             g = x.group
@@ -325,7 +332,8 @@ def markdown(rep: PrReport, chart_link: str | None = None) -> str:
                         g["workload"],
                         g["threads"],
                         g["collation"],
-                        f"{x.median_new:.0f}",
+                        f"{x.mean_previous:.0f} → {x.mean_new:.0f}",
+                        f"{x.n[0]} / {x.n[1]}" + (" paired" if x.paired else ""),
                         f"{x.ratio:.3f}",
                         f"[{x.ci_low:.3f}, {x.ci_high:.3f}]",
                         f"{x.p_value:.3f}",
@@ -340,7 +348,8 @@ def markdown(rep: PrReport, chart_link: str | None = None) -> str:
             "",
             f"Runner class `{g['runner_class']}` ({g['hw_key']}), {g['tables']}×"
             f"{g['table_size']} rows, {g['duration_s']} s per cell, interleaved repeats; "
-            "ratio = new / previous median, thresholds from the measured A/A noise.",
+            "ratio = new / previous geometric mean (of the per-round ratios where both ran in "
+            "the same rounds: paired), thresholds from the measured A/A noise.",
         ]
     for note in rep.not_run:
         out.append(f"- not compared: {note}")
@@ -368,6 +377,8 @@ def markdown(rep: PrReport, chart_link: str | None = None) -> str:
 def _verdict_text(x: Line) -> str:
     """The verdict cell: a regression says what its alert is, so it is reported once."""
     text = f"{VERDICT_MARK.get(x.verdict, '')} {x.verdict}"
+    if x.verdict == "inconclusive":
+        return f"{text} ({stats.undecided_note(x.rounds_needed)})"
     if x.verdict != "regression":
         return text
     if x.state == "false_positive":
@@ -375,8 +386,8 @@ def _verdict_text(x: Line) -> str:
     if x.acknowledged:
         return f"{text} (acknowledged: {x.acknowledged})"
     if x.reported is not None:
-        paired = f"; {x.paired}" if x.paired else ""
-        return f"{x.verdict} (reported before, {x.reported}; alert {x.state}{paired})"
+        again = f"; {x.remeasured}" if x.remeasured else ""
+        return f"{x.verdict} (reported before, {x.reported}; alert {x.state}{again})"
     return f"{text} (new)"
 
 

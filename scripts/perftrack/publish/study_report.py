@@ -45,9 +45,6 @@ MATCH = (
     "profile",
 )
 UNITS = {"tps": True, "qps": True, "seconds": False}  # unit -> higher is better
-# Fewest repeats per side at which a two-sided Mann-Whitney test can reach p < 0.05 (4 vs
-# 4: p = 0.029; 3 vs 3: 0.1), so the fewest with which a ratio can be outside the noise.
-MIN_SURE_REPEATS = 4
 LABEL_WIDTH = 78  # the longest cell label of the two article studies
 
 
@@ -159,8 +156,8 @@ def _ratio(a: float | None, b: float | None) -> float | None:
 def _interval(side: Side, num: tuple[str, Key], den: tuple[str, Key]) -> stats.Comparison | None:
     """num/den by the one verdict function, compare.versus (as `perftrack compare`, and
     `compare --axis` for a configuration against another on one server): paired over the
-    rounds both were measured in (per-round ratios), else the ratio of medians with its
-    bootstrap interval and the rank test; None with fewer than two repeats on a side."""
+    rounds both were measured in (per-round ratios), else the ratio of geometric means
+    with a Welch t on the logs; None with fewer than two repeats on a side."""
     if not side.ours.get(num) or not side.ours.get(den):
         return None
     a, b = (_row(side, k) for k in (den, num))
@@ -178,7 +175,7 @@ class ReportRow:
     ours: float | None
     n: tuple[int, int]
     article: float | None
-    interval: stats.Comparison | None = None  # our ratio's 95% interval and rank test
+    interval: stats.Comparison | None = None  # our ratio's 95% interval and test
     cell: Key = ()  # the cell's MATCH values (the axis comparison's: the other value's)
     # its sides that ran on another product's stand-in: "MariaDB 10.2.11 for MySQL 5.7"
     stand_ins: tuple[str, ...] = ()
@@ -332,18 +329,11 @@ def render(
     emit(
         "ratios: > 1 means the numerator is faster (ours: qps, as `perftrack compare` "
         "computes it: the per-round ratios' geometric mean with a paired t 95% interval where "
-        "both sides share rounds, else the ratio of medians with a bootstrap interval; * = "
+        "both sides share rounds, else the ratio of geometric means with a Welch t interval; * = "
         "outside the noise: interval excludes 1 and the test p < 0.05; a ratio without * "
         "may be this machine's noise)"
     )
     emit(f"grades: {RULE}")
-    unpaired = [r for r in table if r.ours is not None and not (r.interval and r.interval.paired)]
-    few = min((min(r.n) for r in unpaired), default=MIN_SURE_REPEATS)
-    if few < MIN_SURE_REPEATS:
-        emit(
-            f"  NOTE: {few} repeats on a side: below {MIN_SURE_REPEATS} the rank test cannot "
-            "reach p < 0.05, so no unpaired ratio can be marked * (run more repeats)"
-        )
     current = None
     for r in table:
         if r.comparison != current:

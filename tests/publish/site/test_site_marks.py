@@ -242,7 +242,13 @@ def test_the_verdict_table_fits_its_card(sites: dict[str, Path], tab: Tab) -> No
     assert f["table"] <= f["box"], f
     assert f["card"] <= f["cardBox"], f
     head = tab.page.inner_text("#verdict-table thead")
-    for col in ("ratio [95% interval]", "p", "tx/s previous → new", "runner class", "run"):
+    for col in (
+        "ratio [95% interval] · threshold",
+        "p",
+        "tx/s previous → new (geometric means) · n",
+        "runner class",
+        "run",
+    ):
         assert col in head
     tab.shot("marks-overview-table")
     # every column on demand: wider than the card, inside its scroller

@@ -59,3 +59,28 @@ def test_p95_verdicts_use_the_stored_noise_while_it_is_current(tmp_path: Path) -
         st.ingest(_records(6, 1, datetime.now(UTC) + timedelta(days=1)))
     with store.open_db(db, write=False) as st:
         assert verdicts._current_noise(st, "p95") is None
+
+
+def test_a_verdict_row_says_if_it_is_paired_and_what_an_inconclusive_one_needs(
+    tmp_path: Path,
+) -> None:
+    """Stored (detect's table verdict_rounds) or computed at build time, each row carries
+    how its verdict was computed and, when inconclusive, the rounds a side that would
+    decide it: the same as compare's comparison of the pair."""
+    db = tmp_path / "r.duckdb"
+    recs = _records(0, 3)  # 3 shared rounds, ratios 0.985, 0.943, 1.011: inconclusive
+    for rec, tps in zip(recs, (1000.0, 985.0, 1060.0, 1000.0, 950.0, 960.0), strict=True):
+        rec["result"]["tps"] = tps
+    with store.open_db(db, write=True) as st:
+        st.ingest(recs)
+        detect.run(st, [], None)
+    with store.open_db(db, write=False) as st:
+        ((t,),) = [detect.verdict_tables(st)]
+        c = t.rows[1].vs_previous
+        assert c is not None and c.paired and c.verdict == "inconclusive"
+        assert c.rounds_needed is not None
+        for metric in ("tps", "p95"):  # stored; computed at build time
+            (row,) = verdicts.raw(st, [], metric)[0]
+            assert row["paired"] is True
+        (row,) = verdicts.raw(st, [], "tps")[0]
+        assert row["rounds_needed"] == c.rounds_needed

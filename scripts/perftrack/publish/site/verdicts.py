@@ -17,7 +17,7 @@ import json
 from collections.abc import Callable
 from typing import Any
 
-from perftrack.analysis import detect
+from perftrack.analysis import detect, stats
 from perftrack.analysis.annotations import Annotation
 from perftrack.store.store import Store
 
@@ -39,13 +39,23 @@ def _stored_is_current(st: Store, metric: str) -> bool:
 def raw(
     st: Store, notes: list[Annotation], metric: str = METRIC
 ) -> tuple[list[dict[str, Any]], str]:
-    """Verdict rows as the verdicts table has them, and where they came from."""
+    """Verdict rows as the verdicts table has them, and where they came from; each with
+    `paired` and `rounds_needed` (table verdict_rounds; None where detect did not write
+    them)."""
     if _stored_is_current(st, metric):
-        return st.stored_verdicts(metric), "detect"
-    names = st.verdict_columns()
-    tables = detect.verdict_tables(st, metric, _current_noise(st, metric))
-    rows = detect.compute_verdicts(st, notes, metric, tables)
-    return [dict(zip(names, r, strict=True)) for r in rows], "computed at build time"
+        rounds = st.verdict_rounds(metric)
+        out = st.stored_verdicts(metric)
+        origin = "detect"
+    else:
+        names = st.verdict_columns()
+        tables = detect.verdict_tables(st, metric, _current_noise(st, metric))
+        rows = detect.compute_verdicts(st, notes, metric, tables)
+        out = [dict(zip(names, r, strict=True)) for r in rows]
+        rounds = {r[0]: (r[2], r[3]) for r in detect.compute_verdict_rounds(tables, metric)}
+        origin = "computed at build time"
+    for v in out:
+        v["paired"], v["rounds_needed"] = rounds.get(v["verdict_id"], (None, None))
+    return out, origin
 
 
 def _current_noise(st: Store, metric: str) -> list[tuple[Any, ...]] | None:
@@ -93,14 +103,23 @@ def latest(
                 "version_string": v["new_version_string"],
                 "n_previous": v["n_base"],
                 "n": v["n_new"],
-                "median_previous": v["median_base"],
-                "median": v["median_new"],
+                # the ratio's own basis: the geometric means of the values it came from
+                # (detect stores them in the columns median_base / median_new)
+                "mean_previous": v["median_base"],
+                "mean": v["median_new"],
                 "ratio": v["ratio"],
                 "ci_low": v["ci_low"],
                 "ci_high": v["ci_high"],
                 "p_value": v["p_value"],
                 "threshold": v["threshold"],
                 "verdict": v["verdict"],
+                "paired": v["paired"],  # None: stored before detect wrote it
+                # inconclusive: what the row says it needs (stats.undecided_note)
+                "undecided": (
+                    stats.undecided_note(v["rounds_needed"])
+                    if v["verdict"] == "inconclusive" and v["paired"] is not None
+                    else None
+                ),
                 "id": v["verdict_id"],  # deep links select it: index.html#verdict=ID
                 "metric": metric,
                 # measured on the runner class's current hardware (else: its history)

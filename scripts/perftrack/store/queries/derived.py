@@ -19,6 +19,20 @@ from perftrack.store.queries.base import QueryBase
 from perftrack.store.rows import insert_rows
 
 DERIVED_TABLES = ("noise", "verdicts", "change_points")
+# How each stored verdict was computed and what an inconclusive one needs (issue 37):
+# whether it is paired (per-round ratios) and the rounds a side that would decide it
+# (stats.rounds_needed). Created when detect first writes it (CREATE TABLE IF NOT EXISTS,
+# in replace_derived's transaction), not by a schema migration, as `explanations`: a DB
+# without it is one whose verdicts predate it, and its rows then show neither.
+VERDICT_ROUNDS_TABLE = "verdict_rounds"
+VERDICT_ROUNDS_SQL = """
+CREATE TABLE IF NOT EXISTS verdict_rounds (
+    verdict_id VARCHAR NOT NULL,
+    metric VARCHAR NOT NULL,
+    paired BOOLEAN NOT NULL,
+    rounds_needed INTEGER
+)
+"""
 NoiseKey = tuple[str, str, str, str]  # runner_class, hw_key, workload, metric
 
 
@@ -77,6 +91,21 @@ class DerivedQueries(QueryBase):
 
     def stored_verdicts(self, metric: str) -> list[dict[str, Any]]:
         return self._dicts("SELECT * FROM verdicts WHERE metric = ?", [metric])
+
+    def verdict_rounds(self, metric: str) -> dict[str, tuple[bool, int | None]]:
+        """verdict_id -> (paired, rounds a side that would decide it) of the metric's
+        stored verdicts; {} when detect has not written them (VERDICT_ROUNDS_TABLE)."""
+        has = self._one(
+            "SELECT count(*) FROM information_schema.tables WHERE table_name = ?",
+            [VERDICT_ROUNDS_TABLE],
+        )
+        if not has or not has[0]:
+            return {}
+        rows = self._tuples(
+            "SELECT verdict_id, paired, rounds_needed FROM verdict_rounds WHERE metric = ?",
+            [metric],
+        )
+        return {vid: (bool(paired), needed) for vid, paired, needed in rows}
 
     def change_points(self, metric: str) -> list[dict[str, Any]]:
         """The stored change points of a metric, oldest first."""
@@ -149,12 +178,14 @@ class DerivedQueries(QueryBase):
         alerts (schema v7) are written here too, with the verdicts they came from."""
         if not self.write:
             raise RuntimeError("replace_derived needs a store opened with write=True")
-        unknown = set(tables) - {*DERIVED_TABLES, ALERTS_TABLE}
+        unknown = set(tables) - {*DERIVED_TABLES, ALERTS_TABLE, VERDICT_ROUNDS_TABLE}
         if unknown:
             raise ValueError(f"not a derived table: {sorted(unknown)}")
         self.con.begin()
         try:
             for table, rows in tables.items():
+                if table == VERDICT_ROUNDS_TABLE:
+                    self.con.execute(VERDICT_ROUNDS_SQL)
                 self.con.execute(f"DELETE FROM {table} WHERE metric = ?", [metric])
                 # one statement, a typed list per column (executemany: one per row, ~1 ms
                 # each: seconds for a year's change points)
