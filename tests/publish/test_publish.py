@@ -246,6 +246,16 @@ def test_summary_lists_missing_shards_and_verdicts(remote: Path, tmp_path: Path)
     assert "never as zero" in md
     assert "synthetic-mysql-8.0.36 → synthetic-mysql-8.4.0" in md
     assert "![throughput trend](x.png)" in md
+    assert "synthetic-mysql-8.4.0 | 4 / 4 | 0.950 |" in md  # n per side
+    with store.open_db(a / DB, write=False) as st:
+        assert st.verdict_rounds(summary.METRIC)  # what the rows below read
+    # an inconclusive row says how many rounds a side would decide it (stored by detect)
+    v = {"verdict_id": "x", "verdict": "inconclusive", "workload": "w", "threads": 1,
+         "collation": "c", "profile": "p", "runner_class": "r", "base_server": "a",
+         "new_server": "b", "n_base": 2, "n_new": 2, "ratio": 0.97, "ci_low": 0.8,
+         "ci_high": 1.2, "threshold": 0.05, "paired": False, "rounds_needed": 29}  # fmt: skip
+    (row,) = [ln for ln in summary._verdict_lines([v], {}, set()) if ln.startswith("| w |")]
+    assert row.endswith("| inconclusive (~29 rounds a side would decide) |"), row
 
 
 def test_cli_publish_writes_the_summary(remote: Path, tmp_path: Path) -> None:

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from perftrack.analysis import alerts as alerts_mod
+from perftrack.analysis import stats
 from perftrack.core.errors import ConfigError
 from perftrack.store import store
 
@@ -85,6 +86,8 @@ def markdown(
             per_server = st.status_by_server(run_ids)
             seen, ok = st.cells_seen(run_ids)
             verdicts = st.verdicts_touched(run_ids, METRIC)
+            for v, (paired, needed) in _rounds_of(st, verdicts):
+                v["paired"], v["rounds_needed"] = paired, needed
             alerts = st.stored_alerts(METRIC)
             for a, e in zip(alerts, alerts_mod.evidence_of(st, alerts, METRIC), strict=True):
                 a["paired"] = e["paired"]  # its paired re-measurement, in words (or None)
@@ -161,6 +164,13 @@ def _alert_lines(alerts: list[dict[str, Any]], fresh: set[str]) -> list[str]:
     return out
 
 
+def _rounds_of(st: Any, verdicts: list[dict[str, Any]]) -> list[tuple[dict[str, Any], Any]]:
+    """Each verdict with its (paired, rounds a side that would decide it), where detect
+    stored them."""
+    rounds = st.verdict_rounds(METRIC)
+    return [(v, rounds[v["verdict_id"]]) for v in verdicts if v["verdict_id"] in rounds]
+
+
 def _change(a: dict[str, Any]) -> str:
     if a["kind"] == "verdict":
         return f"{a['base_server']} → {a['server_id']}"
@@ -199,11 +209,14 @@ def _verdict_lines(
             verdict = _alert_note(alerts.get(v["verdict_id"]), fresh)
         else:
             verdict = VERDICT_MARK.get(v["verdict"], v["verdict"])
+        if v["verdict"] == "inconclusive" and "rounds_needed" in v:
+            verdict += f" ({stats.undecided_note(v['rounds_needed'])})"
+        paired = " paired" if v.get("paired") else ""
         out.append(
             f"| {_md(v['workload'])} | {v['threads']} | {_md(v['collation'])} | "
             f"{_md(v['profile'])} | {_md(v['runner_class'])} | "
-            f"{_md(v['base_server'])} → {_md(v['new_server'])} | {v['n_base']} / {v['n_new']} | "
-            f"{v['ratio']:.3f} | "
+            f"{_md(v['base_server'])} → {_md(v['new_server'])} | "
+            f"{v['n_base']} / {v['n_new']}{paired} | {v['ratio']:.3f} | "
             f"[{v['ci_low']:.3f}, {v['ci_high']:.3f}] | ±{v['threshold']:.1%} | {_md(verdict)} |"
         )
     if len(verdicts) > MAX_VERDICT_ROWS:
