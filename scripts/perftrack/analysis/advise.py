@@ -270,7 +270,7 @@ def _advise_shape(
     return SeriesAdvice(shape, start.server_id, targets, unreachable)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Step:
     """One release step (a measured pair on some path) and the settings it changed, each
     named once: {name: [[old, new], …]} (more than one pair of values when the series

@@ -22,7 +22,7 @@ RESOLVED = ("regression", "improvement")
 CELL_COLUMNS = ("workload", "threads", "collation", "profile", *OPTIONAL_CELL_FIELDS)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Change:
     """One compared cell of a pair: B against A there."""
 
@@ -34,7 +34,7 @@ class Change:
     order: tuple[Any, ...] = ()  # where the pair sorts (its new side's product and version)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Headline:
     pair: str
     counts: dict[str, int]  # verdict -> cells, every verdict of stats.VERDICTS

@@ -59,7 +59,7 @@ CREATE TABLE IF NOT EXISTS {TABLE} (
 """
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Remeasure:
     """One paired sequence's outcome: NEW against BASE on one cell (`key`: SERIES_COLS)."""
 
