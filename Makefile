@@ -43,6 +43,7 @@ lint: setup $(ACTIONLINT)
 	$(VENV)/bin/ruff check scripts tests benchmarks
 	$(VENV)/bin/ruff format --check scripts tests benchmarks
 	$(VENV)/bin/lint-imports
+	$(PY) scripts/lint_kwonly.py
 	shellcheck $(SHELL_SCRIPTS)
 	$(ACTIONLINT)
 	$(VENV)/bin/zizmor --offline --persona=pedantic .github/workflows

@@ -70,10 +70,14 @@ def overhead(
     cat = catalog.load()
     inst = providers.fetch(cat.get(server_id))
     wl = workloads.get(workload)
-    with Server(inst, {}, workroot=tmp) as srv:
+    with Server(install=inst, options={}, workroot=tmp) as srv:
         srv.create_database("latin1", "latin1_swedish_ci")
         target = sysbench.Endpoint(
-            "127.0.0.1", int(srv.port or 0), BENCH_USER, srv.password, BENCH_DB
+            host="127.0.0.1",
+            port=int(srv.port or 0),
+            user=BENCH_USER,
+            password=srv.password,
+            db=BENCH_DB,
         )
         common: dict[str, Any] = dict(tables=2, table_size=10_000, options=wl.options)
         out = sysbench.prepare(wl.prepare_script(), target, **common)
@@ -141,7 +145,14 @@ def signal(
     cat = catalog.load()
     rd = runner.create(m, cat, tmp / "runs", "benchmark")
     (tmp / "w").mkdir(exist_ok=True)
-    r = runner.Runner(rd, cat, paths.config_dir(), print, workroot=tmp / "w", reuse_datasets=True)
+    r = runner.Runner(
+        rd=rd,
+        catalog=cat,
+        config_dir=paths.config_dir(),
+        emit=print,
+        workroot=tmp / "w",
+        reuse_datasets=True,
+    )
     r.run()
     recs = [x for rs in rd.attempts().values() for x in rs if x["status"] == "ok"]
     out = []

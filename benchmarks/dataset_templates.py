@@ -26,7 +26,9 @@ def one_run(m: matrix.Matrix, reuse: bool, out: Path) -> float:
     cat = catalog.load()
     rd = runner.create(m, cat, out, "benchmark")
     t0 = time.monotonic()
-    s = runner.Runner(rd, cat, paths.config_dir(), lambda _: None, reuse_datasets=reuse).run()
+    s = runner.Runner(
+        rd=rd, catalog=cat, config_dir=paths.config_dir(), emit=lambda _: None, reuse_datasets=reuse
+    ).run()
     elapsed = time.monotonic() - t0
     if s.failed or s.ok != len(rd.cells()):
         raise SystemExit(f"run {rd.run_id}: {s.failed} failed cells: {s.final_failed[:1]}")

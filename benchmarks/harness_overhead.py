@@ -35,10 +35,14 @@ def main() -> None:
     ap.add_argument("--threads", type=int, default=2)
     a = ap.parse_args()
     inst = providers.fetch(catalog.load().get(a.server))
-    with Server(inst, {"character-set-server": "latin1"}) as srv:
+    with Server(install=inst, options={"character-set-server": "latin1"}) as srv:
         srv.create_database("latin1", "latin1_swedish_ci")
         target = sysbench.Endpoint(
-            "127.0.0.1", int(srv.port or 0), BENCH_USER, srv.password, BENCH_DB
+            host="127.0.0.1",
+            port=int(srv.port or 0),
+            user=BENCH_USER,
+            password=srv.password,
+            db=BENCH_DB,
         )
         size = dict(tables=2, table_size=10_000)
         sysbench.prepare(a.workload, target, **size)

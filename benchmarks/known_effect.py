@@ -30,10 +30,14 @@ WORKLOAD = "oltp_read_write"
 
 def measure(inst, extra: dict[str, str | None], duration: int) -> float:
     opts = {"character-set-server": "latin1", "collation-server": "latin1_swedish_ci", **extra}
-    with Server(inst, opts) as srv:
+    with Server(install=inst, options=opts) as srv:
         srv.create_database("latin1", "latin1_swedish_ci")
         target = sysbench.Endpoint(
-            "127.0.0.1", int(srv.port or 0), BENCH_USER, srv.password, BENCH_DB
+            host="127.0.0.1",
+            port=int(srv.port or 0),
+            user=BENCH_USER,
+            password=srv.password,
+            db=BENCH_DB,
         )
         size = dict(tables=2, table_size=10_000)
         sysbench.prepare(WORKLOAD, target, **size)

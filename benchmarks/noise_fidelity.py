@@ -146,10 +146,10 @@ def child(spec: dict[str, Any]) -> None:
                 raise SystemExit("coordinator gone")
 
     r = runner.Runner(
-        rd,
-        cat,
-        paths.config_dir(),
-        lambda line: print(line, file=log, flush=True),
+        rd=rd,
+        catalog=cat,
+        config_dir=paths.config_dir(),
+        emit=lambda line: print(line, file=log, flush=True),
         retries=0,
         workroot=out / "w",
         reuse_datasets=v.copy,
@@ -218,7 +218,7 @@ class Plain:
         }
         for sid in (A, A2):
             srv = self.servers[sid] = Server(
-                providers.fetch(cat.get(sid)), opts, workroot=self.work
+                install=providers.fetch(cat.get(sid)), options=opts, workroot=self.work
             )
             srv.__enter__()
             srv.create_database("latin1", "latin1_swedish_ci")
@@ -231,7 +231,11 @@ class Plain:
     @staticmethod
     def target(srv: Server) -> sysbench.Endpoint:
         return sysbench.Endpoint(
-            "127.0.0.1", int(srv.port or 0), BENCH_USER, srv.password, BENCH_DB
+            host="127.0.0.1",
+            port=int(srv.port or 0),
+            user=BENCH_USER,
+            password=srv.password,
+            db=BENCH_DB,
         )
 
     def round(self, r: int) -> None:

@@ -185,7 +185,13 @@ def child(spec: dict[str, Any]) -> None:
                 pacer()
 
         runner.Runner(
-            rd, cat, cfg, lambda _l: None, retries=0, workroot=out / "w", before_group=by_round
+            rd=rd,
+            catalog=cat,
+            config_dir=cfg,
+            emit=lambda _l: None,
+            retries=0,
+            workroot=out / "w",
+            before_group=by_round,
         ).run()
         result["values"] = round_values(p, [rd.path])
     elif path.startswith("compare:"):
@@ -334,7 +340,7 @@ class Plain:
             if p.axis == "durability":
                 cell = _AxisCell(charset, coll, durability=p.values[arm])
                 opts.update(axes_mod.server_options(cell, rule, ax))
-            srv = Server(inst, opts, workroot=self.work)
+            srv = Server(install=inst, options=opts, workroot=self.work)
             srv.__enter__()
             self.servers.append(srv)
             srv.create_database(charset, coll)
@@ -351,7 +357,11 @@ class Plain:
     @staticmethod
     def target(srv: Server) -> sysbench.Endpoint:
         return sysbench.Endpoint(
-            "127.0.0.1", int(srv.port or 0), BENCH_USER, srv.password, BENCH_DB
+            host="127.0.0.1",
+            port=int(srv.port or 0),
+            user=BENCH_USER,
+            password=srv.password,
+            db=BENCH_DB,
         )
 
     def round(self, r: int) -> None:

@@ -207,10 +207,10 @@ def soak(
             os.kill(srv.process.pid, signal.SIGSTOP)  # Server.stop() continues and stops it
 
     r = runner.Runner(
-        rd,
-        cat,
-        configs,
-        emit,
+        rd=rd,
+        catalog=cat,
+        config_dir=configs,
+        emit=emit,
         workroot=work,
         before_measure=inject,
         sysbench_grace_s=HANG_GRACE_S,

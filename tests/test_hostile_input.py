@@ -573,7 +573,15 @@ def server_reading(cnf: str) -> dict[str, str | None]:
 
 def fake_install() -> Install:
     base = Path("/opt/fake-server")
-    return Install("fake", "mariadb", "10.11.18", "path", base, base / "bin/mysqld", base / "share")
+    return Install(
+        server_id="fake",
+        product="mariadb",
+        version="10.11.18",
+        provider="path",
+        basedir=base,
+        mysqld=base / "bin/mysqld",
+        share_dir=base / "share",
+    )
 
 
 profile_line = st.one_of(
@@ -611,7 +619,7 @@ def test_profiles_cannot_inject_options_or_override_perftracks(lines: list[str])
         return
 
     def cnf_lines(options: dict[str, str | None]) -> list[str]:
-        srv = Server(fake_install(), options)
+        srv = Server(install=fake_install(), options=options)
         srv.dir = Path("/w/pt-x")
         srv.port = 40000
         cnf = srv.my_cnf_text()

@@ -65,7 +65,7 @@ def test_tool_errors_become_one_line_parse_errors(name: str, message: str) -> No
 
 
 def test_command_has_the_load_concurrency_engine_and_redacts_the_password() -> None:
-    t = Endpoint("127.0.0.1", 3306, "u", "secret", "sbtest")
+    t = Endpoint(host="127.0.0.1", port=3306, user="u", password="secret", db="sbtest")
     cmd = slap.command(
         t, load="mixed", concurrency=[1, 4], engine="MyISAM", options=("--iterations=3",)
     )
@@ -97,7 +97,9 @@ def test_slap_workloads_run_from_a_matrix(tmp_path, config_dir, workroot) -> Non
     cat = catalog.load(config_dir / "versions.yaml")
     rd = runner.create(m, cat, tmp_path / "runs", "test")
     with ToolCommandLines() as tools:
-        s = runner.Runner(rd, cat, config_dir, lambda _: None, workroot=workroot).run()
+        s = runner.Runner(
+            rd=rd, catalog=cat, config_dir=config_dir, emit=lambda _: None, workroot=workroot
+        ).run()
     # the password in a private option file, never on mariadb-slap's command line
     assert any("slap" in a[0] for a in tools.seen.values()), tools.seen
     assert tools.with_password() == [], tools.seen

@@ -44,7 +44,7 @@ from perftrack.run import server
 from perftrack.servers import catalog, providers
 server._die_with_parent = lambda: None
 entry = catalog.load(Path(sys.argv[1]) / "versions.yaml").get(sys.argv[2])
-srv = server.Server(providers.fetch(entry), {}, workroot=Path(sys.argv[3]))
+srv = server.Server(install=providers.fetch(entry), options={}, workroot=Path(sys.argv[3]))
 srv.__enter__()
 print(srv.process.pid, srv.dir, flush=True)
 time.sleep(600)

@@ -18,7 +18,14 @@ from perftrack.host import preflight
 from perftrack.host.preflight import Limits, ProbeSample
 
 REPO = Path(__file__).resolve().parents[2]
-QUIET = ProbeSample(4.0, 0.1, 0.3, 1.5, 0.0, (0.020, 0.0201, 0.0199, 0.0200, 0.0202))
+QUIET = ProbeSample(
+    interval_s=4.0,
+    steal_pct=0.1,
+    iowait_pct=0.3,
+    other_busy_pct=1.5,
+    other_runnable=0.0,
+    loop_times_s=(0.020, 0.0201, 0.0199, 0.0200, 0.0202),
+)
 
 
 def test_quiet_sample_passes() -> None:
@@ -47,14 +54,28 @@ def test_each_noisy_figure_is_refused_naming_it_and_its_limit(changes, key, figu
 
 
 def test_limits_are_inclusive_and_configurable() -> None:
-    at_limit = ProbeSample(4.0, 2.0, 5.0, 10.0, 0.5, QUIET.loop_times_s)
+    at_limit = ProbeSample(
+        interval_s=4.0,
+        steal_pct=2.0,
+        iowait_pct=5.0,
+        other_busy_pct=10.0,
+        other_runnable=0.5,
+        loop_times_s=QUIET.loop_times_s,
+    )
     assert preflight.judge(at_limit, Limits()) == []
     strict = preflight.limits_from({"max_steal_pct": 0.05}, "x")
     assert [v.key for v in preflight.judge(QUIET, strict)] == ["max_steal_pct"]
 
 
 def test_several_violations_make_one_line() -> None:
-    noisy = ProbeSample(4.0, 9.0, 9.0, 90.0, 4.0, (0.01, 0.05, 0.01, 0.05))
+    noisy = ProbeSample(
+        interval_s=4.0,
+        steal_pct=9.0,
+        iowait_pct=9.0,
+        other_busy_pct=90.0,
+        other_runnable=4.0,
+        loop_times_s=(0.01, 0.05, 0.01, 0.05),
+    )
     violations = preflight.judge(noisy, Limits())
     assert len(violations) == 5
     assert "\n" not in preflight.refusal(violations)

@@ -122,7 +122,9 @@ def test_old_records_stay_valid_and_new_fields_reach_the_db(tmp_path: Path) -> N
 def _run(tmp_path, config_dir, workroot, mx):
     cat = catalog.load(config_dir / "versions.yaml")
     rd = runner.create(mx, cat, tmp_path / "runs", "test")
-    s = runner.Runner(rd, cat, config_dir, lambda _: None, workroot=workroot).run()
+    s = runner.Runner(
+        rd=rd, catalog=cat, config_dir=config_dir, emit=lambda _: None, workroot=workroot
+    ).run()
     return s, [x for recs in rd.attempts().values() for x in recs]
 
 

@@ -108,7 +108,9 @@ def test_every_sysbench_workload_runs_on_mariadb(tmp_path, config_dir, workroot)
     )
     cat = catalog.load(config_dir / "versions.yaml")
     rd = runner.create(m, cat, tmp_path / "runs", "test")
-    r = runner.Runner(rd, cat, config_dir, lambda _: None, workroot=workroot)
+    r = runner.Runner(
+        rd=rd, catalog=cat, config_dir=config_dir, emit=lambda _: None, workroot=workroot
+    )
     s = r.run()
     recs = {x["cell"]["workload"]: x for recs in rd.attempts().values() for x in recs}
     bad = {w: x["reason"] for w, x in recs.items() if x["status"] != "ok"}
@@ -158,7 +160,14 @@ def test_tpcb_runs_and_keeps_the_pgbench_balance_invariant(tmp_path, config_dir,
 
     cat = catalog.load(config_dir / "versions.yaml")
     rd = runner.create(m, cat, tmp_path / "runs", "test")
-    r = runner.Runner(rd, cat, config_dir, lambda _: None, workroot=workroot, before_measure=check)
+    r = runner.Runner(
+        rd=rd,
+        catalog=cat,
+        config_dir=config_dir,
+        emit=lambda _: None,
+        workroot=workroot,
+        before_measure=check,
+    )
     s = r.run()
     recs = {x["cell"]["workload"]: x for recs in rd.attempts().values() for x in recs}
     assert {w: x["reason"] for w, x in recs.items() if x["status"] != "ok"} == {}
@@ -203,7 +212,14 @@ def test_tpcc_runs_at_rr_and_rc_with_its_transaction_mix(tmp_path, config_dir, w
 
     cat = catalog.load(config_dir / "versions.yaml")
     rd = runner.create(m, cat, tmp_path / "runs", "test")
-    r = runner.Runner(rd, cat, config_dir, lambda _: None, workroot=workroot, before_measure=check)
+    r = runner.Runner(
+        rd=rd,
+        catalog=cat,
+        config_dir=config_dir,
+        emit=lambda _: None,
+        workroot=workroot,
+        before_measure=check,
+    )
     s = r.run()
     recs = [x for recs in rd.attempts().values() for x in recs]
     assert [x["reason"] for x in recs if x["status"] != "ok"] == []
@@ -256,10 +272,10 @@ def test_datasets_prepared_once_and_every_group_starts_from_the_fresh_copy(
     rd = runner.create(m, cat, tmp_path / "runs", "test")
     lines: list[str] = []
     r = runner.Runner(
-        rd,
-        cat,
-        config_dir,
-        lines.append,
+        rd=rd,
+        catalog=cat,
+        config_dir=config_dir,
+        emit=lines.append,
         workroot=workroot,
         before_measure=count,
         reuse_datasets=True,
@@ -385,10 +401,10 @@ def test_dataset_templates_are_kept_for_the_next_run_and_evicted_beyond_the_boun
         rd = runner.create(m, cat, tmp_path / "runs", "test")
         lines: list[str] = []
         s = runner.Runner(
-            rd,
-            cat,
-            config_dir,
-            lines.append,
+            rd=rd,
+            catalog=cat,
+            config_dir=config_dir,
+            emit=lines.append,
             workroot=workroot,
             reuse_datasets=True,
             dataset_cache=tmp_path / "cache",

@@ -65,7 +65,9 @@ def make_runner(
 ) -> tuple[runner.Runner, runner.RunDir]:
     cat = catalog.load(config_dir / "versions.yaml")
     rd = runner.create(m, cat, runs, "test")
-    return runner.Runner(rd, cat, config_dir, lambda _line: None, workroot=workroot, **kw), rd
+    return runner.Runner(
+        rd=rd, catalog=cat, config_dir=config_dir, emit=lambda _line: None, workroot=workroot, **kw
+    ), rd
 
 
 def all_records(rd: runner.RunDir) -> list[dict]:
@@ -179,13 +181,13 @@ def test_port_already_taken_is_refused_naming_the_port(config_dir: Path, workroo
         holder.listen()
         port = holder.getsockname()[1]
         with pytest.raises(ServerError, match=f"port {port} on 127.0.0.1 is already in use"):
-            Server(inst, {}, workroot=workroot, port=port).__enter__()
+            Server(install=inst, options={}, workroot=workroot, port=port).__enter__()
     assert leftovers(workroot) == []
     # the same with a real server holding the port
-    with Server(inst, {}, workroot=workroot) as first:
+    with Server(install=inst, options={}, workroot=workroot) as first:
         assert first.port is not None
         with pytest.raises(ServerError, match=f"port {first.port} .*already in use") as err:
-            Server(inst, {}, workroot=workroot, port=first.port).__enter__()
+            Server(install=inst, options={}, workroot=workroot, port=first.port).__enter__()
         assert "\n" not in str(err.value)
         assert first.responsive(), "the server holding the port is untouched"
 
@@ -260,7 +262,9 @@ def test_run_directory_on_a_full_disk_stops_with_a_one_line_error_then_resumes(
     assert f"disk full on {runs}" in msg and f"--resume {rd.run_id}" in msg, msg
     assert not list(rd.records.glob(".tmp-*")), "no half-written record"
     ballast.unlink()
-    r2 = runner.Runner(rd, r.catalog, config_dir, lambda _line: None, workroot=workroot)
+    r2 = runner.Runner(
+        rd=rd, catalog=r.catalog, config_dir=config_dir, emit=lambda _line: None, workroot=workroot
+    )
     s = r2.run(resume=True)
     assert (s.ok, s.failed) == (2, 0)
     assert {c.cell_id for c in rd.cells()} == set(rd.attempts())

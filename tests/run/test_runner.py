@@ -41,7 +41,9 @@ def make_runner(tmp_path, config_dir, workroot, m, **kw):
     cat = catalog.load(config_dir / "versions.yaml")
     rd = runner.create(m, cat, tmp_path / "runs", "test")
     lines: list[str] = []
-    r = runner.Runner(rd, cat, config_dir, lines.append, workroot=workroot, **kw)
+    r = runner.Runner(
+        rd=rd, catalog=cat, config_dir=config_dir, emit=lines.append, workroot=workroot, **kw
+    )
     return r, rd, lines
 
 

@@ -44,7 +44,9 @@ def run_cells(tmp_path: Path, config_dir: Path, workroot: Path, m: matrix.Matrix
     cat = catalog.load(config_dir / "versions.yaml")
     rd = runner.create(m, cat, tmp_path / "runs", "test")
     lines: list[str] = []
-    r = runner.Runner(rd, cat, config_dir, lines.append, workroot=workroot, **kw)
+    r = runner.Runner(
+        rd=rd, catalog=cat, config_dir=config_dir, emit=lines.append, workroot=workroot, **kw
+    )
     summary = r.run()
     recs = [x for recs in rd.attempts().values() for x in recs]
     return summary, recs, lines
@@ -170,7 +172,7 @@ def test_a_failed_re_measure_leaves_the_cell_ok(tmp_path, config_dir, workroot) 
 def mariadb_server(tmp_path: Path, config_dir: Path, workroot: Path):
     cat = catalog.load(config_dir / "versions.yaml")
     inst = providers.fetch(cat.get(SERVER))
-    with Server(inst, {}, workroot=workroot) as srv:
+    with Server(install=inst, options={}, workroot=workroot) as srv:
         yield srv
 
 
@@ -325,10 +327,18 @@ def test_noisy_decision(host: dict, expected: str | None) -> None:
 
 def test_host_signals_from_proc_stat_deltas() -> None:
     hz = targets.CLK_TCK
-    a = sampler.Snapshot(0.0, targets.Counters(), [0] * 8, 0.0, 2600.0)
+    a = sampler.Snapshot(
+        t=0.0, server=targets.Counters(), host_cpu=[0] * 8, own_cpu_us=0.0, mhz=2600.0
+    )
     # 2 CPUs x 10 s: 2000 ticks at 100 Hz; user 900, system 300, idle 600, iowait 100,
     # steal 100; the server used 6 s, perftrack + sysbench 3 s -> foreign 3 s of 20 s
-    b = sampler.Snapshot(10.0, targets.Counters(), [900, 0, 300, 600, 100, 0, 0, 100], 3e6, None)
+    b = sampler.Snapshot(
+        t=10.0,
+        server=targets.Counters(),
+        host_cpu=[900, 0, 300, 600, 100, 0, 0, 100],
+        own_cpu_us=3e6,
+        mhz=None,
+    )
     b.host_cpu = [x * hz // 100 for x in b.host_cpu]
     h = sampler.host_signals(a, b, 6e6)
     assert h["steal_pct"] == 5.0 and h["iowait_pct"] == 5.0

@@ -282,7 +282,8 @@ def fake_install(product: str, version: str, install_db: bool) -> Install:
 def unstarted(tmp_path: Path, product: str, version: str, options=None) -> Server:
     install = fake_install(product, version, install_db=product == "mariadb")
     srv = Server(
-        install, release_options.translate_options(rules.rules_for(product, version), options or {})
+        install=install,
+        options=release_options.translate_options(rules.rules_for(product, version), options or {}),
     )
     srv.dir = tmp_path
     srv.port = 3306
@@ -400,7 +401,7 @@ def test_real_server_matches_its_rule_and_takes_a_translated_profile(real_instal
         "query_cache_type": "OFF",
     }
     options = release_options.translate_options(rule, profile)
-    with Server(real_install, options, workroot=workroot) as srv:
+    with Server(install=real_install, options=options, workroot=workroot) as srv:
         # defaults the profile does not touch
         assert variable(srv, "character_set_server") == rule.default_charset
         assert variable(srv, "collation_server") == rule.default_collation

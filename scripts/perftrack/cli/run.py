@@ -63,10 +63,10 @@ def execute(
     rd: runner.RunDir, resume: bool, retries: int, reuse_datasets: bool = False
 ) -> runner.RunOutcome:
     r = runner.Runner(
-        rd,
-        _catalog_of(rd),
-        paths.config_dir(),
-        emit,
+        rd=rd,
+        catalog=_catalog_of(rd),
+        config_dir=paths.config_dir(),
+        emit=emit,
         retries=retries,
         reuse_datasets=reuse_datasets,
         # templates kept for later runs and nights (cache.DATASETS_DIR, bounded, LRU)

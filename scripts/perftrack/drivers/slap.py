@@ -42,7 +42,7 @@ _BLOCK = re.compile(
 _ERROR = re.compile(r"^(?:mariadb-slap|mysqlslap): (.+)$", re.MULTILINE)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Block:
     """One concurrency value's summary."""
 

@@ -30,7 +30,7 @@ PREPARE_TIMEOUT_S = 1800
 INSTALL_HINT = "sysbench is not installed: run `apt-get install sysbench` (or `make setup`)"
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Endpoint:
     host: str
     port: int

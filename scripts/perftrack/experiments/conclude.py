@@ -311,7 +311,7 @@ def run(
         f"comes from these rounds: ≤ {stats.FALSE_ALARM:.0%} false alarms either way); "
         f"unchanged = within ±{req.min_effect:.0%} and the noise band"
     )
-    servers = lifetime.Servers(req.server_lifetime, workroot)
+    servers = lifetime.Servers(lifetime=req.server_lifetime, workroot=workroot)
     try:  # each round one run, on `servers`
         higher = compare.METRICS[req.metric][1]
         start = clock()
@@ -329,10 +329,10 @@ def run(
             t0 = clock()
             rd = runner.create(_round_matrix(req, number), cat, out_dir, req.runner_class)
             summary = runner.Runner(
-                rd,
-                cat,
-                config_dir,
-                unsteady_lines(emit, f"round {number}"),
+                rd=rd,
+                catalog=cat,
+                config_dir=config_dir,
+                emit=unsteady_lines(emit, f"round {number}"),
                 workroot=workroot,
                 repeat_noisy=False,  # one value per server per round: no re-measure
                 servers=servers,

@@ -385,14 +385,18 @@ class Lab:
     def variables(self, server_id: str) -> dict[str, str | None]:
         """The effective variables of a plain start (no load) of a catalog server."""
         entry = self.cat.get(server_id)
-        with Server(providers.fetch(entry), self._options(entry), workroot=self.workroot) as srv:
+        with Server(
+            install=providers.fetch(entry), options=self._options(entry), workroot=self.workroot
+        ) as srv:
             return dict(srv.variables)
 
     def starts(self, members: tuple[Candidate, ...]) -> str | None:
         """None if B starts with A's values of `members`, else the server's reason."""
         entry = derived(self.cat.get(self.req.b), "check", members)
         try:
-            with Server(providers.fetch(entry), self._options(entry), workroot=self.workroot):
+            with Server(
+                install=providers.fetch(entry), options=self._options(entry), workroot=self.workroot
+            ):
                 return None
         except ServerError as exc:
             return _short(str(exc))
@@ -411,17 +415,19 @@ class Lab:
                 ids[extra[-1].id] = label
         cat = Catalog(self.cat.path, (*self.cat.entries, *extra))
         if self.servers is None:
-            self.servers = lifetime.Servers(self.req.server_lifetime, self.workroot)
+            self.servers = lifetime.Servers(
+                lifetime=self.req.server_lifetime, workroot=self.workroot
+            )
         if frozenset(ids) != self._arms:  # a new stage: its arms' servers only
             self.servers.stop_all()
             self._arms = frozenset(ids)
         rd = runner.create(_matrix(self.req, list(ids)), cat, self.out_dir, self.req.runner_class)
         run_ids.append(rd.run_id)
         runner.Runner(
-            rd,
-            cat,
-            self.config_dir,
-            conclude.unsteady_lines(self.emit, f"round {len(run_ids)}"),
+            rd=rd,
+            catalog=cat,
+            config_dir=self.config_dir,
+            emit=conclude.unsteady_lines(self.emit, f"round {len(run_ids)}"),
             workroot=self.workroot,
             repeat_noisy=False,
             servers=self.servers,

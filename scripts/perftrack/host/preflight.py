@@ -42,7 +42,7 @@ MIN_DURATION_S = 1.0
 MAX_DURATION_S = 120.0
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Limits:
     """The probe's duration and the most noise a benchmark may start with."""
 
@@ -54,7 +54,7 @@ class Limits:
     max_loop_cv_pct: float = 3.0
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class ProbeSample:
     """What one probe saw."""
 
@@ -73,7 +73,7 @@ class ProbeSample:
         return 100.0 * statistics.stdev(times) / statistics.fmean(times)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Violation:
     figure: str
     value: float
@@ -105,7 +105,7 @@ def judge(sample: ProbeSample, limits: Limits) -> list[Violation]:
         value = float(getattr(sample, attr))
         limit = float(getattr(limits, key))
         if value > limit:
-            found.append(Violation(figure, value, limit, key, unit))
+            found.append(Violation(figure=figure, value=value, limit=limit, key=key, unit=unit))
     return found
 
 
@@ -152,7 +152,7 @@ def load_limits(config_dir: Path) -> Limits:
 # --- the probe -----------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class CpuTimes:
     """The aggregate ``cpu`` line of /proc/stat, and ``procs_running``."""
 
@@ -181,7 +181,7 @@ def parse_proc_stat(text: str) -> CpuTimes:
         raise EnvironmentProblem("/proc/stat has no 'cpu' line: cannot probe noise here")
     user, nice, system, idle, iowait, irq, softirq, steal = cpu[:8]
     busy = user + nice + system + irq + softirq + steal
-    return CpuTimes(busy, idle, iowait, steal, running)
+    return CpuTimes(busy=busy, idle=idle, iowait=iowait, steal=steal, procs_running=running)
 
 
 def _read_stat(stat: Path) -> CpuTimes:
@@ -238,7 +238,7 @@ def probe(
 # --- the verb ------------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class PreflightReport:
     key: str
     fingerprint: dict[str, Any]
@@ -301,4 +301,6 @@ def run(
         )
     sample = probe(limits.duration_s) if probe_noise else None
     violations = tuple(judge(sample, limits)) if sample is not None else ()
-    return PreflightReport(key, fp, limits, sample, violations)
+    return PreflightReport(
+        key=key, fingerprint=fp, limits=limits, sample=sample, violations=violations
+    )

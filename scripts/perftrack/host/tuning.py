@@ -72,7 +72,7 @@ def _bracketed(text: str) -> str:
     return m.group(1) if m else text.strip()
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class SysfsTarget:
     """Files matching ``pattern`` (a glob below root) that should read ``want``."""
 
@@ -135,14 +135,14 @@ def knobs(thp: str = DEFAULT_THP, swappiness: int = DEFAULT_SWAPPINESS) -> tuple
         Knob(
             "governor",
             "CPU frequency governor",
-            (SysfsTarget(f"{cpu}/cpu[0-9]*/cpufreq/scaling_governor", "performance"),),
+            (SysfsTarget(pattern=f"{cpu}/cpu[0-9]*/cpufreq/scaling_governor", want="performance"),),
         ),
         Knob(
             "turbo",
             "turbo boost off",
             (
-                SysfsTarget(f"{cpu}/intel_pstate/no_turbo", "1"),
-                SysfsTarget(f"{cpu}/cpufreq/boost", "0"),
+                SysfsTarget(pattern=f"{cpu}/intel_pstate/no_turbo", want="1"),
+                SysfsTarget(pattern=f"{cpu}/cpufreq/boost", want="0"),
             ),
         ),
         Knob(
@@ -150,8 +150,8 @@ def knobs(thp: str = DEFAULT_THP, swappiness: int = DEFAULT_SWAPPINESS) -> tuple
             "SMT (hyper-threading) off",
             (
                 SysfsTarget(
-                    f"{cpu}/smt/control",
-                    "off",
+                    pattern=f"{cpu}/smt/control",
+                    want="off",
                     accept=frozenset({"forceoff"}),
                     unavailable=frozenset({"notsupported", "notimplemented"}),
                 ),
@@ -160,20 +160,22 @@ def knobs(thp: str = DEFAULT_THP, swappiness: int = DEFAULT_SWAPPINESS) -> tuple
         Knob(
             "thp",
             "transparent hugepages",
-            (SysfsTarget(f"{thp_dir}/enabled", thp, parse=_bracketed),),
+            (SysfsTarget(pattern=f"{thp_dir}/enabled", want=thp, parse=_bracketed),),
         ),
         Knob(
             "thp_defrag",
             "transparent hugepage defrag",
-            (SysfsTarget(f"{thp_dir}/defrag", thp, parse=_bracketed),),
+            (SysfsTarget(pattern=f"{thp_dir}/defrag", want=thp, parse=_bracketed),),
         ),
         Knob(
-            "swappiness", "vm.swappiness", (SysfsTarget("proc/sys/vm/swappiness", str(swappiness)),)
+            "swappiness",
+            "vm.swappiness",
+            (SysfsTarget(pattern="proc/sys/vm/swappiness", want=str(swappiness)),),
         ),
         Knob(
             "numa_balancing",
             "automatic NUMA balancing off",
-            (SysfsTarget("proc/sys/kernel/numa_balancing", "0"),),
+            (SysfsTarget(pattern="proc/sys/kernel/numa_balancing", want="0"),),
         ),
     )
 

@@ -49,7 +49,7 @@ class Durability:
     description: str
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Axes:
     engines: dict[str, str]  # name -> description
     isolations: dict[str, str]  # name -> level (REPEATABLE-READ, ...)
@@ -140,7 +140,13 @@ def load(config_dir: Path) -> Axes:
                 "a dataset must clearly fit (< 0.8) or clearly not fit (> 1.2)"
             )
         sizes[str(name)] = float(factor)
-    return Axes(engines, isolations, durabilities, handshakes, sizes)
+    return Axes(
+        engines=engines,
+        isolations=isolations,
+        durabilities=durabilities,
+        handshakes=handshakes,
+        dataset_sizes=sizes,
+    )
 
 
 class AxisCell(Protocol):

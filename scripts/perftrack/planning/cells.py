@@ -63,7 +63,7 @@ CELL_OVERHEAD_ESTIMATE_S = 3.0
 MAX_TABLE_SIZE = 1_000_000_000  # the run record's bound on table_size
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Cell:
     cell_id: str
     server_id: str

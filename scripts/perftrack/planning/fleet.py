@@ -40,7 +40,7 @@ class SeriesRule:
         return all(getattr(cell, attr) in values for attr, values in self.match.items())
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Fleet:
     classes: dict[str, tuple[str, ...]]  # class name -> runner labels
     default_class: str

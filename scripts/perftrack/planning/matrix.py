@@ -41,7 +41,7 @@ AXIS_KEYS = {
 }
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Matrix:
     name: str
     servers: tuple[str, ...]

@@ -236,7 +236,7 @@ def summary_markdown(p: schedule.NightPlan) -> str:
 
 
 # --- reading a shard back ---------------------------------------------------------------
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class ShardWork:
     cells: list[plan.Cell]
     runner_class: str

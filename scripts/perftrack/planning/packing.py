@@ -25,7 +25,7 @@ CONTROL, NEW_TAG, REGRESSION, ROTATION, AHEAD = range(5)
 MAX_ROTATION_NIGHTS = 366  # a rotation longer than a year is a budget mistake
 
 
-@dataclass
+@dataclass(kw_only=True)
 class Slice:
     key: tuple[Any, ...]
     runner_class: str

@@ -124,9 +124,11 @@ def split_in_file(data: dict[str, Any], info: ServerInfo) -> list[Pair]:
         by_key: dict[tuple[Any, ...], Slice] = {}
         for i, raw in enumerate(entry["cells"]):
             c = Cell.from_dict(raw)
-            probe = Slice((c.server_id,), sh.runner_class, [(i, c)])
+            probe = Slice(key=(c.server_id,), runner_class=sh.runner_class, cells=[(i, c)])
             key = (c.server_id, *series_of(probe), c.charset_axis, c.warmup_s)
-            by_key.setdefault(key, Slice(key, sh.runner_class, [])).cells.append((i, c))
+            by_key.setdefault(
+                key, Slice(key=key, runner_class=sh.runner_class, cells=[])
+            ).cells.append((i, c))
         sh.slices = list(by_key.values())
         shards.append(sh)
     return split(shards, info)

@@ -95,7 +95,7 @@ def series_key(c: Cell) -> tuple[Any, ...]:
 
 
 # --- history from the DB ------------------------------------------------------------------
-@dataclass
+@dataclass(kw_only=True)
 class History:
     """What the DB says about past runs (empty when there is no DB yet)."""
 
@@ -146,7 +146,7 @@ def estimate(c: Cell, h: History) -> tuple[float, str]:
     return c.warmup_s + c.duration_s + plan_mod.CELL_OVERHEAD_ESTIMATE_S, "default"
 
 
-@dataclass
+@dataclass(kw_only=True)
 class NightPlan:
     matrix: Matrix
     night: date
@@ -272,7 +272,9 @@ def make(
             secs += START_OVERHEAD_ESTIMATE_S / cells_per_start[(c.group_key(), c.repeat)]
         sources[src] += 1
         rc = fleet.class_of(c)
-        s = slices.setdefault((rc, *slice_key(c)), Slice(slice_key(c), rc, []))
+        s = slices.setdefault(
+            (rc, *slice_key(c)), Slice(key=slice_key(c), runner_class=rc, cells=[])
+        )
         s.cells.append((i, c))
         s.estimate_s += secs
     all_slices = list(slices.values())

@@ -67,7 +67,7 @@ ROLE_OPTIONAL = ("stand_in",)  # why the local server plays the role (needed whe
 CLAIM_KINDS = ("up_to", "above", "below")
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Claim:
     """A finding the article states in words (no numbers to transcribe): checked on our
     report rows whose comparison starts with `rows` and whose cells match `where`."""
@@ -79,7 +79,7 @@ class Claim:
     value: float
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Player:
     """Who plays a study's role at a scale, and whether that is the article's system."""
 
@@ -115,7 +115,7 @@ class Player:
         return "a stand-in of the same product: graded"
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Study:
     name: str
     title: str
@@ -343,11 +343,11 @@ def _claims(raw: Any, where: str) -> tuple[Claim, ...]:
             )
         out.append(
             Claim(
-                " ".join(c["text"].split()),
-                str(c.get("rows", "")),
-                tuple((str(k), tuple(str(x) for x in v)) for k, v in cond.items()),
-                kinds[0],
-                float(value),
+                text=" ".join(c["text"].split()),
+                rows=str(c.get("rows", "")),
+                where=tuple((str(k), tuple(str(x) for x in v)) for k, v in cond.items()),
+                kind=kinds[0],
+                value=float(value),
             )
         )
     return tuple(out)

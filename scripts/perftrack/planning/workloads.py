@@ -35,7 +35,7 @@ PREPOST_WORKLOAD = "oltp_read_only"
 DATASET_PREPARE = {DEFAULT_DATASET: "oltp_read_only"}
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Workload:
     name: str
     tool: str  # driver name

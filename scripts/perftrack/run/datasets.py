@@ -48,7 +48,7 @@ def load(srv: Server, cells: list[ResolvedCell], logs: Path) -> None:
             raise ServerError(f"sysbench prepare ({dataset}) failed: {last[0][:300]}")
 
 
-@dataclass
+@dataclass(kw_only=True)
 class Templates:
     """The prepared datadirs of one run (and, with `cache_root`, of earlier runs)."""
 
@@ -137,7 +137,9 @@ class Templates:
     def _build(self, grp: ResolvedGroup, dest: Path) -> None:
         """Start a server, load the group's datasets, stop it cleanly, move its datadir to
         `dest`."""
-        srv = Server(grp.install, grp.options, workroot=self.workroot, keep_dir=True)
+        srv = Server(
+            install=grp.install, options=grp.options, workroot=self.workroot, keep_dir=True
+        )
         try:
             srv.__enter__()
             load(srv, grp.cells, self.logs)

@@ -40,7 +40,7 @@ def key_of(grp: ResolvedGroup) -> tuple[Any, ...]:
     return (grp.first.cell.group_key(), tuple(sorted({rc.workload.dataset for rc in grp.cells})))
 
 
-@dataclass
+@dataclass(kw_only=True)
 class Servers:
     """The run's servers by lifetime; `starts` counts server starts per server id."""
 
@@ -73,7 +73,9 @@ class Servers:
                 self._up[key] = srv
                 return srv, False
             self._stop(srv)  # died or hung between rounds: this group gets a fresh one
-        srv = Server(grp.install, grp.options, workroot=self.workroot, template=template)
+        srv = Server(
+            install=grp.install, options=grp.options, workroot=self.workroot, template=template
+        )
         self._live.append(srv)  # before it exists: stop() of a never-started server is a no-op
         try:
             srv.__enter__()

@@ -17,7 +17,7 @@ from perftrack.run.resolved import ResolvedCell, target
 from perftrack.run.server import Server
 
 
-@dataclass
+@dataclass(kw_only=True)
 class Measured:
     status: str  # ok | failed
     reason: str | None = None
@@ -26,7 +26,7 @@ class Measured:
     sampled: dict[str, Any] = field(default_factory=dict)  # the record's cost and host
 
 
-@dataclass
+@dataclass(kw_only=True)
 class Measurer:
     logs: Path
     limits: Callable[[], sampler.NoiseLimits]
@@ -65,7 +65,7 @@ class Measurer:
                     **common,
                 )
                 if warm.get("status") != "ok":
-                    return Measured("failed", f"warm-up failed: {warm.get('reason')}")
+                    return Measured(status="failed", reason=f"warm-up failed: {warm.get('reason')}")
             if self.before_measure is not None:
                 self.before_measure(srv, cell)
             win = self._start_window(srv)
@@ -81,9 +81,14 @@ class Measurer:
             finally:
                 sample = self._stop_window(win)
         except ParseError as exc:
-            return Measured("failed", f"unreadable sysbench output: {exc}")
+            return Measured(status="failed", reason=f"unreadable sysbench output: {exc}")
         if parsed.get("status") != "ok":
-            return Measured("failed", str(parsed.get("reason") or "sysbench failed"), None, cmd)
+            return Measured(
+                status="failed",
+                reason=str(parsed.get("reason") or "sysbench failed"),
+                result=None,
+                command=cmd,
+            )
         return self._ok(parsed, sample, cmd)
 
     def _slap(self, srv: Server, rc: ResolvedCell) -> Measured:
@@ -97,7 +102,7 @@ class Measurer:
         if cell.warmup_s > 0:
             warm, _ = slap.run(tgt, log=stem.with_name(stem.name + ".warmup.txt"), **common)
             if warm.get("status") != "ok":
-                return Measured("failed", f"warm-up failed: {warm.get('reason')}")
+                return Measured(status="failed", reason=f"warm-up failed: {warm.get('reason')}")
         if self.before_measure is not None:
             self.before_measure(srv, cell)
         win = self._start_window(srv)
@@ -106,7 +111,12 @@ class Measurer:
         finally:
             sample = self._stop_window(win)
         if parsed.get("status") != "ok":
-            return Measured("failed", str(parsed.get("reason") or "slap failed"), None, cmd)
+            return Measured(
+                status="failed",
+                reason=str(parsed.get("reason") or "slap failed"),
+                result=None,
+                command=cmd,
+            )
         return self._ok(parsed, sample, cmd)
 
     # cost per operation (sampler.py) ---------------------------------------------------
@@ -141,7 +151,7 @@ class Measurer:
         result["steady"] = st.steady
         result["tps_drift"] = None if st.drift is None else round(st.drift, 4)
         if sample is None:
-            return Measured("ok", None, result, cmd)
+            return Measured(status="ok", reason=None, result=result, command=cmd)
         if isinstance(sample, str):
             fields, cost, host = sampler.unavailable_everything(sample)
         else:
@@ -151,7 +161,13 @@ class Measurer:
             # an unsteady window is as untrustworthy as a noisy host's: flagged the same way
             why = "; ".join(r for r in (host.get("noisy_reason"), st.reason) if r)
             host = {**host, "noisy": True, "noisy_reason": why}
-        return Measured("ok", None, {**result, **fields}, cmd, {"cost": cost, "host": host})
+        return Measured(
+            status="ok",
+            reason=None,
+            result={**result, **fields},
+            command=cmd,
+            sampled={"cost": cost, "host": host},
+        )
 
 
 def result_of(parsed: dict[str, Any]) -> dict[str, Any]:

@@ -78,7 +78,7 @@ def _signals_raise() -> Iterator[Callable[[], None]]:
             signal.signal(s, h)
 
 
-@dataclass
+@dataclass(kw_only=True)
 class RunOutcome:
     run_id: str
     path: Path
@@ -89,7 +89,7 @@ class RunOutcome:
     final_failed: list[str] = field(default_factory=list)
 
 
-@dataclass
+@dataclass(kw_only=True)
 class Runner:
     rd: RunDir
     catalog: Catalog
@@ -235,8 +235,8 @@ class Runner:
     def _measurer(self) -> Measurer:
         if "measurer" not in self._meta:
             self._meta["measurer"] = Measurer(
-                self.rd.logs,
-                self._limits,
+                logs=self.rd.logs,
+                limits=self._limits,
                 sysbench_grace_s=self.sysbench_grace_s,
                 before_measure=self.before_measure,
                 sample_cost=self.sample_cost,
@@ -280,7 +280,7 @@ class Runner:
         p = self.rd.plan()
         self._meta["runner_class"] = p["runner_class"]
         kept = self.server_lifetime or p["matrix"].get("server_lifetime", "group")
-        self._servers = self.servers or lifetime.Servers(kept, self.workroot)
+        self._servers = self.servers or lifetime.Servers(lifetime=kept, workroot=self.workroot)
         self._starts_before = Counter(self._servers.starts)
         cells = self.rd.cells()
         done = self.rd.attempts()
@@ -330,7 +330,7 @@ class Runner:
                 self._run_group(grp, attempt, prog)
 
     def _finish(self, cells: list[plan.Cell]) -> RunOutcome:
-        s = RunOutcome(self.rd.run_id, self.rd.path)
+        s = RunOutcome(run_id=self.rd.run_id, path=self.rd.path)
         for cid, recs in self.rd.attempts().items():
             last = rundir.deciding(recs)
             # a re-measure of a noisy window (host.repeat_of) is not a retry
@@ -407,7 +407,10 @@ class Runner:
     def _dataset_templates(self) -> datasets.Templates:
         if self._templates is None:
             self._templates = datasets.Templates(
-                self.rd.logs, self.emit, workroot=self.workroot, cache_root=self.dataset_cache
+                logs=self.rd.logs,
+                emit=self.emit,
+                workroot=self.workroot,
+                cache_root=self.dataset_cache,
             )
         return self._templates
 

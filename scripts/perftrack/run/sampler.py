@@ -137,7 +137,7 @@ def _own_cpu_us() -> float:
     return (s.ru_utime + s.ru_stime + c.ru_utime + c.ru_stime) * 1e6
 
 
-@dataclass
+@dataclass(kw_only=True)
 class Snapshot:
     t: float
     server: Counters
@@ -147,13 +147,19 @@ class Snapshot:
 
 
 def snapshot(target: Target) -> Snapshot:
-    return Snapshot(time.monotonic(), target.counters(), _proc_stat_cpu(), _own_cpu_us(), cpu_mhz())
+    return Snapshot(
+        t=time.monotonic(),
+        server=target.counters(),
+        host_cpu=_proc_stat_cpu(),
+        own_cpu_us=_own_cpu_us(),
+        mhz=cpu_mhz(),
+    )
 
 
 # === the window ==========================================================================
 
 
-@dataclass
+@dataclass(kw_only=True)
 class WindowSample:
     """What one window measured: raw deltas, ready to divide by the work done."""
 

@@ -107,7 +107,7 @@ def port_in_use(port: int) -> bool:
     return False
 
 
-@dataclass
+@dataclass(kw_only=True)
 class Server:
     """One running server for one group of cells."""
 
@@ -507,5 +507,5 @@ class Server:
 
 @contextlib.contextmanager
 def running(install: Install, options: dict[str, str | None], **kw: Any) -> Iterator[Server]:
-    with Server(install, options, **kw) as srv:
+    with Server(install=install, options=options, **kw) as srv:
         yield srv

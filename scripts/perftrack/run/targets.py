@@ -20,7 +20,7 @@ SERVER_NAMES = ("mysqld", "mariadbd")
 DOCKER_TIMEOUT_S = 20.0
 
 
-@dataclass
+@dataclass(kw_only=True)
 class Counters:
     """Cumulative counters of the server at one instant (None: not readable)."""
 

@@ -87,7 +87,7 @@ class Tarball:
     sha256: str | None
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Entry:
     """One server of the catalog."""
 

@@ -47,7 +47,7 @@ MAX_PINS = 1000  # a night plan's pins: more than the catalog could hold is not 
 Lookup = Callable[[str], str]
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class PlanPin:
     """One server pinned when the night was planned."""
 

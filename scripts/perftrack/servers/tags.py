@@ -107,7 +107,7 @@ class Release:
         return f"{DOCKER_REPOSITORY}:{self.version}"
 
 
-@dataclass
+@dataclass(kw_only=True)
 class Check:
     """What `check` found; `new` are the versions to add (or added, with --write)."""
 

@@ -382,7 +382,7 @@ def test_real_mariadb_11_8_initialises_starts_answers_and_is_found_by_name(
 ) -> None:
     """MySQL 9.7.4 starts in the cell below and in test_rules' real-server test."""
     install = chroot_servers.install_or_skip(chroot_servers.MARIADB)
-    with Server(install, {}, workroot=workroot) as srv:
+    with Server(install=install, options={}, workroot=workroot) as srv:
         assert srv.version_string.startswith("11.8.9-MariaDB")
         assert srv.query("SELECT @@collation_server")[0][0] == "utf8mb4_uca1400_ai_ci"
         assert srv.process is not None
@@ -410,7 +410,9 @@ def test_real_cell_sysbench_over_tcp_with_caching_sha2(tmp_path, config_dir, wor
     )
     cat = catalog.load(config_dir / "versions.yaml")
     rd = runner.create(m, cat, tmp_path / "runs", "test")
-    summary = runner.Runner(rd, cat, config_dir, lambda _m: None, workroot=workroot).run()
+    summary = runner.Runner(
+        rd=rd, catalog=cat, config_dir=config_dir, emit=lambda _m: None, workroot=workroot
+    ).run()
     assert (summary.ok, summary.failed) == (1, 0), summary.final_failed
     (record,) = [r for recs in rd.attempts().values() for r in recs]
     assert record["server"]["provider"] == "debian-chroot"

@@ -569,7 +569,12 @@ def test_real_cell_runs_in_a_container_and_records_the_digest(
     cat = catalog.load(config_dir / "versions.yaml")
     rd = runner.create(m, cat, tmp_path / "runs", "test")
     r = runner.Runner(
-        rd, cat, config_dir, lambda _m: None, workroot=workroot, before_measure=inspect_container
+        rd=rd,
+        catalog=cat,
+        config_dir=config_dir,
+        emit=lambda _m: None,
+        workroot=workroot,
+        before_measure=inspect_container,
     )
     summary = r.run()
     assert (summary.ok, summary.failed) == (1, 0), summary.final_failed
@@ -599,7 +604,10 @@ def test_real_error_inside_the_server_context_removes_the_container(
 ) -> None:
     ref, sid = sid_image
     install = docker.fetch(sid_entry(ref, sid.version))
-    with pytest.raises(RuntimeError, match="boom"), Server(install, {}, workroot=workroot) as srv:
+    with (
+        pytest.raises(RuntimeError, match="boom"),
+        Server(install=install, options={}, workroot=workroot) as srv,
+    ):
         assert len(_perftrack_containers()) == 1
         assert srv.version_string.startswith(sid.version)
         raise RuntimeError("boom")
@@ -613,7 +621,7 @@ from perftrack.servers.catalog import Entry
 from perftrack.servers.providers import docker
 from perftrack.run.server import Server
 entry = Entry(id="held", product="mysql", version=sys.argv[2], provider="docker", image=sys.argv[1])
-srv = Server(docker.fetch(entry), {}, workroot=Path(sys.argv[3]))
+srv = Server(install=docker.fetch(entry), options={}, workroot=Path(sys.argv[3]))
 srv.__enter__()
 print("READY", flush=True)
 time.sleep(600)

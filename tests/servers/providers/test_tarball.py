@@ -359,5 +359,5 @@ def test_real_mariadb_tarball_from_local_http_server_starts(
     install = providers.fetch(e, cache_dir=tmp_path / "cache")
     assert install.mysqld.resolve().name == "mariadbd"  # sbin/mysqld -> mariadbd
     assert install.install_db is not None
-    with Server(install, {}, workroot=workroot) as srv:
+    with Server(install=install, options={}, workroot=workroot) as srv:
         assert srv.version_string.startswith("10.11.19-MariaDB")

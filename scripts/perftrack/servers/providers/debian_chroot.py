@@ -91,7 +91,7 @@ MIRROR_HINT = (
 )
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Layout:
     """Where a product's Debian packages put things (paths relative to the tree)."""
 
@@ -105,19 +105,19 @@ class Layout:
 
 LAYOUTS = {
     "mysql": Layout(
-        "usr/sbin/mysqld",
-        "usr/share/mysql",
-        "usr/share/mysql/charsets",
-        "usr/lib/mysql/plugin",
-        None,
+        server="usr/sbin/mysqld",
+        share_dir="usr/share/mysql",
+        charsets_dir="usr/share/mysql/charsets",
+        plugin_dir="usr/lib/mysql/plugin",
+        install_db=None,
     ),
     "mariadb": Layout(
-        "usr/sbin/mariadbd",
-        "usr/share/mariadb",
-        "usr/share/mariadb/charsets",
-        "usr/lib/mysql/plugin",
-        "usr/bin/mariadb-install-db",
-        ("usr/bin/my_print_defaults", "usr/bin/resolveip"),
+        server="usr/sbin/mariadbd",
+        share_dir="usr/share/mariadb",
+        charsets_dir="usr/share/mariadb/charsets",
+        plugin_dir="usr/lib/mysql/plugin",
+        install_db="usr/bin/mariadb-install-db",
+        helpers=("usr/bin/my_print_defaults", "usr/bin/resolveip"),
     ),
 }
 ERRMSG_FILE = "english/errmsg.sys"  # under the share dir
