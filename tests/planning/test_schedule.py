@@ -492,7 +492,9 @@ def test_a_real_shard_runs_its_cells_resumes_and_feeds_the_next_estimate(
     (config_dir / "matrices" / "shardtest.yaml").write_text(
         "name: shardtest\n"
         f"servers: [{PAIR[0]}, {PAIR[1]}]\n"
-        "workloads: [oltp_point_select]\ncharsets: [latin1, utf8mb4]\nthreads: [2]\n"
+        # two workloads: two comparison groups (a version step pairs its two servers per
+        # series, so both sides of a pair share a shard), one per shard
+        "workloads: [oltp_point_select, oltp_read_only]\ncharsets: [latin1]\nthreads: [2]\n"
         "repeats: 1\nduration_s: 1\nwarmup_s: 0\ntables: 1\ntable_size: 500\n"
     )
     env = {
@@ -505,6 +507,10 @@ def test_a_real_shard_runs_its_cells_resumes_and_feeds_the_next_estimate(
     assert res.returncode == 0, res.stderr
     plan = json.loads(plan_file.read_text())
     assert len(plan["shards"]) == 2
+    # each shard: one workload, both servers of its version step (measured on one machine)
+    for sh in plan["shards"]:
+        assert {c["server_id"] for c in sh["cells"]} == set(PAIR)
+        assert len({c["workload"] for c in sh["cells"]}) == 1
     shard = plan["shards"][1]
     res = perftrack(
         "run", "--night-plan", str(plan_file), "--shard", "1", "--out", str(runs), env=env
