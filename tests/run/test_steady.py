@@ -47,9 +47,19 @@ def test_a_cold_server_with_a_large_table_is_flagged_and_measured_again(
         duration_s=8,
         table_size=1_000_000,
     )
-    r, rd, lines = make_runner(tmp_path, config_dir, workroot, m, before_measure=cold)
-    r.run()
-    first, again = sorted(records(rd), key=lambda x: x["attempt"])
+    # The VM's disk is cached by its host, so a dropped page cache is sometimes refilled
+    # fast enough that the first window is already steady (seen in one CI run and once on a
+    # loaded machine, 2026-11-28; it passed in the CI runs before): up
+    # to three cold starts, each a run of its own; a product that never flags fails all.
+    for attempt in range(3):
+        where = tmp_path / f"cold-{attempt}"
+        where.mkdir()
+        r, rd, lines = make_runner(where, config_dir, workroot, m, before_measure=cold)
+        r.run()
+        recs = sorted(records(rd), key=lambda x: x["attempt"])
+        if recs[0]["result"]["steady"] is False:
+            break
+    first, again = recs
     assert first["result"]["steady"] is False and first["result"]["tps_drift"] > steady.MAX_DRIFT
     assert "not steady: throughput rose" in (first["host"] or {}).get("noisy_reason", "")
     assert again["host"]["repeat_of"] == first["attempt"]  # the cell measured again
