@@ -1,4 +1,4 @@
-"""One nightly publish over a long history, timed step by step (docs/benchmarks.md, "Budgets").
+"""One nightly publish over a long history, timed step by step (docs/benchmarks.md, "Scale").
 
 SYNTHETIC DATA. Takes a history `history_scale.py --keep DIR` left (the DB, its night
 files and the site built over it) and, `--runs` times, on a fresh copy of it: ingests one

@@ -162,7 +162,7 @@ def compare_paired_all(
     """`compare_paired` of each pair (A, B) with its threshold and direction: the pairs of
     one size as rows of one array, one numpy and scipy call per size for all of them (the
     same floats as one call per pair, which took ~2 s of detect's 1,455 verdicts at 1,000
-    nights, and most of a site build's advisor: docs/benchmarks.md). A threshold is a
+    nights, and most of a site build's advisor: git log -p docs/benchmarks.md). A threshold is a
     number, or a function of the pair's per-round log-ratios' spread (`paired_spread`,
     its own noise) that gives it."""
     out: list[Comparison | None] = [None] * len(pairs)

@@ -129,7 +129,7 @@ def window_medians(y: np.ndarray, w: int) -> np.ndarray:
     even, else the middle one), from two rank filters of the sorted window as it slides
     (scipy.ndimage) instead of a copy and partition of every window (np.median over
     sliding windows, twice per split, was the largest part of detect's change points at
-    1,000 nights: docs/benchmarks.md)."""
+    1,000 nights: git log -p docs/benchmarks.md)."""
     n = len(y)
     if n < w:
         return np.empty(0)
