@@ -8,7 +8,7 @@ One call does what the workflow's single `publish` job needs, in this order:
 2. ingest them into the DB file of a git work tree (idempotent by record id), recompute
    the derived statistics (`detect`), close the DB (CHECKPOINT: no `.wal` beside it);
 3. commit the DB file and its new night files (`data/results/<yyyy>/…parquet`, see
-   store/nightfiles.py) and push the commit to the remote branch.
+   store/files/nightfiles.py) and push the commit to the remote branch.
 
 A push can lose a race: another publish (or any commit) reached the branch first. The DB
 is a binary file, so the commits are never merged: on a rejected push the local commit is
@@ -40,7 +40,8 @@ from perftrack.analysis import annotations
 from perftrack.analysis import detect as detect_mod
 from perftrack.core import git, paths, record, yamlfile
 from perftrack.core.errors import ConfigError, EnvironmentProblem, RecordError
-from perftrack.store import nightfiles, store
+from perftrack.store import store
+from perftrack.store.files import nightfiles
 
 DEFAULT_ATTEMPTS = 5
 MAX_ATTEMPTS = 20

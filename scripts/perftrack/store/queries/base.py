@@ -8,7 +8,7 @@ from typing import Any, TypeVar
 
 import duckdb
 
-from perftrack.store import answers, rolling
+from perftrack.store.files import answers, rolling
 
 T = TypeVar("T")
 
@@ -32,7 +32,7 @@ class QueryBase:
         self, sql: str, params: Sequence[Any] = (), before: Callable[[str], str] | None = None
     ) -> list[tuple[Any, ...]]:
         """`_tuples`, kept on disk for the next command that asks it of the same files
-        (store/answers.py): for the questions both detect and the site build ask.
+        (store/files/answers.py): for the questions both detect and the site build ask.
         `before(sql)`: the SQL to run for `sql` once what it reads is made (kept under
         `sql`'s digest)."""
 
@@ -45,7 +45,7 @@ class QueryBase:
         self, query: rolling.Query, merge: rolling.Merge, check: rolling.Check | None = None
     ) -> tuple[str, Callable[[str], str]]:
         """The name a query reads the answer `query("results")` under, rolled forward
-        night by night (store/rolling.py: `merge`, `check`), and the SQL to run for such
+        night by night (store/files/rolling.py: `merge`, `check`), and the SQL to run for such
         a query (which makes the answer)."""
         name = rolling.name(query("results"))
 

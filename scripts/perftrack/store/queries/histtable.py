@@ -24,8 +24,8 @@ from typing import Any
 import duckdb
 import numpy as np
 
+from perftrack.store.queries.results import SITE_SERIES
 from perftrack.store.queries.series import metric_column
-from perftrack.store.queries.site import SITE_SERIES
 
 # The site's history row: the series' labels (what the site shows of a series), then the
 # night's values; `rn` (the row's place, oldest first) and `file` (the cell's data file)

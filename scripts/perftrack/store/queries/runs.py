@@ -1,5 +1,6 @@
-"""What given runs produced: the publish job's summary and a sequential comparison read
-back the runs they just ingested."""
+"""Runs: every run with its counts and, per run, its servers, cells, settings and
+failures (the site's run pages); what given runs produced (the publish job's summary and a
+sequential comparison read back the runs they just ingested)."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ from typing import Any
 
 from perftrack.core.record import OPTIONAL_CELL_FIELDS as AXES
 from perftrack.store.queries.base import QueryBase, marks
+from perftrack.store.queries.results import SHAPE
 from perftrack.store.queries.series import (
     LATEST_ATTEMPT,
     SERIES_COLS,
@@ -72,3 +74,87 @@ class RunQueries(QueryBase):
         """(runner_class, hw_key) of a run; None for a run not in the DB."""
         row = self._one("SELECT runner_class, hw_key FROM runs WHERE run_id = ?", [run_id])
         return (str(row[0]), str(row[1])) if row else None
+
+    def runs_overview(self) -> list[dict[str, Any]]:
+        """Every run with its hardware and ok/failed/skipped counts, newest first."""
+        statuses = ("ok", "failed", "skipped")
+
+        def counts(source: str) -> str:  # per run: its results of each status
+            each = ", ".join(f"count(*) FILTER (WHERE status = '{s}') AS {s}" for s in statuses)
+            return f"SELECT run_id, {each} FROM {source} GROUP BY run_id"
+
+        sums = ", ".join(f"CAST(sum({s}) AS BIGINT) AS {s}" for s in statuses)
+        name, before = self._rolling(  # rolled forward night by night (store/files/rolling.py)
+            counts, lambda rows: f"SELECT run_id, {sums} FROM {rows} GROUP BY run_id"
+        )
+        each = ", ".join(f"coalesce(c.{s}, 0) AS {s}" for s in statuses)
+        return self._dicts(
+            before(f"""SELECT ru.run_id, ru.runner_class, ru.hw_key, h.cpu_model, h.cores,
+                      h.mem_gib, h.kernel, ru.first_started_at, ru.last_finished_at,
+                      ru.perftrack_version, {each}
+               FROM runs ru LEFT JOIN hardware h USING (hw_key) LEFT JOIN {name} c USING (run_id)
+               ORDER BY ru.first_started_at DESC, ru.run_id""")
+        )
+
+    # Each of the next five covers every run at once (one query per run is ~50x slower),
+    # or only `runs` (the site build recomputes only the runs whose detail changed);
+    # every row has its run_id.
+
+    def run_servers(self, runs: Sequence[str] | None = None) -> list[dict[str, Any]]:
+        where, args = _runs_filter(runs)
+        return self._dicts(
+            f"""SELECT r.run_id, s.server_id AS server, s.product, s.version, s.version_string,
+                      s.provider, s.source_sha256, count(*) AS results
+               FROM results r JOIN servers s USING (server_key) WHERE {where} GROUP BY ALL""",
+            args,
+        )
+
+    def run_cells(self, runs: Sequence[str] | None = None) -> list[dict[str, Any]]:
+        where, args = _runs_filter(runs)
+        return self._dicts(
+            f"""SELECT r.run_id, s.server_id AS server, r.workload, r.threads, r.charset,
+                      r."collation" AS collation, {", ".join("r." + c for c in SHAPE)},
+                      count(*) AS n,
+                      count(*) FILTER (WHERE r.status = 'ok') AS ok,
+                      median(r.tps) AS tps, median(r.latency_pct_ms) AS p95_ms
+               FROM results r JOIN servers s USING (server_key)
+               WHERE {where} GROUP BY ALL ORDER BY ALL""",
+            args,
+        )
+
+    def run_effective(self, runs: Sequence[str] | None = None) -> list[dict[str, Any]]:
+        where, args = _runs_filter(runs)
+        return self._dicts(
+            f"""SELECT r.run_id, s.server_id AS server, r."collation" AS collation, r.profile,
+                      any_value(r.effective) AS effective
+               FROM results r JOIN servers s USING (server_key)
+               WHERE r.effective IS NOT NULL AND {where} GROUP BY ALL ORDER BY ALL""",
+            args,
+        )
+
+    def run_failures(self, runs: Sequence[str] | None = None) -> list[dict[str, Any]]:
+        where, args = _runs_filter(runs)
+        return self._dicts(
+            f"""SELECT r.run_id, r.record_id, r.status, s.server_id AS server, r.workload,
+                      r.threads, r."collation" AS collation, r.reason, r.error_log_tail
+               FROM results r JOIN servers s USING (server_key)
+               WHERE r.status <> 'ok' AND {where} ORDER BY r.record_id""",
+            args,
+        )
+
+    def run_varsets(self, runs: Sequence[str] | None = None) -> list[dict[str, Any]]:
+        where, args = _runs_filter(runs)
+        return self._dicts(
+            f"""SELECT r.run_id, s.server_id AS server, r.profile, r."collation" AS collation,
+                      any_value(r.varset_hash) AS varset
+               FROM results r JOIN servers s USING (server_key)
+               WHERE r.varset_hash IS NOT NULL AND {where} GROUP BY ALL""",
+            args,
+        )
+
+
+def _runs_filter(runs: Sequence[str] | None) -> tuple[str, list[Any]]:
+    """A WHERE condition on `r.run_id` (true when `runs` is None) and its parameter."""
+    if runs is None:
+        return "true", []
+    return "r.run_id IN (SELECT unnest(?::VARCHAR[]))", [list(runs)]

@@ -154,7 +154,7 @@ class SeriesQueries(QueryBase):
             f'list("{c}" ORDER BY started_at, run_id, cell_id)'
             for c in ("value", "latency_pct_ms", "run_id", "round")
         )
-        return self._answer(  # detect's and then the site build's (store/answers.py)
+        return self._answer(  # detect's and then the site build's (store/files/answers.py)
             f"""SELECT {cols}, {first}, {lists} FROM ({sql}) GROUP BY {cols}
                 ORDER BY min(started_at), {cols}""",
             args,
@@ -313,7 +313,7 @@ class SeriesQueries(QueryBase):
                         FROM (SELECT DISTINCT server_id FROM servers))
             SELECT {"p.h" if by_hash else _key_number(own)} AS k, ri.ri, si.si, p.t, p.v
             FROM {{points}} p JOIN ri USING (run_id) JOIN si USING (server_id)"""
-        if by_hash:  # rolled forward night by night (store/rolling.py)
+        if by_hash:  # rolled forward night by night (store/files/rolling.py)
             name, before = self._rolling(points, lambda rows: f"SELECT * FROM {rows}", own_runs)
             sql = before(sql.replace("{points}", name))
         else:

@@ -13,10 +13,10 @@ from typing import Any
 import duckdb
 
 from perftrack.core.errors import DatabaseError
-from perftrack.store.dbfile import first_line
+from perftrack.store.files.dbfile import first_line
+from perftrack.store.files.rows import insert_rows
 from perftrack.store.queries.alerts import ALERTS_TABLE
 from perftrack.store.queries.base import QueryBase
-from perftrack.store.rows import insert_rows
 
 DERIVED_TABLES = ("noise", "verdicts", "change_points")
 # How each stored verdict was computed and what an inconclusive one needs (issue 37):
@@ -36,7 +36,7 @@ CREATE TABLE IF NOT EXISTS verdict_rounds (
 NoiseKey = tuple[str, str, str, str]  # runner_class, hw_key, workload, metric
 
 
-class DerivedQueries(QueryBase):
+class VerdictQueries(QueryBase):
     def noise_cv(self) -> dict[NoiseKey, float]:
         """The stored A/A CV (median) per runner class, hardware, workload and metric."""
         try:
@@ -140,7 +140,7 @@ class DerivedQueries(QueryBase):
 
     def variable_sets(self, *wanted: str) -> dict[str, dict[str, str | None]]:
         """Stored variable sets by hash ({} for a hash not stored): what a server reported
-        (`SHOW GLOBAL VARIABLES`, without the volatile ones, store/variables.py)."""
+        (`SHOW GLOBAL VARIABLES`, without the volatile ones, store/files/variables.py)."""
         sets = self._variable_sets(*wanted)
         return {h: dict(sets[h]) for h in wanted}
 

@@ -19,8 +19,8 @@ import duckdb
 from perftrack.core import git
 from perftrack.core.errors import DatabaseError, EnvironmentProblem
 from perftrack.core.files import fsync_path
-from perftrack.store import codecheck, migrations, nightfiles, readcache
-from perftrack.store.sqltext import sql_string
+from perftrack.store.files import codecheck, migrations, nightfiles, readcache
+from perftrack.store.files.sqltext import sql_string
 
 # --- file format -----------------------------------------------------------------------
 # Storage format of a newly created file: "v1.1.0", which every DuckDB since 1.1 reads (the
