@@ -35,7 +35,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
@@ -137,8 +137,11 @@ def state_of(
         return "not_reproduced"
     if note is not None:
         return "acknowledged"
-    old = expire_days is not None and news_at is not None
-    if old and now - news_at > timedelta(days=expire_days):  # type: ignore[operator]
+    if (
+        expire_days is not None
+        and news_at is not None
+        and now - news_at > timedelta(days=expire_days)
+    ):
         return "expired"
     return "new"
 
@@ -207,7 +210,7 @@ def from_tables(
 
 def from_change_points(
     cps: Sequence[tuple[Any, ...]],
-    points: dict[tuple[Any, ...], list[tuple[Any, ...]]],
+    points: Mapping[tuple[Any, ...], list[tuple[Any, ...]]],
     metric: str,
 ) -> list[Found]:
     """Regressing change points (rows as detect writes them), each with whether the
@@ -364,7 +367,7 @@ def _claim_near(
     f: Found,
     stored: list[dict[str, Any]],
     claimed: set[str],
-    points: dict[tuple[Any, ...], list[tuple[Any, ...]]],
+    points: Mapping[tuple[Any, ...], list[tuple[Any, ...]]],
 ) -> dict[str, Any] | None:
     """The stored change-point alert of the same series found within CP_MATCH_POINTS
     nights of `f` (the nearest), if any and not taken by another change tonight."""
@@ -389,7 +392,7 @@ def update(
     stored: list[dict[str, Any]],
     found: list[Found],
     notes: list[Annotation],
-    points: dict[tuple[Any, ...], list[tuple[Any, ...]]],
+    points: Mapping[tuple[Any, ...], list[tuple[Any, ...]]],
     metric: str,
     expire_days: int,
     now: datetime,
@@ -448,7 +451,7 @@ def _restated(
     again = own["verdict"] if own else None
     base = state_of(note, row["fixed_by"], None, now, None, again)
     changed = prev is None or base != _base_state(prev["state"])
-    news = now if changed else prev["news_at"]  # found, or its state changed: news
+    news = prev["news_at"] if prev is not None and not changed else now  # found or changed: news
     state = state_of(note, row["fixed_by"], news, now, expire_days, again)
     row.update(
         state=state,

@@ -36,7 +36,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from perftrack.analysis import annotations
+from perftrack.analysis import annotations as acks  # not `annotations`: the __future__ name
 from perftrack.analysis import detect as detect_mod
 from perftrack.core import git, paths, record, yamlfile
 from perftrack.core.errors import ConfigError, EnvironmentProblem, RecordError
@@ -199,7 +199,7 @@ def read_records(sources: Sequence[Path]) -> tuple[list[store.PreparedRecord], l
 def ingest_and_detect(db: Path, prepared: Sequence[store.PreparedRecord]) -> store.IngestResult:
     """Ingest (idempotent) and recompute noise/verdicts/change points; closes with CHECKPOINT."""
     cfg = paths.config_dir()
-    notes = annotations.load_file(cfg / "annotations.yaml")
+    notes = acks.load_file(cfg / "annotations.yaml")
     runners = yamlfile.load(cfg / "runners.yaml") if (cfg / "runners.yaml").is_file() else {}
     control = runners.get("control_server") if isinstance(runners, dict) else None
     with store.open_db(db, write=True) as st:

@@ -105,7 +105,14 @@ class SiteData:
 
 
 # What `Exporter.describe` reads of a row besides its collation: the key of its answer.
-DESCRIBED = ("runner_class", "hw_key", "profile", "tables", "table_size", "duration_s")
+DESCRIBED: tuple[str, ...] = (
+    "runner_class",
+    "hw_key",
+    "profile",
+    "tables",
+    "table_size",
+    "duration_s",
+)
 DESCRIBED += ("connection", *AXES, "workload", "threads")
 
 # What `series_samples` gives of a series' server after the series columns (its stored

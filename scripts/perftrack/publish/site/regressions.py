@@ -188,4 +188,5 @@ def feed(data: dict[str, Any]) -> bytes:
         _sub(e, "category", term=r["state"])
         _sub(e, "summary", _summary(r), type="text")
     ET.indent(root)
-    return ET.tostring(root, encoding="utf-8", xml_declaration=True) + b"\n"
+    feed: bytes = ET.tostring(root, encoding="utf-8", xml_declaration=True)
+    return feed + b"\n"

@@ -31,7 +31,7 @@ from perftrack.store.files.sqltext import sql_string
 # results, 16 KiB blocks turned off ALP compression in this format and made the file 60%
 # larger.
 STORAGE_VERSION = "v1.1.0"
-CREATE_CONFIG: dict[str, str] = {"storage_compatibility_version": STORAGE_VERSION}
+CREATE_CONFIG: codecheck.Config = {"storage_compatibility_version": STORAGE_VERSION}
 # DuckDB never shrinks a file: blocks freed when a checkpoint rewrites a table stay in it.
 # Nightly appends left ~40% of a 15 MB file free in a 100-night synthetic test; rewriting
 # a file that size takes ~0.3 s. So a write-mode close rewrites the file when at least

@@ -484,7 +484,7 @@ def schema_version(con: duckdb.DuckDBPyConnection) -> int | None:
     if "schema_version" not in tables:
         return None
     (version,) = con.execute("SELECT max(version) FROM schema_version").fetchone() or (None,)
-    return version
+    return None if version is None else int(version)
 
 
 def pending(version: int, steps: Sequence[Migration] | None = None) -> list[Migration]:

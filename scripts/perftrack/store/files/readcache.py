@@ -152,7 +152,7 @@ def rows_sql(root: Path, files: Sequence[Listed], *, filename: bool) -> str:
     )
 
 
-def write_with_sidecar(target: Path, write: Callable[[Path], None]) -> None:
+def write_with_sidecar(target: Path, write: Callable[[Path], object]) -> None:
     """`write(tmp)` under a temp name beside `target`, renamed into place, then its sidecar
     (the sha256 of the bytes written), each by rename: a reader sees a whole file or
     none, and a file whose sidecar does not match is never trusted. Raises what `write`

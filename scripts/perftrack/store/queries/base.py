@@ -64,7 +64,7 @@ class QueryBase:
         writer's answers are never kept. Callers read a kept answer, never change it."""
         if self.write:
             return compute()
-        kept: dict[Hashable, Any] = self.__dict__.setdefault("_kept_answers", {})
+        kept: dict[Hashable, T] = self.__dict__.setdefault("_kept_answers", {})
         if key not in kept:
             kept[key] = compute()
         return kept[key]

@@ -21,7 +21,7 @@ from perftrack.store.queries.series import (
 class RunQueries(QueryBase):
     def status_by_server(self, run_ids: Sequence[str]) -> list[tuple[str, int, int, int]]:
         """(server_id, ok, failed, skipped) per server of these runs, by server_id."""
-        return self._tuples(  # type: ignore[return-value]
+        return self._tuples(
             f"""SELECT s.server_id,
                        count(*) FILTER (WHERE r.status = 'ok'),
                        count(*) FILTER (WHERE r.status = 'failed'),

@@ -124,12 +124,13 @@ class SeriesQueries(QueryBase):
             f"SELECT count(*) FROM results WHERE status = 'ok' AND ({ca} IS NULL) <> ({cb} IS NULL)"
         )
         row = self._kept(("same_selection", ca, cb), lambda: self._one(sql))
-        return bool(row) and row[0] == 0
+        return row is not None and row[0] == 0
 
     def _samples(
         self, column: str, run_id: str | None, servers: list[str] | None, recent: int | None
     ) -> list[tuple[Any, ...]]:
         before = None
+        args: list[Any] = []
         if recent is not None and not run_id and not servers:
             # the comparisons' window of every series: rolled forward night by night (the
             # newest of the kept window's and the night's newest)
@@ -138,7 +139,7 @@ class SeriesQueries(QueryBase):
                 lambda rows: f"SELECT * FROM {rows} r {_newest(recent)}",
                 lambda kept, added: not self._replaces(added, kept),
             )
-            sql, args = f"SELECT * FROM {name}", []
+            sql = f"SELECT * FROM {name}"
         else:
             sql, args = self._values_sql(column, run_id, servers, recent)
 

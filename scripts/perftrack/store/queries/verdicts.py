@@ -128,7 +128,7 @@ class VerdictQueries(QueryBase):
     def _variables_diff(self, a: str, b: str) -> list[tuple[str, str | None, str | None, str]]:
         sets = self._variable_sets(a, b)
         xa, xb = sets[a], sets[b]
-        out = []
+        out: list[tuple[str, str | None, str | None, str]] = []
         for name in sorted(xa.keys() | xb.keys()):
             if name not in xa:
                 out.append((name, None, xb[name], "added"))
