@@ -38,13 +38,16 @@ import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from typing import Any
+from typing import Any, TypeVar
 
 from perftrack.analysis import compare
 from perftrack.analysis.annotations import Annotation, matching
 from perftrack.analysis.changepoints import Points
 from perftrack.store import remeasures
+from perftrack.store.queries.shapes import VerdictRow
 from perftrack.store.store import SERIES_COLS, Store
+
+AlertT = TypeVar("AlertT", bound=Mapping[str, Any])  # a stored alert row or one detect made
 
 METRIC = "tps"  # the metric alerts are reported for (the nightly's and the site's)
 STATES = ("new", "acknowledged", "false_positive", "fixed", "not_reproduced", "expired")
@@ -111,7 +114,7 @@ class Found:
         return {**self.key, "server_id": self.server_id}
 
 
-def subject_of(alert: dict[str, Any]) -> dict[str, Any]:
+def subject_of(alert: Mapping[str, Any]) -> dict[str, Any]:
     """The annotation subject of a stored alert row."""
     key = {c: alert[c] for c in SERIES_COLS}
     if alert["kind"] == "verdict":
@@ -278,7 +281,7 @@ def _row(name: str, values: list[float]) -> compare.Row:
 Remeasures = dict[tuple[Any, ...], dict[str, Any]]
 
 
-def remeasure_of(alert: dict[str, Any], remeasured: Remeasures) -> dict[str, Any] | None:
+def remeasure_of(alert: Mapping[str, Any], remeasured: Remeasures) -> dict[str, Any] | None:
     """The newest paired re-measurement of a verdict alert's own cell, pair and hardware
     key (the one that settles it), if any."""
     if alert["kind"] != "verdict":
@@ -287,7 +290,7 @@ def remeasure_of(alert: dict[str, Any], remeasured: Remeasures) -> dict[str, Any
     return remeasured.get(key)
 
 
-def _elsewhere(alert: dict[str, Any], remeasured: Remeasures) -> dict[str, Any] | None:
+def _elsewhere(alert: Mapping[str, Any], remeasured: Remeasures) -> dict[str, Any] | None:
     """The newest paired re-measurement of the alert's cell and pair on another hardware
     key: shown, never settling (a series never crosses hardware keys)."""
     if alert["kind"] != "verdict":
@@ -315,7 +318,7 @@ def paired_text(r: dict[str, Any]) -> str:
 
 
 def evidence(
-    alert: dict[str, Any], remeasured: Remeasures, verdict: dict[str, Any] | None
+    alert: Mapping[str, Any], remeasured: Remeasures, verdict: VerdictRow | None
 ) -> dict[str, str | None]:
     """Both results of a verdict alert in words, for every place that lists alerts:
     `found` (detect's stored verdict of the pair: the `verdicts` row of its id) and
@@ -348,7 +351,9 @@ def evidence(
     return {"found": first, "paired": second}
 
 
-def evidence_of(st: Store, alerts: list[dict[str, Any]], metric: str) -> list[dict[str, Any]]:
+def evidence_of(
+    st: Store, alerts: Sequence[Mapping[str, Any]], metric: str
+) -> list[dict[str, str | None]]:
     """`evidence` of each alert, in order, from the store's verdicts and re-measurements."""
     again = remeasures.newest(st, metric)
     verdicts = {v["verdict_id"]: v for v in st.stored_verdicts(metric)}
@@ -365,17 +370,17 @@ def _base_state(state: str) -> str:
 
 def _claim_near(
     f: Found,
-    stored: list[dict[str, Any]],
+    stored: Sequence[Mapping[str, Any]],
     claimed: set[str],
     points: Mapping[tuple[Any, ...], list[tuple[Any, ...]]],
-) -> dict[str, Any] | None:
+) -> Mapping[str, Any] | None:
     """The stored change-point alert of the same series found within CP_MATCH_POINTS
     nights of `f` (the nearest), if any and not taken by another change tonight."""
     series = points.get((*(f.key[c] for c in SERIES_COLS), f.server_id), [])
     index = {p[0]: i for i, p in enumerate(series)}
     if f.run_id not in index:
         return None
-    best: tuple[int, dict[str, Any]] | None = None
+    best: tuple[int, Mapping[str, Any]] | None = None
     for a in stored:
         if a["kind"] != "change_point" or a["alert_id"] in claimed:
             continue
@@ -389,7 +394,7 @@ def _claim_near(
 
 
 def update(
-    stored: list[dict[str, Any]],
+    stored: Sequence[Mapping[str, Any]],
     found: list[Found],
     notes: list[Annotation],
     points: Mapping[tuple[Any, ...], list[tuple[Any, ...]]],
@@ -439,7 +444,7 @@ def update(
 
 def _restated(
     row: dict[str, Any],
-    prev: dict[str, Any] | None,
+    prev: Mapping[str, Any] | None,
     notes: list[Annotation],
     expire_days: int | None,
     now: datetime,
@@ -465,7 +470,7 @@ def _restated(
 
 
 def restate(
-    stored: list[dict[str, Any]],
+    stored: Sequence[Mapping[str, Any]],
     notes: list[Annotation],
     expire_days: int,
     now: datetime,
@@ -506,7 +511,7 @@ def compute(
     return as_rows(alerts, st.alert_columns())
 
 
-def newly_reported(alerts: list[dict[str, Any]]) -> list[dict[str, Any]]:
+def newly_reported(alerts: Sequence[AlertT]) -> list[AlertT]:
     """The alerts the newest detect found first: what a summary reports as new (once)."""
     if not alerts:
         return []

@@ -1,16 +1,17 @@
-"""What every query room shares: the open connection and the two shapes of its answers."""
+"""What every query room shares: the open connection and the shapes of its answers."""
 
 from __future__ import annotations
 
 from collections.abc import Callable, Hashable, Sequence
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, TypeVar, cast
 
 import duckdb
 
 from perftrack.store.files import answers, rolling
 
 T = TypeVar("T")
+R = TypeVar("R")  # a row shape (queries/shapes.py)
 
 
 class QueryBase:
@@ -27,6 +28,11 @@ class QueryBase:
         cur = self.con.execute(sql, list(params))
         names = [d[0] for d in cur.description]
         return [dict(zip(names, r, strict=True)) for r in cur.fetchall()]
+
+    def _rows(self, shape: type[R], sql: str, params: Sequence[Any] = ()) -> list[R]:
+        """`_dicts`, typed as the rows of `shape` (a TypedDict of queries/shapes.py, which
+        names the columns `sql` selects): the one place a query's dicts become typed."""
+        return cast(list[R], self._dicts(sql, params))
 
     def _answer(
         self, sql: str, params: Sequence[Any] = (), before: Callable[[str], str] | None = None

@@ -15,6 +15,7 @@ from typing import Any
 from perftrack.core import record
 from perftrack.store.queries.base import QueryBase
 from perftrack.store.queries.series import LATEST_ATTEMPT, metric_column
+from perftrack.store.queries.shapes import NewestRepeats
 
 AXES: tuple[str, ...] = record.OPTIONAL_CELL_FIELDS
 SHAPE = ("profile", "tables", "table_size", "duration_s", "connection", *AXES)
@@ -79,14 +80,17 @@ class ResultQueries(QueryBase):
 
         return self._kept("site_newest", make)
 
-    def newest_repeats(self) -> list[dict[str, Any]]:
+    def newest_repeats(self) -> list[NewestRepeats]:
         """Per site series and server, the newest run's ok repeats: tps (sorted) and p95."""
-        return self._dicts(f"""
+        return self._rows(
+            NewestRepeats,
+            f"""
             WITH ok AS ({_OK} AND {self._newest()}), newest AS (SELECT * FROM site_newest)
             SELECT {_OG}, o.server, o.run_id, any_value(o.run_at) AS run_at,
                    list(o.tps ORDER BY o.tps) AS tps, list(o.latency_pct_ms) AS p95
             FROM ok o JOIN newest n ON {_ON}
-            GROUP BY ALL ORDER BY {_OG}, o.server, o.run_id""")
+            GROUP BY ALL ORDER BY {_OG}, o.server, o.run_id""",
+        )
 
     def newest_cost(self, columns: Sequence[str]) -> list[dict[str, Any]]:
         """Per site series and server, the newest run's ok repeats (latest attempts):

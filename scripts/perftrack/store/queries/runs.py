@@ -16,6 +16,7 @@ from perftrack.store.queries.series import (
     metric_column,
     series_select,
 )
+from perftrack.store.queries.shapes import RunValueRow, VerdictRow
 
 
 class RunQueries(QueryBase):
@@ -41,12 +42,13 @@ class RunQueries(QueryBase):
         )
         return {c for c, _ in rows}, {c for c, ok in rows if ok}
 
-    def verdicts_touched(self, run_ids: Sequence[str], metric: str) -> list[dict[str, Any]]:
+    def verdicts_touched(self, run_ids: Sequence[str], metric: str) -> list[VerdictRow]:
         """The stored verdicts of `metric` on every series these runs measured."""
         on = " AND ".join(  # axes may be null
             f'n."{c}" IS NOT DISTINCT FROM v."{c}"' for c in SERIES_COLS
         )
-        return self._dicts(
+        return self._rows(
+            VerdictRow,
             f"""WITH n AS (SELECT DISTINCT {series_select()}
                            FROM results r JOIN runs ru USING (run_id)
                            WHERE r.run_id IN ({marks(run_ids)}))
@@ -54,14 +56,15 @@ class RunQueries(QueryBase):
             [*run_ids, metric],
         )
 
-    def run_values(self, run_ids: Sequence[str], column: str) -> list[dict[str, Any]]:
+    def run_values(self, run_ids: Sequence[str], column: str) -> list[RunValueRow]:
         """run_id, server_id, value (of `column`) and the cell's charset, collation, profile,
         table_size and axes of every ok result of these runs (the latest attempt of each
         cell), oldest first: the rounds of a sequential comparison, whose arms are servers
         or values of an axis."""
         col = metric_column(column)
         cell = ", ".join(f"r.{c}" for c in ("charset", "profile", "table_size", *AXES))
-        return self._dicts(
+        return self._rows(
+            RunValueRow,
             f"""SELECT r.run_id, s.server_id, r.{col} AS value, r."collation", {cell}
                 FROM results r JOIN servers s USING (server_key)
                 WHERE r.run_id IN ({marks(run_ids)}) AND r.status = 'ok'

@@ -16,6 +16,7 @@ import numpy as np
 from perftrack.core import record
 from perftrack.store.queries.base import QueryBase, marks
 from perftrack.store.queries.points import NightlyPoints
+from perftrack.store.queries.shapes import ValueRow
 
 SERIES_COLS: tuple[str, ...] = (
     "hw_key",
@@ -82,14 +83,15 @@ class SeriesQueries(QueryBase):
         run_id: str | None = None,
         servers: list[str] | None = None,
         recent: int | None = None,
-    ) -> list[dict[str, Any]]:
+    ) -> list[ValueRow]:
         """Every ok value of `column` (latest attempt of a cell), oldest first: the series
         columns, server_id, product, version, version_string, stand_in, value,
         latency_pct_ms, and run_id and repeat (the round it was measured in: two servers'
         values of one run and repeat are a pair). `recent`: only each server's newest that
         many values per series."""
         sql, args = self._values_sql(column, run_id, servers, recent)
-        return self._dicts(
+        return self._rows(
+            ValueRow,
             f"SELECT * EXCLUDE (started_at, cell_id, attempt) FROM ({sql}) ORDER BY started_at",
             args,
         )

@@ -6,10 +6,11 @@ from __future__ import annotations
 from typing import Any
 
 from perftrack.store.queries.base import QueryBase
+from perftrack.store.queries.shapes import HardwareRow, ServerSummary
 
 
 class ServerQueries(QueryBase):
-    def server_summaries(self) -> list[dict[str, Any]]:
+    def server_summaries(self) -> list[ServerSummary]:
         """Every server: server, product, version, its newest version_string and how many
         results it has (not the stored stand_in: a server is what it is outside a study)."""
 
@@ -26,13 +27,14 @@ class ServerQueries(QueryBase):
                 f"max(newest) AS newest FROM {rows} GROUP BY server_key"
             ),
         )
-        return self._dicts(
+        return self._rows(
+            ServerSummary,
             before(f"""SELECT s.server_id AS server, any_value(s.product) AS product,
                       any_value(s.version) AS version,
                       arg_max(s.version_string, c.newest) AS version_string,
                       coalesce(sum(c.n), 0) AS results
                FROM servers s LEFT JOIN {name} c USING (server_key)
-               GROUP BY s.server_id ORDER BY s.server_id""")
+               GROUP BY s.server_id ORDER BY s.server_id"""),
         )
 
     def current_hardware(self) -> dict[str, str]:
@@ -55,5 +57,5 @@ class ServerQueries(QueryBase):
             "FROM runs ru LEFT JOIN hardware h USING (hw_key) ORDER BY ru.first_started_at"
         )
 
-    def hardware_rows(self) -> list[dict[str, Any]]:
-        return self._dicts("SELECT * FROM hardware ORDER BY hw_key")
+    def hardware_rows(self) -> list[HardwareRow]:
+        return self._rows(HardwareRow, "SELECT * FROM hardware ORDER BY hw_key")

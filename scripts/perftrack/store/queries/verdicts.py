@@ -17,6 +17,7 @@ from perftrack.store.files.dbfile import first_line
 from perftrack.store.files.rows import insert_rows
 from perftrack.store.queries.alerts import ALERTS_TABLE
 from perftrack.store.queries.base import QueryBase
+from perftrack.store.queries.shapes import ChangePointRow, VerdictRow
 
 DERIVED_TABLES = ("noise", "verdicts", "change_points")
 # How each stored verdict was computed and what an inconclusive one needs (issue 37):
@@ -89,8 +90,8 @@ class VerdictQueries(QueryBase):
         )
         return computed, seen, newest
 
-    def stored_verdicts(self, metric: str) -> list[dict[str, Any]]:
-        return self._dicts("SELECT * FROM verdicts WHERE metric = ?", [metric])
+    def stored_verdicts(self, metric: str) -> list[VerdictRow]:
+        return self._rows(VerdictRow, "SELECT * FROM verdicts WHERE metric = ?", [metric])
 
     def verdict_rounds(self, metric: str) -> dict[str, tuple[bool, int | None]]:
         """verdict_id -> (paired, rounds a side that would decide it) of the metric's
@@ -107,10 +108,12 @@ class VerdictQueries(QueryBase):
         )
         return {vid: (bool(paired), needed) for vid, paired, needed in rows}
 
-    def change_points(self, metric: str) -> list[dict[str, Any]]:
+    def change_points(self, metric: str) -> list[ChangePointRow]:
         """The stored change points of a metric, oldest first."""
-        return self._dicts(
-            "SELECT * FROM change_points WHERE metric = ? ORDER BY at_time", [metric]
+        return self._rows(
+            ChangePointRow,
+            "SELECT * FROM change_points WHERE metric = ? ORDER BY at_time",
+            [metric],
         )
 
     def variables_diff(self, a: str, b: str) -> list[tuple[str, str | None, str | None, str]]:
