@@ -1,0 +1,64 @@
+"""The typed rows (store/queries/shapes.py) name exactly the columns the queries return:
+checked on a copy of the committed DB, so a column added to a table or a query without
+its shape (or the reverse) fails here, not in a reader the type checker trusted."""
+
+from __future__ import annotations
+
+import shutil
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from perftrack.store import store
+from perftrack.store.queries import shapes
+
+REPO = Path(__file__).resolve().parents[3]
+
+
+@pytest.fixture(scope="module")
+def st(tmp_path_factory: pytest.TempPathFactory) -> Iterator[store.Store]:
+    data = tmp_path_factory.mktemp("shapes") / "data"
+    shutil.copytree(REPO / "data", data, ignore=shutil.ignore_patterns(".*"))
+    with store.open_db(data / "results.duckdb", write=False) as opened:
+        yield opened
+
+
+def keys(shape: Any) -> set[str]:
+    return set(shape.__required_keys__ | shape.__optional_keys__)
+
+
+@pytest.mark.parametrize(
+    ("table", "shape"),
+    [
+        ("alerts", shapes.AlertRow),
+        ("verdicts", shapes.VerdictRow),
+        ("change_points", shapes.ChangePointRow),
+        ("hardware", shapes.HardwareRow),
+    ],
+)
+def test_a_tables_shape_names_its_columns(st: store.Store, table: str, shape: Any) -> None:
+    columns = {d[0] for d in st.con.execute(f"SELECT * FROM {table} LIMIT 0").description}
+    assert keys(shape) == columns
+
+
+def test_each_answers_shape_names_the_columns_it_returns(st: store.Store) -> None:
+    runs = [r["run_id"] for r in st.runs_overview()]
+    answers: list[tuple[Any, list[Any]]] = [
+        (shapes.ValueRow, st.series_values("tps")),
+        (shapes.RunValueRow, st.run_values(runs, "tps")),
+        (shapes.ServerSummary, st.server_summaries()),
+        (shapes.NewestRepeats, st.newest_repeats()),
+        (shapes.VerdictRow, st.verdicts_touched(runs, "tps")),
+        (shapes.AlertRow, st.stored_alerts()),
+        (shapes.VerdictRow, st.stored_verdicts("tps")),
+    ]
+    for shape, rows in answers:
+        assert rows, f"the committed DB answers {shape.__name__} with no rows: nothing checked"
+        assert {frozenset(r) for r in rows} == {frozenset(keys(shape))}, shape.__name__
+
+
+def test_a_series_key_is_the_stores_series() -> None:
+    assert list(shapes.SeriesKey.__annotations__) == list(store.SERIES_COLS)
+    assert list(shapes.SiteSeries.__annotations__) == list(store.SITE_SERIES)
