@@ -44,7 +44,7 @@ from perftrack.analysis import compare
 from perftrack.analysis.annotations import Annotation, matching
 from perftrack.analysis.changepoints import Points
 from perftrack.store import remeasures
-from perftrack.store.queries.shapes import VerdictRow
+from perftrack.store.queries.shapes import RemeasureRow, VerdictRow
 from perftrack.store.store import SERIES_COLS, Store
 
 AlertT = TypeVar("AlertT", bound=Mapping[str, Any])  # a stored alert row or one detect made
@@ -278,10 +278,10 @@ def _row(name: str, values: list[float]) -> compare.Row:
 # --- paired re-measurements ------------------------------------------------------------
 
 # remeasures.newest: (*series key, base server, new server) -> the newest re-measurement
-Remeasures = dict[tuple[Any, ...], dict[str, Any]]
+Remeasures = dict[tuple[Any, ...], RemeasureRow]
 
 
-def remeasure_of(alert: Mapping[str, Any], remeasured: Remeasures) -> dict[str, Any] | None:
+def remeasure_of(alert: Mapping[str, Any], remeasured: Remeasures) -> RemeasureRow | None:
     """The newest paired re-measurement of a verdict alert's own cell, pair and hardware
     key (the one that settles it), if any."""
     if alert["kind"] != "verdict":
@@ -290,23 +290,27 @@ def remeasure_of(alert: Mapping[str, Any], remeasured: Remeasures) -> dict[str, 
     return remeasured.get(key)
 
 
-def _elsewhere(alert: Mapping[str, Any], remeasured: Remeasures) -> dict[str, Any] | None:
+def _elsewhere(alert: Mapping[str, Any], remeasured: Remeasures) -> RemeasureRow | None:
     """The newest paired re-measurement of the alert's cell and pair on another hardware
     key: shown, never settling (a series never crosses hardware keys)."""
     if alert["kind"] != "verdict":
         return None
     rest = [c for c in SERIES_COLS if c != "hw_key"]
+
+    def same_cell(r: Mapping[str, Any]) -> bool:  # the series but its hardware key
+        return all(r[c] == alert[c] for c in rest)
+
     found = [
         r
         for r in remeasured.values()
         if r["base_server"] == alert["base_server"]
         and r["new_server"] == alert["server_id"]
-        and all(r[c] == alert[c] for c in rest)
+        and same_cell(r)
     ]
     return max(found, key=lambda r: r["measured_at"], default=None)
 
 
-def paired_text(r: dict[str, Any]) -> str:
+def paired_text(r: RemeasureRow) -> str:
     """One paired re-measurement in words: verdict, ratio [interval], n, date."""
     ratio = (
         "no ratio"

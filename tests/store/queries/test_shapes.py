@@ -9,9 +9,10 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import duckdb
 import pytest
 
-from perftrack.store import store
+from perftrack.store import remeasures, store
 from perftrack.store.queries import shapes
 
 REPO = Path(__file__).resolve().parents[3]
@@ -62,3 +63,12 @@ def test_each_answers_shape_names_the_columns_it_returns(st: store.Store) -> Non
 def test_a_series_key_is_the_stores_series() -> None:
     assert list(shapes.SeriesKey.__annotations__) == list(store.SERIES_COLS)
     assert list(shapes.SiteSeries.__annotations__) == list(store.SITE_SERIES)
+
+
+def test_a_remeasures_row_names_the_tables_columns() -> None:
+    """`remeasures` is created when first written (store/remeasures.py), so its columns
+    come from the statement that creates it."""
+    con = duckdb.connect(":memory:")
+    con.execute(remeasures.TABLE_SQL)
+    columns = {d[0] for d in con.execute(f"SELECT * FROM {remeasures.TABLE}").description}
+    assert keys(shapes.RemeasureRow) == columns

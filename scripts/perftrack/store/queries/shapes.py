@@ -186,3 +186,24 @@ class NewestRepeats(SiteSeries):
     run_at: datetime
     tps: list[float]  # sorted
     p95: list[float | None]
+
+
+class RemeasureRow(SeriesKey):
+    """A row of `remeasures` (store/remeasures.py): one paired sequence's outcome, its
+    rounds' run ids read back from their JSON."""
+
+    remeasure_id: str
+    source: str
+    base_server: str
+    new_server: str
+    metric: str
+    n_base: int
+    n_new: int
+    ratio: float | None
+    ci_low: float | None
+    ci_high: float | None
+    p_value: float | None
+    threshold: float | None
+    verdict: str
+    run_ids: list[str]
+    measured_at: datetime
