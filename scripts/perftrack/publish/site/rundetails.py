@@ -76,7 +76,7 @@ class RunDetails:
         failures = self._by_run(self.st.run_failures(only))
         varsets = self._by_run(self.st.run_varsets(only))
         cache: dict[tuple[str, str], list[tuple[str, str | None, str | None, str]]] = {}
-        explained: dict[tuple[str, str], list[dict[str, Any]]] = {}
+        explained: dict[tuple[str, str], list[explanations.StoredExplanation]] = {}
         out = {}
         for run in runs:
             rid = run["run_id"]
@@ -107,7 +107,9 @@ class RunDetails:
         return out
 
     def _explanations(
-        self, servers: list[dict[str, Any]], cache: dict[tuple[str, str], list[dict[str, Any]]]
+        self,
+        servers: list[dict[str, Any]],
+        cache: dict[tuple[str, str], list[explanations.StoredExplanation]],
     ) -> list[dict[str, Any]]:
         """`perftrack explain`'s newest result for each consecutive pair of the run's
         versions (the pairs whose verdicts and variable diffs the run shows)."""
