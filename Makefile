@@ -58,4 +58,4 @@ pytest: setup $(ACT)
 test: lint pytest
 
 clean:
-	rm -rf $(VENV) runs .pytest_cache .ruff_cache
+	rm -rf $(VENV) runs .pytest_cache .ruff_cache .mypy_cache
