@@ -16,7 +16,16 @@ from perftrack.store.queries.series import (
     metric_column,
     series_select,
 )
-from perftrack.store.queries.shapes import RunValueRow, VerdictRow
+from perftrack.store.queries.shapes import (
+    RunCell,
+    RunEffective,
+    RunFailure,
+    RunOverview,
+    RunServer,
+    RunValueRow,
+    RunVarset,
+    VerdictRow,
+)
 
 
 class RunQueries(QueryBase):
@@ -78,7 +87,7 @@ class RunQueries(QueryBase):
         row = self._one("SELECT runner_class, hw_key FROM runs WHERE run_id = ?", [run_id])
         return (str(row[0]), str(row[1])) if row else None
 
-    def runs_overview(self) -> list[dict[str, Any]]:
+    def runs_overview(self) -> list[RunOverview]:
         """Every run with its hardware and ok/failed/skipped counts, newest first."""
         statuses = ("ok", "failed", "skipped")
 
@@ -91,30 +100,33 @@ class RunQueries(QueryBase):
             counts, lambda rows: f"SELECT run_id, {sums} FROM {rows} GROUP BY run_id"
         )
         each = ", ".join(f"coalesce(c.{s}, 0) AS {s}" for s in statuses)
-        return self._dicts(
+        return self._rows(
+            RunOverview,
             before(f"""SELECT ru.run_id, ru.runner_class, ru.hw_key, h.cpu_model, h.cores,
                       h.mem_gib, h.kernel, ru.first_started_at, ru.last_finished_at,
                       ru.perftrack_version, {each}
                FROM runs ru LEFT JOIN hardware h USING (hw_key) LEFT JOIN {name} c USING (run_id)
-               ORDER BY ru.first_started_at DESC, ru.run_id""")
+               ORDER BY ru.first_started_at DESC, ru.run_id"""),
         )
 
     # Each of the next five covers every run at once (one query per run is ~50x slower),
     # or only `runs` (the site build recomputes only the runs whose detail changed);
     # every row has its run_id.
 
-    def run_servers(self, runs: Sequence[str] | None = None) -> list[dict[str, Any]]:
+    def run_servers(self, runs: Sequence[str] | None = None) -> list[RunServer]:
         where, args = _runs_filter(runs)
-        return self._dicts(
+        return self._rows(
+            RunServer,
             f"""SELECT r.run_id, s.server_id AS server, s.product, s.version, s.version_string,
                       s.provider, s.source_sha256, count(*) AS results
                FROM results r JOIN servers s USING (server_key) WHERE {where} GROUP BY ALL""",
             args,
         )
 
-    def run_cells(self, runs: Sequence[str] | None = None) -> list[dict[str, Any]]:
+    def run_cells(self, runs: Sequence[str] | None = None) -> list[RunCell]:
         where, args = _runs_filter(runs)
-        return self._dicts(
+        return self._rows(
+            RunCell,
             f"""SELECT r.run_id, s.server_id AS server, r.workload, r.threads, r.charset,
                       r."collation" AS collation, {", ".join("r." + c for c in SHAPE)},
                       count(*) AS n,
@@ -125,9 +137,10 @@ class RunQueries(QueryBase):
             args,
         )
 
-    def run_effective(self, runs: Sequence[str] | None = None) -> list[dict[str, Any]]:
+    def run_effective(self, runs: Sequence[str] | None = None) -> list[RunEffective]:
         where, args = _runs_filter(runs)
-        return self._dicts(
+        return self._rows(
+            RunEffective,
             f"""SELECT r.run_id, s.server_id AS server, r."collation" AS collation, r.profile,
                       any_value(r.effective) AS effective
                FROM results r JOIN servers s USING (server_key)
@@ -135,9 +148,10 @@ class RunQueries(QueryBase):
             args,
         )
 
-    def run_failures(self, runs: Sequence[str] | None = None) -> list[dict[str, Any]]:
+    def run_failures(self, runs: Sequence[str] | None = None) -> list[RunFailure]:
         where, args = _runs_filter(runs)
-        return self._dicts(
+        return self._rows(
+            RunFailure,
             f"""SELECT r.run_id, r.record_id, r.status, s.server_id AS server, r.workload,
                       r.threads, r."collation" AS collation, r.reason, r.error_log_tail
                FROM results r JOIN servers s USING (server_key)
@@ -145,9 +159,10 @@ class RunQueries(QueryBase):
             args,
         )
 
-    def run_varsets(self, runs: Sequence[str] | None = None) -> list[dict[str, Any]]:
+    def run_varsets(self, runs: Sequence[str] | None = None) -> list[RunVarset]:
         where, args = _runs_filter(runs)
-        return self._dicts(
+        return self._rows(
+            RunVarset,
             f"""SELECT r.run_id, s.server_id AS server, r.profile, r."collation" AS collation,
                       any_value(r.varset_hash) AS varset
                FROM results r JOIN servers s USING (server_key)

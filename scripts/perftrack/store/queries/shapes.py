@@ -207,3 +207,94 @@ class RemeasureRow(SeriesKey):
     verdict: str
     run_ids: list[str]
     measured_at: datetime
+
+
+class RunOverview(TypedDict):
+    """A run with its machine and its results' counts by status (runs_overview)."""
+
+    run_id: str
+    runner_class: str
+    hw_key: str
+    cpu_model: str | None
+    cores: int | None
+    mem_gib: float | None
+    kernel: str | None
+    first_started_at: datetime
+    last_finished_at: datetime
+    perftrack_version: str | None
+    ok: int
+    failed: int
+    skipped: int
+
+
+class RunServer(TypedDict):
+    """A server a run measured, with its count of results (run_servers)."""
+
+    run_id: str
+    server: str
+    product: str
+    version: str
+    version_string: str | None
+    provider: str
+    source_sha256: str | None
+    results: int
+
+
+class RunCell(TypedDict):
+    """A cell a run measured on one server: its repeats' medians (run_cells)."""
+
+    run_id: str
+    server: str
+    workload: str
+    threads: int
+    charset: str
+    collation: str
+    profile: str
+    tables: int
+    table_size: int
+    duration_s: int
+    connection: str
+    engine: str | None
+    isolation: str | None
+    durability: str | None
+    handshake: str | None
+    dataset_size: str | None
+    phase: str | None
+    n: int
+    ok: int
+    tps: float | None
+    p95_ms: float | None
+
+
+class RunEffective(TypedDict):
+    """A server's effective settings in one run, collation and profile (run_effective)."""
+
+    run_id: str
+    server: str
+    collation: str
+    profile: str
+    effective: str  # JSON text
+
+
+class RunFailure(TypedDict):
+    """A result of a run that is not ok, with its reason (run_failures)."""
+
+    run_id: str
+    record_id: str
+    status: str
+    server: str
+    workload: str
+    threads: int
+    collation: str
+    reason: str | None
+    error_log_tail: str | None
+
+
+class RunVarset(TypedDict):
+    """The variable set a server ran with, per collation and profile (run_varsets)."""
+
+    run_id: str
+    server: str
+    profile: str
+    collation: str
+    varset: str
