@@ -212,7 +212,7 @@ V4_STATEMENTS: tuple[str, ...] = tuple(
 # - `results` loses its PRIMARY KEY: DuckDB's ART index on record_id was ~3/4 of the
 #   file at scale (30 MB of 40 MB for 400,000 ids, measured) and is rewritten whole at
 #   every checkpoint, which git cannot delta. Ingest stays idempotent by record_id
-#   (store/files/rows.py stored_record_ids) and `db check` reports any record_id stored twice.
+#   (store/files/batch.py stored_record_ids) and `db check` reports any record_id stored twice.
 # FROZEN COPY of core/record.OPTIONAL_CELL_FIELDS as it was when v5 shipped: a shipped
 # migration must build the same tables whatever the record's field list becomes later
 # (tests/store/files/test_migrations.py checks the two still agree today).
