@@ -13,7 +13,8 @@ import duckdb
 import pytest
 
 from fixtures.records.synthetic_history import build_db
-from perftrack.core.errors import DatabaseError
+from perftrack.cli import main as cli
+from perftrack.core.errors import ConfigError, DatabaseError
 from perftrack.publish.site import build, columns, parquet
 from perftrack.store import explanations, store
 
@@ -161,3 +162,36 @@ def test_a_part_that_fails_in_its_thread_fails_the_build_and_keeps_the_old_site(
     assert threads and threads[0] != threading.main_thread().name  # it ran beside
     assert files(out) == before
     assert sorted(p.name for p in tmp_path.iterdir()) == ["history", "site"]  # no temp left
+
+
+@pytest.mark.parametrize("recorded", [True, False], ids=["sha256", "no-sha256"])
+def test_a_damaged_part_in_the_previous_build_stops_the_build_naming_it(
+    db: Path, tmp_path: Path, recorded: bool
+) -> None:
+    """Bad input (issue 39): a previous build's results part that the next build would
+    take over, truncated: one clear error naming it, and nothing replaced."""
+    out = tmp_path / "site"
+    build.build(db, out)
+    january = out / SQL / "results-202601.parquet"
+    if not recorded:  # a manifest of older code: the Parquet framing is checked
+        path = out / SQL / parquet.MANIFEST
+        manifest = json.loads(path.read_text())
+        del manifest["tables"]["results"]["part_sha256"]
+        path.write_text(json.dumps(manifest))
+    january.write_bytes(january.read_bytes()[:-100])
+    before = files(out)
+    with pytest.raises(ConfigError, match=r"results-202601\.parquet is damaged"):
+        build.build(db, out)
+    assert files(out) == before
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["history", "site"]  # no temp left
+
+
+def test_cli_names_a_damaged_part_in_one_line(
+    db: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = tmp_path / "site"
+    build.build(db, out)
+    (out / SQL / "results-202601.parquet").write_bytes(b"PAR1")
+    assert cli(["site", "build", "--db", str(db), "--out", str(out)]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "results-202601.parquet is damaged" in err[0], err
