@@ -7,7 +7,12 @@ written). At N nights: `perftrack detect`, `site build`; the site's total, its l
 files and the directories they are in. Then night N+1 is ingested (the next synthetic
 night), detect run again and the site built over the previous build, as the nightly does;
 the two builds are compared file by file by content hash (sha256): bytes changed (same
-path, other content), added, removed — what an incremental deploy uploads.
+path, other content), added, removed — what an incremental deploy uploads. --extra nights
+are added so, one night file each, as the nightly ingests them: the synthetic history's
+files hold 100 nights each, so the first added night (a file whose first month is the
+open one) closes the history page's last part (data/history/parts: by the first month of
+each night file) and rewrites every cell's closed rows, as a real month's first night
+does; the second added night shows an ordinary night.
 
     .venv/bin/python benchmarks/site_size.py --nights 1000
     .venv/bin/python benchmarks/site_size.py --db /tmp/h1000.duckdb --nights 1000
@@ -72,6 +77,10 @@ def diff(a: dict[str, tuple[str, int]], b: dict[str, tuple[str, int]]) -> None:
         f"removed {len(removed)} {mb(sum(a[p][1] for p in removed))}; "
         f"unchanged {len(a.keys() & b.keys()) - len(changed)}"
     )
+    where: Counter[str] = Counter()
+    for p in changed + added:
+        where[p.rsplit("/", 1)[0] if "/" in p else "."] += b[p][1]
+    print("  by directory: " + ", ".join(f"{d} {mb(n)}" for d, n in where.most_common()))
     for p in sorted(changed + added, key=lambda p: -b[p][1])[:12]:
         print(f"  {mb(b[p][1]):>12}  {p}{'' if p in a else ' (new)'}")
 
@@ -81,17 +90,19 @@ def main() -> None:
     ap.add_argument("--nights", type=int, default=1000)
     ap.add_argument("--db", type=Path, help="a DB already holding --nights synthetic nights")
     ap.add_argument("--top", type=int, default=15)
+    ap.add_argument("--extra", type=int, default=2, help="nights added one at a time, each diffed")
     args = ap.parse_args()
     with tempfile.TemporaryDirectory(prefix="site-size-") as tmp:
         work = Path(tmp)
         db = work / "history" / "results.duckdb"
         if args.db:
-            shutil.copytree(args.db.parent, db.parent, dirs_exist_ok=True)
+            # the DB and its night files (beside it, in a directory named as the DB)
+            shutil.copytree(args.db.with_suffix(""), db.with_suffix(""))
             shutil.copy2(args.db, db)
         else:
             build_db(db, args.nights, nights_per_batch=100)
         out = work / "site"
-        for night in (args.nights, args.nights + 1):
+        for night in range(args.nights, args.nights + 1 + args.extra):
             if night > args.nights:
                 recs = night_records(night - 1, rng=random.Random(night))
                 with store.open_db(db, write=True) as st:
