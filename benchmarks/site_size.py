@@ -23,6 +23,7 @@ from __future__ import annotations
 import argparse
 import hashlib
 import random
+import re
 import shutil
 import sys
 import tempfile
@@ -65,6 +66,12 @@ def report(site: Path, top: int) -> None:
     for path, (_, size) in sorted(files.items(), key=lambda kv: -kv[1][1])[:top]:
         print(f"  {mb(size):>12}  {path}")
     print(f"  index page + its data: {mb(build.page_bytes(site, 'index'))}")
+    # the files of a whole table (not parts): each is one row per run, verdict, … at most
+    whole = [p for p in files if re.fullmatch(r"data/[^/]+|data/sql/(?!results-)[^/]+", p)]
+    print(
+        "  whole-table files over 10 kB: "
+        + ", ".join(f"{p} {files[p][1] / 1e3:,.0f} kB" for p in whole if files[p][1] > 10_000)
+    )
 
 
 def diff(a: dict[str, tuple[str, int]], b: dict[str, tuple[str, int]]) -> None:
