@@ -6,6 +6,8 @@ synthetic fixtures (tests/fixtures/records/synthetic.py), written to tmp paths o
 
 from __future__ import annotations
 
+import hashlib
+import json
 import subprocess
 import sys
 from datetime import timedelta
@@ -361,6 +363,31 @@ def test_a_night_far_over_the_growth_budget_is_refused(remote: Path, tmp_path: P
     assert changes(a) == []
     # the default budget takes the same night
     assert publish.publish([night(tmp_path, 2)], db=a / DB, pause=lambda _s: None).pushed
+
+
+def test_publish_archives_the_records_with_the_night_replayed(
+    remote: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`publish --archive` against a replayed GitHub API: the month's asset uploaded and
+    the manifest committed in the same commit as the night's DB and files."""
+    from replay import Replay
+
+    a = clone(remote, tmp_path / "a")
+    with Replay() as r:
+        monkeypatch.setenv("PERFTRACK_GITHUB_API_URL", r.url)
+        monkeypatch.setenv("GITHUB_REPOSITORY", "synthetic/perftrack")
+        monkeypatch.setenv("GITHUB_TOKEN", "ghs_test-token")
+        monkeypatch.chdir(a)
+        rc = cli.main(["publish", str(night(tmp_path, 1)), "--db", str(a / DB), "--archive"])
+        assert rc == 0
+        (entry,) = json.loads((a / "data/archive/manifest.json").read_text())["months"]
+        rel = r.releases[entry["tag"]]
+        (blob,) = [r.assets[i][1] for i in rel["assets"]]
+    assert entry["records"] == 8 and hashlib.sha256(blob).hexdigest() == entry["sha256"]
+    committed = git(a, "show", "--name-only", "--format=", "HEAD").split()
+    assert "data/archive/manifest.json" in committed and str(DB) in committed
+    assert git(a, "rev-parse", "HEAD") == git(remote, "rev-parse", "main")
+    assert changes(a) == []
 
 
 def test_the_cli_names_the_limit_and_exits_3(remote: Path, tmp_path: Path, capsys) -> None:

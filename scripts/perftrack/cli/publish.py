@@ -42,11 +42,20 @@ def publish_cmd(
             "record stops everything before anything is written",
         ),
     ] = False,
+    archive_records: Annotated[
+        bool,
+        typer.Option(
+            "--archive",
+            help="add the records to their months' GitHub Release assets and commit "
+            "data/archive/manifest.json with the night (env: GITHUB_REPOSITORY, GITHUB_TOKEN)",
+        ),
+    ] = False,
 ) -> None:
     """Ingest a night's records, detect, commit the DB and push it (retrying push races)."""
+    from perftrack.publish import archive, publish
     from perftrack.publish import job_summary as summary
-    from perftrack.publish import publish
 
+    archive_to = archive.remote_from_env() if archive_records else None
     plan = summary.load_plan(plan_file) if plan_file else None
     if not earlier:
         late: set[str] = set()
@@ -64,6 +73,7 @@ def publish_cmd(
         say=emit,
         max_file_mb=max_file_mb,
         hold_back_bad=hold_back_bad,
+        archive_to=archive_to,
     )
     state = f"pushed as `{res.commit[:12]}`" if res.pushed and res.commit else "no new commit"
     head = (

@@ -40,6 +40,7 @@ from perftrack.analysis import annotations
 from perftrack.analysis import detect as detect_mod
 from perftrack.core import git, paths, record, yamlfile
 from perftrack.core.errors import ConfigError, EnvironmentProblem, RecordError
+from perftrack.publish import archive
 from perftrack.store import nightfiles, store
 
 DEFAULT_ATTEMPTS = 5
@@ -283,6 +284,12 @@ def _check_growth(git: Git, top: Path, rel: Path, results: int, budget_kb: float
         )
 
 
+def _record_files(sources: Sequence[Path], held: Sequence[HeldBack]) -> list[Path]:
+    """The record files of every batch under `sources` that was not held back."""
+    skip = {h.batch for h in held}
+    return [f for batch, files in batches(sources) if batch not in skip for f in files]
+
+
 def default_message(run_ids: Sequence[str], added: int) -> str:
     runs = ", ".join(run_ids[:5]) + (f" and {len(run_ids) - 5} more" if len(run_ids) > 5 else "")
     return f"data: publish {added} result(s) from run(s) {runs or '(none)'}"
@@ -302,6 +309,7 @@ def publish(
     max_file_mb: float = DEFAULT_MAX_FILE_MB,
     hold_back_bad: bool = False,
     growth_budget_kb: float = GROWTH_BUDGET_KB,
+    archive_to: archive.Remote | None = None,
 ) -> Result:
     """Ingest `sources` into `db`, detect, commit the DB and push (retrying lost races).
 
@@ -310,7 +318,10 @@ def publish(
     line, and the others publish — one broken shard does not cost the night.
     A commit that would hold a file over `max_file_mb` is refused before it is made: the
     DB file is put back as the branch has it, and nothing is committed or pushed; so is
-    a night whose new files are far over the growth budget (`growth_limit`)."""
+    a night whose new files are far over the growth budget (`growth_limit`).
+    With `archive_to`, the night's records are added to their months' release assets
+    (publish/archive.py) once the checks pass, and the manifest is committed with the
+    night (at every attempt: a lost race takes the remote's manifest, then archives again)."""
     if not 1 <= attempts <= MAX_ATTEMPTS:
         raise ConfigError(f"--attempts must be 1..{MAX_ATTEMPTS}, not {attempts}")
     if not 0 < max_file_mb <= 100:
@@ -342,6 +353,11 @@ def publish(
             return result
         _check_sizes(git, top, rel, max_file_mb)
         _check_growth(git, top, rel, res.added, growth_budget_kb)
+        if archive_to is not None:
+            archive.archive(archive_to, _record_files(sources, held), top / archive.MANIFEST)
+            if (top / archive.MANIFEST).exists():
+                git.run("add", "--", str(archive.MANIFEST))
+                ours = (*ours, str(archive.MANIFEST))
         git.run(
             "commit", "--quiet", "-m", message or default_message(run_ids, res.added), "--",
             *ours,
