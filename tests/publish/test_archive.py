@@ -66,6 +66,18 @@ def test_the_archive_round_trip_replayed(replayed: Replay, tmp_path: Path, capsy
     assert archive.pack(archive.unpack(blob, "x")) == blob
     # verify, then fetch the month back: the records as written, with their intervals
     assert run("archive", "verify", "--month", "2026-11", "--manifest", m) == 0
+    # GitHub answers an asset download with a redirect to a storage host: followed,
+    # without the token
+    with Replay() as storage:
+        storage.add("GET", "/asset", blob)
+        replayed.add(
+            "GET", f"/repos/synthetic/perftrack/releases/assets/{rel['assets'][0]}", {},
+            302, Location=f"{storage.url}/asset",  # another host:port
+        )  # fmt: skip
+        assert run("archive", "verify", "--month", "2026-11", "--manifest", m) == 0
+        (got,) = storage.requests
+    assert "Authorization" not in got.headers
+    del replayed.routes[("GET", f"/repos/synthetic/perftrack/releases/assets/{rel['assets'][0]}")]
     out = tmp_path / "back"
     assert run("archive", "fetch", "--month", "2026-11", "--out", str(out), "--manifest", m) == 0
     back = sorted(record.read(p)["record_id"] for p in out.iterdir())

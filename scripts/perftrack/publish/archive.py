@@ -186,6 +186,21 @@ def remote_from_env(env: dict[str, str] | None = None) -> Remote:
     return Remote(api=api, repository=repository, token=token)
 
 
+class _NoTokenElsewhere(urllib.request.HTTPRedirectHandler):
+    """Follows a redirect (an asset download goes to a storage host) without sending the
+    token to another host (which would also refuse a second authentication)."""
+
+    def redirect_request(self, req, fp, code, msg, headers, newurl):  # type: ignore[no-untyped-def]
+        new = super().redirect_request(req, fp, code, msg, headers, newurl)
+        if new is not None and urllib.parse.urlsplit(newurl).netloc != req.host:
+            new.headers.pop("Authorization", None)
+            new.unredirected_hdrs.pop("Authorization", None)
+        return new
+
+
+_OPENER = urllib.request.build_opener(_NoTokenElsewhere)
+
+
 def _call(
     r: Remote, method: str, url: str, data: bytes | None = None, kind: str = "application/json"
 ) -> tuple[int, bytes]:
@@ -196,7 +211,7 @@ def _call(
     if data is not None:
         req.add_header("Content-Type", kind)
     try:
-        with urllib.request.urlopen(req, timeout=TIMEOUT_S) as resp:
+        with _OPENER.open(req, timeout=TIMEOUT_S) as resp:
             return resp.status, resp.read()
     except urllib.error.HTTPError as exc:
         if exc.code == 404:
@@ -264,8 +279,7 @@ def archive(r: Remote, sources: Iterable[Path], manifest: Path) -> list[Entry]:
         upload(r, month, blob)
         entries[month] = describe(month, files, blob)
         done.append(entries[month])
-    if done:
-        save_manifest(manifest, entries)
+        save_manifest(manifest, entries)  # month by month: each entry names what is uploaded
     return done
 
 
