@@ -104,6 +104,11 @@ def test_the_archive_round_trip_replayed(replayed: Replay, tmp_path: Path, capsy
     err = capsys.readouterr().err
     assert "records-2026-11.tar.gz has sha256" in err and not other.exists()
     assert not [p for p in tmp_path.iterdir() if p.name.startswith(".other")]
+    # a month's whole records uploaded afresh put the damaged asset right
+    nights = [str(tmp_path / "n1"), str(later)]
+    assert run("archive", "upload", "--fresh", *nights, "--manifest", m) == 0
+    assert run("archive", "verify", "--month", "2026-11", "--manifest", m) == 0
+    assert json.loads(manifest.read_text())["months"][0]["sha256"] == e["sha256"]
     # a missing asset
     rel["assets"].clear()
     assert run("archive", "verify", "--month", "2026-11", "--manifest", m) == 2

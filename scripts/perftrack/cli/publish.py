@@ -156,6 +156,14 @@ MonthOpt = Annotated[str, typer.Option("--month", help="YYYY-MM")]
 def archive_upload(
     sources: Annotated[list[Path], typer.Argument(help="record files or directories")],
     manifest: ManifestOpt = Path("data/archive/manifest.json"),
+    fresh: Annotated[
+        bool,
+        typer.Option(
+            "--fresh",
+            help="the records are their months' whole content: the current asset is not "
+            "read (puts right an asset that no longer matches the manifest)",
+        ),
+    ] = False,
 ) -> None:
     """Add the records to their months' assets (each replaced) and update the manifest."""
     from perftrack.core.errors import ConfigError
@@ -164,7 +172,7 @@ def archive_upload(
     missing = [str(s) for s in sources if not s.exists()]
     if missing:
         raise ConfigError(f"no such file or directory: {', '.join(missing)}")
-    done = archive.archive(archive.remote_from_env(), sources, manifest)
+    done = archive.archive(archive.remote_from_env(), sources, manifest, fresh=fresh)
     for e in done:
         emit(f"{e.month}: {e.asset} ({e.records} records, {e.bytes} bytes, sha256 {e.sha256})")
     if not done:

@@ -264,15 +264,19 @@ def upload(r: Remote, month: str, blob: bytes) -> None:
 # --- the three commands ------------------------------------------------------------------
 
 
-def archive(r: Remote, sources: Iterable[Path], manifest: Path) -> list[Entry]:
-    """Add the records under `sources` to their months' assets; the manifest updated."""
+def archive(
+    r: Remote, sources: Iterable[Path], manifest: Path, *, fresh: bool = False
+) -> list[Entry]:
+    """Add the records under `sources` to their months' assets; the manifest updated.
+    `fresh`: the records are each month's whole content (the month's asset is not read:
+    the way to put right an asset that no longer matches the manifest)."""
     entries = load_manifest(manifest)
     done: list[Entry] = []
     for month, new in sorted(records_by_month(sources).items()):
         files: dict[str, bytes] = {}
-        if month in entries:
+        if month in entries and not fresh:
             files = unpack(download(r, entries[month]), entries[month].asset)
-        if all(files.get(k) == v for k, v in new.items()):
+        if not fresh and all(files.get(k) == v for k, v in new.items()):
             continue  # nothing new this month
         files.update(new)
         blob = pack(files)
