@@ -185,7 +185,7 @@ def test_the_cache_gives_every_row_of_every_view_as_the_night_files_do(history: 
     assert repr(tps["synthetic-dec-a"]) == repr([999999999999.99])
     assert repr(tps["synthetic-span"]) == repr([-0.0, 1234.56, 1.5])
     assert repr(tps["synthetic-jan"]) == repr([1234.5678])
-    assert repr(series) == repr([1e300, -0.0, 2.5])
+    assert series is None  # issue 39: the trace stays in the run records, not the history
 
 
 def test_a_month_is_cached_with_the_same_bytes_by_any_writer(history: Path) -> None:

@@ -164,7 +164,7 @@ RESULT_COLUMNS: tuple[tuple[str, str], ...] = (
     ("tps_p50", "DOUBLE"),
     ("tps_p95", "DOUBLE"),
     ("tps_cv", "DOUBLE"),
-    ("tps_series", "DOUBLE[]"),
+    ("tps_series", "DOUBLE[]"),  # null since issue 39 (the run records keep the trace)
     ("varset_hash", "VARCHAR"),
     ("effective", "VARCHAR"),  # JSON column; passed as text, DuckDB casts on insert
     ("error_log_tail", "VARCHAR"),
@@ -226,7 +226,9 @@ def _result_row(
         "tps_p50": summary.p50,
         "tps_p95": summary.p95,
         "tps_cv": summary.cv,
-        "tps_series": summary.series,
+        # issue 39: the per-second trace leaves the committed history (no analysis reads
+        # it); the run record keeps it and the monthly archive keeps the records
+        "tps_series": None,
         "varset_hash": vhash,
         "effective": None if effective is None else json.dumps(effective, sort_keys=True),
         "error_log_tail": rec.get("error_log_tail"),
