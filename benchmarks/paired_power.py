@@ -165,7 +165,9 @@ def main() -> None:
     )
     print("|---|---|---|---|---|---|---|---|---|---|")
     for shift, minutes, min_effect in ROWS:
-        req = conclude.Request("a", "b", minutes * 60, duration_s=duration, warmup_s=warmup)
+        req = conclude.Request(
+            a="a", b="b", budget_s=minutes * 60, duration_s=duration, warmup_s=warmup
+        )
         looks = req.planned_looks()
         max_rounds = int(minutes * 60 // round_s)
         rng = np.random.default_rng(20261125)

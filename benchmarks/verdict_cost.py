@@ -97,7 +97,9 @@ def simulate(a: argparse.Namespace) -> None:
     for sid, v in sorted(vals.items()):
         pool = np.asarray(v)
         cv = stats.cv(v) or 0.0
-        req = conclude.Request("a", "b", a.budget * 60, duration_s=a.duration, warmup_s=a.warmup)
+        req = conclude.Request(
+            a="a", b="b", budget_s=a.budget * 60, duration_s=a.duration, warmup_s=a.warmup
+        )
         looks = req.planned_looks()
         max_rounds = int(a.budget * 60 // a.round_s)
         for shift in a.shifts:
@@ -168,7 +170,7 @@ def real(a: argparse.Namespace) -> None:
         pairs = [("ke-binlog", a.budget), ("ke-again", a.aa_budget)]
         for b, budget in [p for p in pairs if a.only in (None, p[0])]:
             req = conclude.Request(
-                "ke-base", b, budget * 60, workload=a.workload, threads=a.threads,
+                a="ke-base", b=b, budget_s=budget * 60, workload=a.workload, threads=a.threads,
                 duration_s=a.duration, warmup_s=a.warmup, min_effect=a.min_effect,
                 server_lifetime=a.server_lifetime,
             )  # fmt: skip

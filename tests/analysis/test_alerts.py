@@ -261,9 +261,17 @@ def test_a_change_point_that_moved_a_night_is_the_same_alert_a_far_one_a_new_one
 
     def found(n: int) -> alerts.Found:
         return alerts.Found(
-            alerts.change_alert_id(list(key.values()), NEW, "tps", runs[n]),
-            "change_point", key, NEW, None, runs[n], NIGHT0, 0.85, 1000.0, 850.0,
-        )  # fmt: skip
+            alert_id=alerts.change_alert_id(list(key.values()), NEW, "tps", runs[n]),
+            kind="change_point",
+            key=key,
+            server_id=NEW,
+            base_server=None,
+            run_id=runs[n],
+            change_at=NIGHT0,
+            ratio=0.85,
+            before=1000.0,
+            after=850.0,
+        )
 
     (first,) = alerts.update([], [found(12)], [], points, "tps", 90, NIGHT0)
     later = NIGHT0 + timedelta(days=1)

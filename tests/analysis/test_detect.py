@@ -109,8 +109,8 @@ def test_acknowledged_regression_is_kept_but_marked(tmp_path: Path):
     db = tmp_path / "a.duckdb"
     ingest(db, pair_records(1000, 700))
     note = annotations.Annotation(
-        "8.0.36 turned on the binary log by design",
-        {"servers": ["synthetic-mysql-8.0.35", "synthetic-mysql-8.0.36"]},
+        reason="8.0.36 turned on the binary log by design",
+        match={"servers": ["synthetic-mysql-8.0.35", "synthetic-mysql-8.0.36"]},
     )
     with store.open_db(db, write=True) as st:
         s = detect.run(st, [note], None)

@@ -44,7 +44,7 @@ def test_real_compare_and_explain_first_stage_agree_on_a_ten_percent_regression(
     lines: list[str] = []
     # both with the servers kept up for the sequence: explain's lifetime
     req = conclude.Request(
-        "ea", "eb", 300, **CELL, server_lifetime=cells.EXPLAIN_SERVER_LIFETIME
+        a="ea", b="eb", budget_s=300, **CELL, server_lifetime=cells.EXPLAIN_SERVER_LIFETIME
     )  # fmt: skip
     seq = conclude.run(
         req, cat, cfg, tmp_path / "r.duckdb", tmp_path / "runs", lines.append, workroot=workroot

@@ -10,6 +10,7 @@ import pytest
 
 from fixtures.records.synthetic import make_record
 from perftrack.core import record
+from perftrack.core.cell import IDENTITY_FIELDS, cell_id
 from perftrack.core.errors import ConfigError
 from perftrack.planning import axes, matrix
 from perftrack.planning import cells as plan
@@ -48,8 +49,8 @@ def test_cells_without_axes_keep_their_ids() -> None:
     cells = plan.expand(m(), INFO.__getitem__)
     (c,) = cells
     assert (c.engine, c.isolation, c.durability) == (None, None, None)
-    old_identity = {k: getattr(c, k) for k in plan.IDENTITY}
-    assert c.cell_id == plan.cell_id(old_identity)
+    old_identity = {k: getattr(c, k) for k in IDENTITY_FIELDS}
+    assert c.cell_id == cell_id(old_identity)
 
 
 def test_axes_multiply_cells_into_separate_groups_with_distinct_ids() -> None:

@@ -103,10 +103,23 @@ def test_a_stored_explanation_of_the_pair_is_in_the_comment(db: Path) -> None:
 
     cand = candidates.Candidate("sync_binlog", "sync_binlog", "0", "1")
     res = explanation.Explanation(
-        OLD, NEW, {"workload": "oltp_read_write", "threads": 8, "metric": "tps"}, [cand], []
+        a=OLD,
+        b=NEW,
+        cell={"workload": "oltp_read_write", "threads": 8, "metric": "tps"},
+        candidates=[cand],
+        left=[],
     )
-    res.groups.append(explanation.Group("g1", (cand,), 1, state=explanation.MOVED, share=0.9,
-                                        share_low=0.7, share_high=1.1))  # fmt: skip
+    res.groups.append(
+        explanation.Group(
+            label="g1",
+            members=(cand,),
+            stage=1,
+            state=explanation.MOVED,
+            share=0.9,
+            share_low=0.7,
+            share_high=1.1,
+        )
+    )
     res.isolated.append("g1")
     explanations.save(db, explanation.to_json(res))
     text = prcheck.markdown(prcheck.build_report(db, [RUN], [prcheck.Pair(NEW, OLD)], []))

@@ -19,13 +19,35 @@ from perftrack.cli.app import (
     emit,
     out,
     print_json,
-    runner_class_of,
+)
+from perftrack.cli.celloptions import (
+    ROUND_CELL,
+    CellCharset,
+    CellDuration,
+    CellHandshake,
+    CellProfile,
+    CellTables,
+    CellTableSize,
+    CellThreads,
+    CellWarmup,
+    CellWorkload,
+    FilterCharset,
+    FilterDuration,
+    FilterProfile,
+    FilterTables,
+    FilterTableSize,
+    FilterThreads,
+    FilterWarmup,
+    FilterWorkload,
+    MinEffectOpt,
+    RunnerClassOpt,
+    round_request,
 )
 from perftrack.core import paths
 from perftrack.core.errors import ConfigError
 from perftrack.core.record import OPTIONAL_CELL_FIELDS as AXIS_COLUMNS
 from perftrack.drivers import sysbench
-from perftrack.planning import cells, matrix
+from perftrack.planning import matrix
 from perftrack.servers import catalog
 
 
@@ -175,57 +197,6 @@ def _row_name(r: compare.Row) -> str:
 
 SHOWN_RUNS = 5  # run ids named when --run names none of them
 
-# The cell interleaved rounds measure when an option does not say (compare
-# --until-conclusive, bisect); compare over stored results filters by the options given.
-ROUND_CELL: dict[str, Any] = {
-    "workload": "oltp_point_select",
-    "threads": 1,
-    "charset": "latin1",
-    "duration": cells.ROUND_DURATION_S,
-    "warmup": 1,
-    "tables": 2,
-    "table_size": 10_000,
-    "profile": "default",
-    "handshake": None,  # the axis's default (configs/axes.yaml)
-}
-
-# The cell of --until-conclusive rounds and bisect steps (one workload/threads/charset).
-CellWorkload = Annotated[str, typer.Option("--workload", help="rounds: workload")]
-CellThreads = Annotated[int, typer.Option("--threads", min=1, help="rounds: threads")]
-CellCharset = Annotated[str, typer.Option("--charset", help="rounds: charset or collation")]
-CellDuration = Annotated[int, typer.Option("--duration", min=1, help="rounds: seconds measured")]
-CellWarmup = Annotated[int, typer.Option("--warmup", min=0, help="rounds: seconds of warm-up")]
-CellTables = Annotated[int, typer.Option("--tables", min=1, help="rounds: sysbench tables")]
-CellTableSize = Annotated[int, typer.Option("--table-size", min=1, help="rounds: rows per table")]
-CellProfile = Annotated[str, typer.Option("--profile", help="rounds: profile")]
-CellHandshake = Annotated[
-    str | None, typer.Option("--handshake", help="rounds: handshake (configs/axes.yaml)")
-]
-RunnerClassOpt = Annotated[str | None, typer.Option("--runner-class", help="runner class label")]
-
-
-def _cell_opt(name: str, kind: type, what: str, **kw: Any) -> Any:
-    """A cell option of `compare`: a filter over stored results, the rounds' cell with
-    --until-conclusive (ROUND_CELL's value when not given)."""
-    flag = "--" + name.replace("_", "-")
-    return Annotated[
-        kind | None,
-        typer.Option(flag, help=f"only this {what} (rounds: default {ROUND_CELL[name]})", **kw),
-    ]
-
-
-FilterWorkload = _cell_opt("workload", str, "workload")
-FilterThreads = _cell_opt("threads", int, "thread count", min=1)
-FilterCharset = _cell_opt("charset", str, "charset or collation")
-FilterDuration = _cell_opt("duration", int, "measured duration in seconds", min=1)
-FilterWarmup = _cell_opt("warmup", int, "warm-up in seconds; rounds only", min=0)
-FilterTables = _cell_opt("tables", int, "number of sysbench tables", min=1)
-FilterTableSize = _cell_opt("table_size", int, "rows per table", min=1)
-FilterProfile = _cell_opt("profile", str, "profile")
-MinEffectOpt = Annotated[
-    float, typer.Option("--min-effect", help="percent: 'unchanged' rules out a change this big")
-]
-
 
 def compare_cmd(
     servers: Annotated[
@@ -307,7 +278,7 @@ def compare_cmd(
         a, b, minutes = conclude.check_cli(
             servers or [], budget, until_conclusive, run_id, axis is not None
         )
-        req = _round_request(a, b, minutes * 60, {**locals(), **ROUND_CELL, **given})
+        req = round_request(a, b, minutes * 60, {**locals(), **ROUND_CELL, **given})
         cat = catalog.load()
         conclude.validate(req, cat)
         sysbench.binary()
@@ -406,33 +377,6 @@ def _check_axis_cli(servers: list[str], axis: str | None, values: Any) -> None:
         raise ConfigError(f"compare two different {axis} values, not {values[0]!r} with itself")
 
 
-def _round_request(a: str, b: str, seconds: float, opts: dict[str, Any]) -> Any:
-    """The interleaved-rounds request of `compare --until-conclusive` and `bisect`, from
-    the cell options both commands share (their `locals()`: the same option names)."""
-    from perftrack.experiments import conclude
-
-    return conclude.Request(
-        a,
-        b,
-        seconds,
-        workload=opts["workload"],
-        threads=opts["threads"],
-        charset=opts["charset"],
-        duration_s=opts["duration"],
-        warmup_s=opts["warmup"],
-        tables=opts["tables"],
-        table_size=opts["table_size"],
-        profile=opts["profile"],
-        handshake=opts.get("handshake"),
-        metric=opts["metric"],
-        runner_class=runner_class_of(opts["runner_class"]),
-        min_effect=opts["min_effect"] / 100,
-        axis=opts.get("axis"),
-        values=tuple(opts.get("values") or ()),
-        server_lifetime=opts.get("server_lifetime") or matrix.DEFAULT_SERVER_LIFETIME,
-    )
-
-
 def bisect_cmd(
     good: Annotated[str, typer.Argument(help="server id of the last release known good")],
     bad: Annotated[str, typer.Argument(help="server id of a release known bad (same product)")],
@@ -461,7 +405,7 @@ def bisect_cmd(
 
     cat = catalog.load()
     rel = bisect.releases(cat, good, bad)
-    req = _round_request(good, bad, step_budget * 60, locals())
+    req = round_request(good, bad, step_budget * 60, locals())
     conclude.validate(req, cat)
     if dry_run:
         for line in bisect.plan_lines(rel, req.budget_s):

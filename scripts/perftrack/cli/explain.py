@@ -8,7 +8,9 @@ from typing import Annotated
 
 import typer
 
-from perftrack.cli.analysis import (
+from perftrack.cli.app import DbOpt, RunsOpt, emit, print_json
+from perftrack.cli.celloptions import (
+    ROUND_CELL,
     CellCharset,
     CellDuration,
     CellHandshake,
@@ -20,9 +22,8 @@ from perftrack.cli.analysis import (
     CellWorkload,
     MinEffectOpt,
     RunnerClassOpt,
-    _round_request,
+    round_request,
 )
-from perftrack.cli.app import DbOpt, RunsOpt, emit, print_json
 from perftrack.core import files, paths
 from perftrack.core.errors import ConfigError
 from perftrack.drivers import sysbench
@@ -49,15 +50,15 @@ def explain_cmd(
     ] = False,
     db: DbOpt = paths.DEFAULT_DB,
     metric: Annotated[str, typer.Option(help="tps | qps")] = "tps",
-    workload: CellWorkload = "oltp_point_select",
-    threads: CellThreads = 1,
-    charset: CellCharset = "latin1",
-    duration: CellDuration = cells.ROUND_DURATION_S,
-    warmup: CellWarmup = 1,
-    tables: CellTables = 2,
-    table_size: CellTableSize = 10_000,
-    profile: CellProfile = "default",
-    handshake: CellHandshake = None,
+    workload: CellWorkload = ROUND_CELL["workload"],
+    threads: CellThreads = ROUND_CELL["threads"],
+    charset: CellCharset = ROUND_CELL["charset"],
+    duration: CellDuration = ROUND_CELL["duration"],
+    warmup: CellWarmup = ROUND_CELL["warmup"],
+    tables: CellTables = ROUND_CELL["tables"],
+    table_size: CellTableSize = ROUND_CELL["table_size"],
+    profile: CellProfile = ROUND_CELL["profile"],
+    handshake: CellHandshake = ROUND_CELL["handshake"],
     runner_class: RunnerClassOpt = None,
     min_effect: MinEffectOpt = EXPLAIN_MIN_EFFECT_PCT,
     out_dir: RunsOpt = paths.DEFAULT_RUNS,
@@ -78,7 +79,7 @@ def explain_cmd(
     """
     from perftrack.experiments import explain, explanation
 
-    req = _round_request(a, b, budget * 60, locals())
+    req = round_request(a, b, budget * 60, locals())
     cat = catalog.load()
     explain.validate(req, cat)
     if profile_out is not None and not profile_out.parent.is_dir():

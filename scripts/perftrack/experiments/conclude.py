@@ -52,7 +52,7 @@ MAX_FAILED_ROUNDS = 2  # consecutive rounds without a value for a side: stop, sa
 SIDES = 2
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Request:
     """What to compare, on which cell shape, within which budget."""
 
@@ -102,7 +102,7 @@ class Request:
         return max(1, len(look_points(int(self.budget_s // self.optimistic_round_s()))))
 
 
-@dataclass
+@dataclass(kw_only=True)
 class Round:
     number: int
     n_a: int
@@ -118,7 +118,7 @@ class Round:
         return self.comparison.verdict if self.comparison else "inconclusive"
 
 
-@dataclass
+@dataclass(kw_only=True)
 class Sequence:
     request: Request
     looks_planned: int
@@ -306,7 +306,7 @@ def run(
 ) -> Sequence:
     """Add interleaved rounds until the verdict settles, the looks or the budget end."""
     validate(req, cat)
-    outcome = Sequence(req, req.planned_looks())
+    outcome = Sequence(request=req, looks_planned=req.planned_looks())
     points = look_points(10**9)
     z = look_z(SIDES * outcome.looks_planned)
     arm_a, arm_b = req.arms
@@ -381,7 +381,16 @@ def run(
                 paired=True,
                 aa_spread=outcome.aa_spread,
             )
-            r = Round(number, len(a), len(b), c, look, round_s, clock() - start, rd.run_id)
+            r = Round(
+                number=number,
+                n_a=len(a),
+                n_b=len(b),
+                comparison=c,
+                look=look,
+                round_s=round_s,
+                machine_s=clock() - start,
+                run_id=rd.run_id,
+            )
             outcome.rounds.append(r)
             emit(format_round(r, outcome.looks_planned))
             if look is not None and r.verdict != "inconclusive":

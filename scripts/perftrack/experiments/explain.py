@@ -106,7 +106,7 @@ def derived(b: Entry, label: str, members: tuple[Candidate, ...]) -> Entry:
     )
 
 
-@dataclass
+@dataclass(kw_only=True)
 class Search:
     """The group-testing search, over any round and start function (real or not)."""
 
@@ -129,7 +129,7 @@ class Search:
         if not usable:
             e.stop = "no candidate B accepts at A's value"
             return None
-        top = ex.Group("g1", usable, 1)
+        top = ex.Group(label="g1", members=usable, stage=1)
         e.groups.append(top)
         self.emit(f"stage 1: A, B and B with all {len(usable)} of A's settings (g1)")
         self._stage(1, [top], with_gap=True)
@@ -162,7 +162,11 @@ class Search:
             for p in parents:
                 half = (len(p.members) + 1) // 2
                 for part in (p.members[:half], p.members[half:]):
-                    kids.append(ex.Group(f"g{len(e.groups) + 1}", part, stage, p.label))
+                    kids.append(
+                        ex.Group(
+                            label=f"g{len(e.groups) + 1}", members=part, stage=stage, parent=p.label
+                        )
+                    )
                     e.groups.append(kids[-1])
             self.emit(f"stage {stage}: B and {', '.join(_describe(k) for k in kids)}")
             self._stage(stage, kids, with_gap=False)
@@ -294,7 +298,9 @@ class Search:
         found = [e.group(lb) for lb in [*e.isolated, *e.not_split]]
         if len(found) > 1:
             members = tuple(c for g in found for c in g.members)
-            together = ex.Group(f"g{len(e.groups) + 1}", members, number, state=ex.TOGETHER)
+            together = ex.Group(
+                label=f"g{len(e.groups) + 1}", members=members, stage=number, state=ex.TOGETHER
+            )
             e.groups.append(together)
             e.together = together.label
             found.append(together)
@@ -367,7 +373,7 @@ def _describe(g: ex.Group) -> str:
     return f"{g.label} ({len(g.members)} settings)"
 
 
-@dataclass
+@dataclass(kw_only=True)
 class Lab:
     """Real servers: variables, start checks and rounds through the runner."""
 
@@ -524,7 +530,14 @@ def _on_real_servers(
     on_gap: Callable[[ex.Explanation], None] | None,
 ) -> ex.Explanation:
     validate(req, cat)
-    lab = Lab(req, cat, config_dir, out_dir / "explain", workroot, emit=emit)
+    lab = Lab(
+        req=req,
+        cat=cat,
+        config_dir=config_dir,
+        out_dir=out_dir / "explain",
+        workroot=workroot,
+        emit=emit,
+    )
     a_vars, b_vars = lab.variables(req.a), lab.variables(req.b)
     b = cat.get(req.b)
     cands, left = select(a_vars, b_vars, rules.rules_for(b.product, b.version))
@@ -532,8 +545,14 @@ def _on_real_servers(
         f"explain: {req.b} against {req.a}: {len(cands) + len(left)} differing variables, "
         f"{len(cands)} candidate(s), {len(left)} left out; budget {req.budget_s / 60:.1f} min"
     )
-    result = ex.Explanation(req.a, req.b, cell_of(req), cands, left)
-    search = Search(req, result, lambda arms: lab.round(arms, result.run_ids), lab.starts, emit)
+    result = ex.Explanation(a=req.a, b=req.b, cell=cell_of(req), candidates=cands, left=left)
+    search = Search(
+        req=req,
+        result=result,
+        run_round=lambda arms: lab.round(arms, result.run_ids),
+        starts=lab.starts,
+        emit=emit,
+    )
     try:
         try:
             done = how(search)

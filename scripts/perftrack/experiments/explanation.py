@@ -27,7 +27,7 @@ SEED = 20261125
 MOVED, FLAT, NOISE, UNTESTED, TOGETHER = "moved", "flat", "noise", "untested", "together"
 
 
-@dataclass
+@dataclass(kw_only=True)
 class Group:
     """A set of candidates set together on B, and what its stage found."""
 
@@ -47,7 +47,7 @@ class Group:
         return [c.name for c in self.members]
 
 
-@dataclass
+@dataclass(kw_only=True)
 class Explanation:
     a: str
     b: str

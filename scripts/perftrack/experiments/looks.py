@@ -94,8 +94,24 @@ def decide(
         if len(a) != len(b):
             raise ValueError(f"paired values need one A and one B per round, not {len(a)}/{len(b)}")
         rounds = [("session", i) for i in range(len(a))]
-        ra = compare.Row("A", "", "", None, list(a), [], rounds=rounds)
-        rb = compare.Row("B", "", "", None, list(b), [], rounds=rounds)
+        ra = compare.Row(
+            server_id="A",
+            product="",
+            version="",
+            version_string=None,
+            values=list(a),
+            latency=[],
+            rounds=rounds,
+        )
+        rb = compare.Row(
+            server_id="B",
+            product="",
+            version="",
+            version_string=None,
+            values=list(b),
+            latency=[],
+            rounds=rounds,
+        )
         c = compare.versus(
             ra, rb, cv, higher_is_better, aa_spread, looks=looks, min_effect=min_effect
         )

@@ -15,36 +15,18 @@ With `prepost: true` a group that writes sysbench's oltp tables also gets an
 
 from __future__ import annotations
 
-import hashlib
 import itertools
-import json
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from perftrack.core import paths, record
+from perftrack.core import paths
+from perftrack.core.cell import cell_id
 from perftrack.planning import axes, workloads
 from perftrack.planning.matrix import Matrix
 from perftrack.servers import profiles, rules
 from perftrack.servers.catalog import Catalog
 
-CELL_ID_LEN = 16
-IDENTITY = (
-    "server_id",
-    "workload",
-    "threads",
-    "collation",
-    "profile",
-    "tables",
-    "table_size",
-    "duration_s",
-    "warmup_s",
-    "repeat",
-    "connection",
-)
-# Axes added after v1: part of a cell's identity only when set, so cells without them
-# keep the ids they always had.
-OPTIONAL_IDENTITY = record.OPTIONAL_CELL_FIELDS
 # Before any cell has finished, a run's ETA (and a night plan without history) assumes this
 # much fixed cost per cell on top of warm-up + duration (server start and prepare, shared
 # by a group; measured ~3 s here).
@@ -110,13 +92,6 @@ class Cell:
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> Cell:
         return cls(**d)
-
-
-def cell_id(fields: dict[str, Any]) -> str:
-    ident_fields = {k: fields[k] for k in IDENTITY}
-    ident_fields.update({k: fields[k] for k in OPTIONAL_IDENTITY if fields.get(k) is not None})
-    ident = json.dumps(ident_fields, sort_keys=True)
-    return hashlib.sha256(ident.encode()).hexdigest()[:CELL_ID_LEN]
 
 
 ServerInfo = Callable[[str], tuple[str, str]]  # server id -> (product, version)

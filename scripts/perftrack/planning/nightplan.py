@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from perftrack.core import files, paths
+from perftrack.core.cell import cell_id
 from perftrack.core.errors import ConfigError
 from perftrack.planning import cells as plan
 from perftrack.planning import dispatch, fleet, matrix, pairing, schedule
@@ -292,7 +293,7 @@ def load_shard(path: Path, shard: int, cat: catalog_mod.Catalog) -> ShardWork:
         if not isinstance(raw, dict) or set(raw) != CELL_KEYS:
             raise _bad(path, f"shard {shard} cell #{i + 1} does not have the cell fields")
         c = plan.Cell.from_dict(raw)
-        if plan.cell_id(raw) != c.cell_id:
+        if cell_id(raw) != c.cell_id:
             raise _bad(path, f"shard {shard} cell #{i + 1}: cell_id does not match its fields")
         cat.get(c.server_id)
         cells.append(c)

@@ -36,6 +36,7 @@ from datetime import date
 from pathlib import Path
 from typing import Any
 
+from perftrack.core.cell import OPTIONAL_IDENTITY_FIELDS
 from perftrack.planning import cells as plan_mod
 from perftrack.planning import pairing
 from perftrack.planning.cells import Cell
@@ -86,7 +87,7 @@ SERIES_FIELDS = (
     "duration_s",
     "warmup_s",
     "connection",
-    *plan_mod.OPTIONAL_IDENTITY,
+    *OPTIONAL_IDENTITY_FIELDS,
 )
 
 

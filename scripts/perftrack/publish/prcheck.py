@@ -154,7 +154,7 @@ def read_pairs(path: Path) -> list[Pair]:
 # --- report --------------------------------------------------------------------------------
 
 
-@dataclass
+@dataclass(kw_only=True)
 class Line:
     new: str
     previous: str

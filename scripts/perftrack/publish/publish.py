@@ -80,7 +80,7 @@ class TooLarge(EnvironmentProblem):
 DEFAULT_MAX_FILE_MB = 50
 
 
-@dataclass
+@dataclass(kw_only=True)
 class Result:
     records: int = 0  # record files read
     added: int = 0  # new in the DB at the attempt that was pushed

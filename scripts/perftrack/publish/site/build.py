@@ -49,7 +49,7 @@ TABLES = (
 # (the example "Every night of a series"), from the results' monthly Parquet parts.
 
 
-@dataclass
+@dataclass(kw_only=True)
 class BuildResult:
     out: Path
     pages: list[str] = field(default_factory=list)
