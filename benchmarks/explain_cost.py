@@ -116,7 +116,7 @@ def real(args: argparse.Namespace) -> None:
                     f"     server_options: [{', '.join(opts)}]}}",
                 ]
             (cfg / "versions.yaml").write_text("\n".join(lines) + "\n")
-            cat = catalog.load(cfg / "versions.yaml")
+            cat = catalog.read_catalog(cfg / "versions.yaml")
             req = conclude.Request(
                 a="ea",
                 b="eb",

@@ -86,7 +86,7 @@ class Setup:
 
 
 def load_setup(nights: int, classes: int = 3, seed: int = 1) -> Setup:
-    m = matrix.load(REPO / "configs" / "matrices" / "nightly.yaml")
+    m = matrix.read_matrix(REPO / "configs" / "matrices" / "nightly.yaml")
     return Setup(m, CLASSES[:classes], nights, seed)
 
 

@@ -149,8 +149,8 @@ def real(a: argparse.Namespace) -> None:
     try:
         cfg = work / "configs"
         shutil.copytree(REPO / "configs", cfg)
-        base = providers.fetch(catalog.load().get(a.server)).basedir
-        ver = catalog.load().get(a.server).version
+        base = providers.fetch(catalog.read_catalog().get(a.server)).basedir
+        ver = catalog.read_catalog().get(a.server).version
         lines = ["servers:"]
         for i, (sid, opts) in enumerate(ARMS.items()):
             major, minor, _patch = ver.split(".")
@@ -165,7 +165,7 @@ def real(a: argparse.Namespace) -> None:
             if opts:
                 lines.append(f"    server_options: [{', '.join(opts)}]")
         (cfg / "versions.yaml").write_text("\n".join(lines) + "\n")
-        cat = catalog.load(cfg / "versions.yaml")
+        cat = catalog.read_catalog(cfg / "versions.yaml")
         db = a.out / "verdict-cost.duckdb"
         pairs = [("ke-binlog", a.budget), ("ke-again", a.aa_budget)]
         for b, budget in [p for p in pairs if a.only in (None, p[0])]:
@@ -175,7 +175,7 @@ def real(a: argparse.Namespace) -> None:
                 server_lifetime=a.server_lifetime,
             )  # fmt: skip
             t0 = time.monotonic()
-            o = conclude.run(req, cat, cfg, db, a.out / "runs", print)
+            o = conclude.run_rounds(req, cat, cfg, db, a.out / "runs", print)
             print(f"wall {time.monotonic() - t0:.0f} s; runs {o.run_ids[0]} .. {o.run_ids[-1]}")
             sys.stdout.flush()
     finally:

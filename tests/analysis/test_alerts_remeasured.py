@@ -26,7 +26,7 @@ from perftrack.store import remeasures, store
 
 def remeasure(db: Path, ratio: float, rounds: int, tag: str, hw_key: str = "0123456789ab") -> str:
     """Interleaved synthetic rounds of OLD and NEW (NEW at `ratio` of OLD, 1% noise), each
-    one run ingested, then the sequence's outcome stored as conclude.run stores it."""
+    one run ingested, then the sequence's outcome stored as conclude.run_rounds stores it."""
     rng = np.random.default_rng(rounds * 7 + len(tag))
     req = conclude.Request(a=OLD, b=NEW, budget_s=600.0, threads=8)
     seq = conclude.Sequence(request=req, looks_planned=1)

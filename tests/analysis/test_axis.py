@@ -113,7 +113,7 @@ def test_detect_stores_the_paired_aa_spread_and_paired_verdicts_use_it(tmp_path:
     stored in `noise` and becomes the band of a paired comparison of that class/workload."""
     db = ingest(tmp_path / "r.duckdb", charset_records())
     with store.open_db(db, write=True) as st:
-        detect.run(st, [], None)
+        detect.detect_and_store(st, [], None)
         ((spread, pairs),) = st.con.execute(
             "SELECT paired_spread, pairs FROM noise WHERE metric = 'tps'"
         ).fetchall()

@@ -43,7 +43,7 @@ def test_releases_are_in_version_order_not_file_order(tmp_path: Path):
     entries = text.split("  - id: ")
     moved = [entries[0], *entries[1:2], *entries[3:], entries[2]]
     (cfg / "versions.yaml").write_text("  - id: ".join(moved))
-    cat = catalog.load(cfg / "versions.yaml")
+    cat = catalog.read_catalog(cfg / "versions.yaml")
     assert [e.id for e in bisect.releases(cat, "sa-1", "sa-5")] == [
         "sa-1", "sa-2", "sa-3", "sa-4", "sa-5",
     ]  # fmt: skip
@@ -52,10 +52,10 @@ def test_releases_are_in_version_order_not_file_order(tmp_path: Path):
 
 def test_an_inconclusive_step_stops_and_reports_the_range_left(tmp_path: Path):
     cfg = write_configs(tmp_path / "configs", first_bad=3)
-    rel = bisect.releases(catalog.load(cfg / "versions.yaml"), "sa-1", "sa-5")
+    rel = bisect.releases(catalog.read_catalog(cfg / "versions.yaml"), "sa-1", "sa-5")
     verdicts = iter(["unchanged", "inconclusive"])
     lines: list[str] = []
-    res = bisect.run(
+    res = bisect.halve_releases(
         rel,
         conclude.Request(a="sa-1", b="sa-5", budget_s=600),
         lambda req: _settled(req, next(verdicts)),
@@ -108,7 +108,7 @@ def test_dry_run_prints_the_list_and_the_plan(tmp_path: Path):
 
 def test_bisect_finds_the_first_bad_stand_in_on_real_servers(tmp_path: Path, workroot: Path):
     cfg = write_configs(tmp_path / "configs", first_bad=3)
-    cat = catalog.load(cfg / "versions.yaml")
+    cat = catalog.read_catalog(cfg / "versions.yaml")
     # The slow stand-ins are >5x slower; on this loaded 2-core VM the fast ones vary by
     # 30-50%, so "unchanged" is claimed within ±50% (the default ±10% needs ~100 rounds).
     template = conclude.Request(

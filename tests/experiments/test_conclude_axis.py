@@ -59,8 +59,8 @@ def test_until_conclusive_calls_a_real_durability_cost_a_regression(tmp_path: Pa
     )  # fmt: skip
     lines: list[str] = []
     db = tmp_path / "r.duckdb"
-    cat = catalog.load()
-    o = conclude.run(
+    cat = catalog.read_catalog()
+    o = conclude.run_rounds(
         req, cat, Path("configs"), db, tmp_path / "runs", lines.append, workroot=workroot
     )
     assert o.verdict == "regression", "\n".join(lines)

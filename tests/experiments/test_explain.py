@@ -315,7 +315,7 @@ HARMLESS = ["max_connections=200", "table_open_cache=3000", "wait_timeout=3600"]
 
 def test_real_b_refusing_a_setting_is_found_by_starting_it(tmp_path: Path, workroot: Path):
     cfg = _configs(tmp_path / "configs", ["sync_binlog=0"], ["sync_binlog=1"])
-    cat = catalog.load(cfg / "versions.yaml")
+    cat = catalog.read_catalog(cfg / "versions.yaml")
     req = conclude.Request(a="ea", b="eb", budget_s=600, **CELL)
     lab = explain.Lab(
         req=req, cat=cat, config_dir=cfg, out_dir=tmp_path / "runs", workroot=workroot
@@ -336,7 +336,7 @@ def _explain(
     tmp_path: Path, workroot: Path, a: list[str], b: list[str], budget_s: float, **cell: float
 ):
     cfg = _configs(tmp_path / "configs", a, b)
-    cat = catalog.load(cfg / "versions.yaml")
+    cat = catalog.read_catalog(cfg / "versions.yaml")
     req = conclude.Request(
         a="ea",
         b="eb",

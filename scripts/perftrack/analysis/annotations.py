@@ -128,7 +128,7 @@ def load_file(path: Path) -> AnnotationsFile:
     """The whole file: the entries and the alert settings (defaults when absent)."""
     if not path.is_file():
         return AnnotationsFile()
-    data = yamlfile.load(path)
+    data = yamlfile.read_yaml(path)
     if data is None:
         return AnnotationsFile()
     if not isinstance(data, dict) or set(data) - {"annotations", "alerts"}:
@@ -145,7 +145,7 @@ def load_file(path: Path) -> AnnotationsFile:
     return AnnotationsFile(notes, days)
 
 
-def load(path: Path) -> list[Annotation]:
+def read_annotations(path: Path) -> list[Annotation]:
     return load_file(path).notes
 
 

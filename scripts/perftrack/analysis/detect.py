@@ -273,7 +273,7 @@ def check_annotations(
     check_matched(notes, subjects)
 
 
-def run(
+def detect_and_store(
     st: Store,
     notes: list[Annotation],
     control_server: str | None,

@@ -61,10 +61,10 @@ def detect_into(db: Path, metric: str = "tps", *, strict: bool = False) -> None:
 
     cfg = paths.config_dir()
     notes = annotations.load_file(cfg / "annotations.yaml")
-    runners = yamlfile.load(cfg / "runners.yaml") if (cfg / "runners.yaml").is_file() else {}
+    runners = yamlfile.read_yaml(cfg / "runners.yaml") if (cfg / "runners.yaml").is_file() else {}
     control = runners.get("control_server") if isinstance(runners, dict) else None
     with store.open_db(db, write=True) as st:
-        s = detect_mod.run(
+        s = detect_mod.detect_and_store(
             st, notes.notes, control, metric, expire_days=notes.expire_days, strict=strict
         )
     emit(
@@ -279,11 +279,11 @@ def compare_cmd(
             servers or [], budget, until_conclusive, run_id, axis is not None
         )
         req = round_request(a, b, minutes * 60, {**locals(), **ROUND_CELL, **given})
-        cat = catalog.load()
+        cat = catalog.read_catalog()
         conclude.validate(req, cat)
         sysbench.binary()
         say = (lambda m: print(m, file=sys.stderr)) if as_json else emit
-        o = conclude.run(req, cat, paths.config_dir(), db, out_dir, say)
+        o = conclude.run_rounds(req, cat, paths.config_dir(), db, out_dir, say)
         if as_json:
             print_json("compare_rounds", conclude.to_json(o))
         return
@@ -403,7 +403,7 @@ def bisect_cmd(
     """Benchmark the catalog releases between GOOD and BAD, halving, to the first bad one."""
     from perftrack.experiments import bisect, conclude
 
-    cat = catalog.load()
+    cat = catalog.read_catalog()
     rel = bisect.releases(cat, good, bad)
     req = round_request(good, bad, step_budget * 60, locals())
     conclude.validate(req, cat)

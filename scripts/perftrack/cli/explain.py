@@ -80,7 +80,7 @@ def explain_cmd(
     from perftrack.experiments import explain, explanation
 
     req = round_request(a, b, budget * 60, locals())
-    cat = catalog.load()
+    cat = catalog.read_catalog()
     explain.validate(req, cat)
     if profile_out is not None and not profile_out.parent.is_dir():
         raise ConfigError(f"--profile-out: no directory {profile_out.parent}")

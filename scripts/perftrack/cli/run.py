@@ -56,7 +56,7 @@ def _catalog_of(rd: runner.RunDir) -> catalog.Catalog:
     from perftrack.servers import planpins
 
     pins = planpins.parse(rd.plan().get("pins"), rd.path / "plan.json")
-    return planpins.apply(catalog.load(), planpins.digests(pins))
+    return planpins.apply(catalog.read_catalog(), planpins.digests(pins))
 
 
 def execute(
@@ -150,7 +150,7 @@ def run(
         if matrix_file and server:
             raise ConfigError("give a matrix file or --server options, not both")
         if matrix_file:
-            m = matrix.load(paths.matrix_path(matrix_file))
+            m = matrix.read_matrix(paths.matrix_path(matrix_file))
         elif server:
             m = _inline_matrix(
                 server,
@@ -170,7 +170,7 @@ def run(
             spec = {**m.to_dict(), "server_lifetime": server_lifetime}
             m = matrix.from_dict(spec, where="--server-lifetime")
         sysbench.binary()
-        rd = runner.create(m, catalog.load(), out_dir, runner_class_of(runner_class))
+        rd = runner.create(m, catalog.read_catalog(), out_dir, runner_class_of(runner_class))
         emit(f"run {rd.run_id}: {len(rd.cells())} cells planned in {rd.path}")
         s = execute(rd, False, retries)
     if s.failed:
@@ -214,7 +214,7 @@ def _run_shard(
 
     if night_id is not None:
         out_dir = salvage.shard_dir(night_id, shard)
-    work = nightplan.load_shard(plan_file, shard, catalog.load())
+    work = nightplan.load_shard(plan_file, shard, catalog.read_catalog())
     earlier = _unfinished(out_dir, night_id) if night_id is not None else None
     if earlier is not None:
         emit(f"run {earlier.run_id}: an unfinished earlier attempt of shard {shard}, resumed")
@@ -277,7 +277,7 @@ def plan_cmd(
     try:
         if github_output and not os.environ.get("GITHUB_OUTPUT"):
             raise ConfigError("--github-output needs $GITHUB_OUTPUT (set inside GitHub Actions)")
-        p = nightplan.make(
+        p = nightplan.make_night_plan(
             matrix_file,
             budget_minutes=budget_minutes,
             shards=shards,

@@ -205,7 +205,7 @@ def _validate_axis(req: Request, cat: Catalog) -> None:
     cell_matrix(req, [req.a], "until-conclusive", list(req.values))  # refuses bad values
     if name == "profile":
         for v in req.values:
-            profiles.load(v, paths.config_dir())
+            profiles.read_profile(v, paths.config_dir())
 
 
 def _round_matrix(req: Request, number: int) -> matrix.Matrix:
@@ -293,7 +293,7 @@ def stored_spread(db: Path, run_id: str, req: Request) -> float | None:
     return spreads.get((hw[0], hw[1], req.workload, req.metric)) if hw else None
 
 
-def run(
+def run_rounds(
     req: Request,
     cat: Catalog,
     config_dir: Path,

@@ -393,7 +393,7 @@ class Lab:
     def _options(self, entry: Entry) -> dict[str, str | None]:
         rule = rules.rules_for(entry.product, entry.version)
         return options.translate_options(
-            rule, {**entry.options, **profiles.load(self.req.profile, self.config_dir)}
+            rule, {**entry.options, **profiles.read_profile(self.req.profile, self.config_dir)}
         )
 
     def variables(self, server_id: str) -> dict[str, str | None]:

@@ -94,10 +94,10 @@ def _int_or_none(v: Any, what: str, where: str) -> int | None:
     return v
 
 
-def load(config_dir: Path) -> Axes:
+def read_axes(config_dir: Path) -> Axes:
     path = config_dir / AXES_FILE
     where = str(path)
-    data = yamlfile.load(path)
+    data = yamlfile.read_yaml(path)
     engines = {
         str(k): str(b.get("description", "")) for k, b in _mapping(data, "engine", where).items()
     }

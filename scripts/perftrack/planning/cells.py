@@ -119,7 +119,7 @@ def expand(m: Matrix, server_info: ServerInfo, server_skip: ServerSkip | None = 
     cells: list[Cell] = []
     group = 0
     order = _ordered(m)
-    known = axes.load(paths.config_dir()) if m.handshakes or m.dataset_sizes else None
+    known = axes.read_axes(paths.config_dir()) if m.handshakes or m.dataset_sizes else None
     for rnd in range(1, m.repeats + 1):
         shift = (rnd - 1) % len(m.servers)
         servers = list(m.servers[shift:]) + list(m.servers[:shift])
@@ -190,7 +190,7 @@ def _ordered(m: Matrix) -> list[tuple[str, str | None]]:
 
 def _sized_rows(m: Matrix, rule: rules.Rule, profile: str, factor: float) -> int:
     """table_size for a dataset_size value: factor x the buffer pool this cell will have."""
-    pool = axes.buffer_pool_bytes(rule, profiles.load(profile, paths.config_dir()))
+    pool = axes.buffer_pool_bytes(rule, profiles.read_profile(profile, paths.config_dir()))
     datasets = {workloads.get(w).dataset for w in m.workloads if workloads.get(w).tool != "slap"}
     dataset = next(iter(datasets)) if len(datasets) == 1 else workloads.DEFAULT_DATASET
     return min(axes.dataset_rows(factor, pool, m.tables, dataset), MAX_TABLE_SIZE)

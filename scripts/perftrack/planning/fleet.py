@@ -131,8 +131,8 @@ def from_dict(data: Any, where: str) -> Fleet:
     )
 
 
-def load(config_dir: Path) -> Fleet:
+def read_fleet(config_dir: Path) -> Fleet:
     path = config_dir / "runners.yaml"
     if not path.is_file():
         return from_dict({}, str(path))
-    return from_dict(yamlfile.load(path), str(path))
+    return from_dict(yamlfile.read_yaml(path), str(path))

@@ -144,7 +144,9 @@ def from_dict(data: Any, where: str = "matrix", cat: Catalog | None = None) -> M
     notes: list[str] = []
     servers = data["servers"]
     if selection_mod.is_selection(servers):
-        chosen = selection_mod.resolve(servers, cat or catalog_mod.load(), where, notes=notes)
+        chosen = selection_mod.resolve(
+            servers, cat or catalog_mod.read_catalog(), where, notes=notes
+        )
         servers = [c.server_id for c in chosen]
     m = Matrix(
         name=name,
@@ -175,7 +177,7 @@ def from_dict(data: Any, where: str = "matrix", cat: Catalog | None = None) -> M
         workloads.check_loads(workloads.get(w), where)
     _check_discipline(m, data, where)
     if axis_values:
-        known = axes.load(paths.config_dir())
+        known = axes.read_axes(paths.config_dir())
         for key, values in axis_values.items():
             for v in values:
                 known.check(AXIS_KEYS[key], v, where)
@@ -239,5 +241,5 @@ def _check_discipline(m: Matrix, data: dict[str, Any], where: str) -> None:
             )
 
 
-def load(path: Path) -> Matrix:
-    return from_dict(yamlfile.load(path), where=str(path))
+def read_matrix(path: Path) -> Matrix:
+    return from_dict(yamlfile.read_yaml(path), where=str(path))

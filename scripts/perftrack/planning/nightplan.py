@@ -43,7 +43,7 @@ def parse_night(value: str | None) -> date:
         raise ConfigError(msg) from None
 
 
-def make(
+def make_night_plan(
     matrix_arg: str | None,
     *,
     budget_minutes: int | None,
@@ -61,15 +61,15 @@ def make(
     With ``pin_unpinned``, the selected docker entries marked unpinned are pinned from
     Docker Hub first (``lookup``: a test's stand-in for it), or skipped with the reason."""
     cfg = paths.config_dir()
-    cat = catalog_mod.load()
+    cat = catalog_mod.read_catalog()
     if use_dispatch:
         inputs = dispatch.from_env(dict(os.environ) if env is None else env, cat, cfg, matrix_arg)
         m = inputs.matrix
         budget_minutes = inputs.budget_minutes or budget_minutes
         shards = inputs.shards or shards
     else:
-        m = matrix.load(paths.matrix_path(matrix_arg or dispatch.DEFAULT_MATRIX))
-    fl = fleet.load(cfg)
+        m = matrix.read_matrix(paths.matrix_path(matrix_arg or dispatch.DEFAULT_MATRIX))
+    fl = fleet.read_fleet(cfg)
     wanted = (*m.servers, *([fl.control_server] if fl.control_server else []))
     for sid in wanted:
         cat.get(sid)
@@ -85,7 +85,7 @@ def make(
         return e.product, e.version
 
     history = schedule.read_history(db)
-    p = schedule.make(
+    p = schedule.make_schedule(
         m,
         info,
         fl,

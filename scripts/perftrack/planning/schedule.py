@@ -252,7 +252,7 @@ def _matches_regression(s: Slice, h: History) -> bool:
     return False
 
 
-def make(
+def make_schedule(
     m: Matrix,
     info: ServerInfo,
     fleet: Fleet,

@@ -214,7 +214,7 @@ def resolve(name: str, config_dir: Path) -> str:
     return hits[0] if hits else name
 
 
-def load(name: str, config_dir: Path) -> Study:
+def read_study(name: str, config_dir: Path) -> Study:
     name = resolve(name, config_dir)
     path = config_dir / STUDIES_DIR / f"{name}.yaml"
     if not path.is_file():
@@ -222,7 +222,7 @@ def load(name: str, config_dir: Path) -> Study:
             f"unknown study '{name}'; known: {', '.join(known(config_dir)) or 'none'} "
             f"(files in {config_dir / STUDIES_DIR})"
         )
-    data = yamlfile.load(path)
+    data = yamlfile.read_yaml(path)
     where = str(path)
     if not isinstance(data, dict):
         raise ConfigError(f"{where}: a study must be a mapping")

@@ -97,14 +97,14 @@ def _entry(raw: Any, where: str) -> Workload:
     )
 
 
-def load(directory: Path) -> dict[str, Workload]:
+def read_workloads(directory: Path) -> dict[str, Workload]:
     """Every workload declared in DIR/*.yaml; a name declared twice is an error."""
     out: dict[str, Workload] = {}
     files = sorted(directory.glob("*.yaml"))
     if not files:
         raise ConfigError(f"no workload files (*.yaml) in {directory}")
     for path in files:
-        data = yamlfile.load(path)
+        data = yamlfile.read_yaml(path)
         if not isinstance(data, dict) or not isinstance(data.get("workloads"), list):
             raise ConfigError(f"{path}: must have a 'workloads:' list")
         for raw in data["workloads"]:
@@ -117,7 +117,7 @@ def load(directory: Path) -> dict[str, Workload]:
     return out
 
 
-WORKLOADS: dict[str, Workload] = load(workloads_dir())
+WORKLOADS: dict[str, Workload] = read_workloads(workloads_dir())
 
 
 def get(name: str) -> Workload:

@@ -56,7 +56,7 @@ class Measurer:
         stem = self._stem(srv, cell)
         try:
             if cell.warmup_s > 0:
-                warm, _ = sysbench.run(
+                warm, _ = sysbench.run_sysbench(
                     script,
                     tgt,
                     time_s=cell.warmup_s,
@@ -70,7 +70,7 @@ class Measurer:
                 self.before_measure(srv, cell)
             win = self._start_window(srv)
             try:
-                parsed, cmd = sysbench.run(
+                parsed, cmd = sysbench.run_sysbench(
                     script,
                     tgt,
                     time_s=cell.duration_s,
@@ -100,14 +100,14 @@ class Measurer:
         )
         tgt = target(srv, cell)
         if cell.warmup_s > 0:
-            warm, _ = slap.run(tgt, log=stem.with_name(stem.name + ".warmup.txt"), **common)
+            warm, _ = slap.run_slap(tgt, log=stem.with_name(stem.name + ".warmup.txt"), **common)
             if warm.get("status") != "ok":
                 return Measured(status="failed", reason=f"warm-up failed: {warm.get('reason')}")
         if self.before_measure is not None:
             self.before_measure(srv, cell)
         win = self._start_window(srv)
         try:
-            parsed, cmd = slap.run(tgt, log=stem.with_name(stem.name + ".run.txt"), **common)
+            parsed, cmd = slap.run_slap(tgt, log=stem.with_name(stem.name + ".run.txt"), **common)
         finally:
             sample = self._stop_window(win)
         if parsed.get("status") != "ok":

@@ -215,7 +215,7 @@ class Runner:
             # the catalog entry's server_options first: the profile's win (later in my.cnf)
             {
                 **self.catalog.get(cell.server_id).options,
-                **profiles.load(cell.profile, self.config_dir),
+                **profiles.read_profile(cell.profile, self.config_dir),
             },
         )
         opts["character-set-server"] = cell.charset
@@ -229,7 +229,7 @@ class Runner:
 
     def _axes(self) -> axes.Axes:
         if "axes" not in self._meta:
-            self._meta["axes"] = axes.load(self.config_dir)
+            self._meta["axes"] = axes.read_axes(self.config_dir)
         return self._meta["axes"]
 
     def _measurer(self) -> Measurer:
@@ -418,7 +418,7 @@ class Runner:
         """Load the group's data (on a server started for it, unless its datadir came from
         a template); return the effective settings, verified in every group."""
         if fresh and srv.template is None:
-            datasets.load(srv, grp.cells, self.rd.logs)
+            datasets.load_datasets(srv, grp.cells, self.rd.logs)
         eff = readback.verify(srv, grp.cells, self._axes(), self.rd.logs)
         return {**eff, "server_lifetime": "run"} if self._servers.kept else eff
 

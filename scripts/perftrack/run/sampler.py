@@ -64,7 +64,7 @@ def load_limits(config_dir: Path) -> NoiseLimits:
     path = config_dir / "runners.yaml"
     if not path.is_file():
         return NoiseLimits()
-    data = yamlfile.load(path)
+    data = yamlfile.read_yaml(path)
     raw = data.get("noise_limits") if isinstance(data, dict) else None
     if raw is None:
         return NoiseLimits()

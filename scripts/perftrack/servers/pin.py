@@ -99,7 +99,7 @@ def write(path: Path, pins: list[Pin]) -> None:
     """Replace each pinned entry's ``unpinned`` marker in ``path``; atomic, validated."""
     if not pins:
         return
-    old = catalog.load(path)
+    old = catalog.read_catalog(path)
     text = path.read_text(encoding="utf-8")
     lines = text.splitlines(keepends=True)
     for p in pins:
@@ -132,7 +132,7 @@ def _entry_id(line: str) -> str | None:
 
 def _verify(tmp: Path, old: Catalog, pins: list[Pin], path: Path) -> None:
     try:
-        new = catalog.load(tmp)
+        new = catalog.read_catalog(tmp)
     except ConfigError as err:
         raise ConfigError(f"pinning would make {path} invalid ({err}); nothing written") from None
     by_id = {p.server_id: p for p in pins}
