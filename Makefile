@@ -44,6 +44,7 @@ lint: setup $(ACTIONLINT)
 	$(VENV)/bin/ruff format --check scripts tests benchmarks
 	$(VENV)/bin/lint-imports
 	$(PY) scripts/lint_kwonly.py
+	$(PY) scripts/lint_names.py
 	shellcheck $(SHELL_SCRIPTS)
 	$(ACTIONLINT)
 	$(VENV)/bin/zizmor --offline --persona=pedantic .github/workflows

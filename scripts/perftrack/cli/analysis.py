@@ -86,40 +86,40 @@ def detect(
 
 
 # compare / parse -------------------------------------------------------------------------
-def _fmt(v: float | None, spec: str = ".0f") -> str:
-    return "—" if v is None else format(v, spec)
+def _fmt(value: float | None, spec: str = ".0f") -> str:
+    return "—" if value is None else format(value, spec)
 
 
-def _fmt_metric(v: float | None) -> str:
+def _fmt_metric(value: float | None) -> str:
     """A metric's median: whole numbers from 100 up, else two decimals (IPC, switches)."""
-    return _fmt(v, ".0f" if v is None or abs(v) >= 100 else ".2f")
+    return _fmt(value, ".0f" if value is None or abs(value) >= 100 else ".2f")
 
 
-def compare_json(ts: list[compare.Table], metric: str) -> dict[str, Any]:
+def compare_json(tables: list[compare.Table], metric: str) -> dict[str, Any]:
     """`compare --json`: the headlines, then every group with its rows."""
-    heads = headline.summarise(headline.changes_of(ts))
+    heads = headline.summarise(headline.changes_of(tables))
     return {
         "metric": metric,
         "headlines": [headline.to_json(h) for h in heads],
-        "groups": compare.to_json(ts, metric),
+        "groups": compare.to_json(tables, metric),
     }
 
 
-def print_headlines(ts: list[compare.Table]) -> None:
+def print_headlines(tables: list[compare.Table]) -> None:
     """The summary the text opens with: one line per version or axis pair."""
-    heads = headline.summarise(headline.changes_of(ts))
+    heads = headline.summarise(headline.changes_of(tables))
     for h in heads:
         emit(headline.line(h))
     if heads:
         emit("")
 
 
-def print_tables(ts: list[compare.Table], metric: str) -> None:
-    if not ts:
+def print_tables(tables: list[compare.Table], metric: str) -> None:
+    if not tables:
         emit("no results to compare")
         return
     unit = compare.METRICS[metric][2]
-    for t in ts:
+    for t in tables:
         tab = Table(title=_title(t), title_justify="left", box=box.SIMPLE_HEAD)
         vs = f"vs {t.rows[0].name}" if t.axis else "vs previous"
         for col in (
@@ -150,26 +150,26 @@ def print_tables(ts: list[compare.Table], metric: str) -> None:
         out.print(tab)
 
 
-def _basis(c: stats.Comparison | None, values: list[float]) -> str:
+def _basis(comparison: stats.Comparison | None, values: list[float]) -> str:
     """The numbers a ratio is the ratio of: the geometric means of the values it came from
     (the shared rounds, when paired); a row without a ratio, its own."""
-    if c is None:
+    if comparison is None:
         return _fmt_metric(compare.geometric_mean(values))
-    return f"{_fmt_metric(c.mean_a)} → {_fmt_metric(c.mean_b)}"
+    return f"{_fmt_metric(comparison.mean_a)} → {_fmt_metric(comparison.mean_b)}"
 
 
-def verdict_text(c: stats.Comparison) -> str:
+def verdict_text(comparison: stats.Comparison) -> str:
     """A verdict, and when inconclusive how many rounds a side would decide it."""
-    if c.verdict != "inconclusive":
-        return c.verdict
-    return f"inconclusive ({stats.undecided_note(c.rounds_needed)})"
+    if comparison.verdict != "inconclusive":
+        return comparison.verdict
+    return f"inconclusive ({stats.undecided_note(comparison.rounds_needed)})"
 
 
-def _title(t: compare.Table) -> str:
+def _title(table: compare.Table) -> str:
     """The series in words: its cell, the axes it sets, runner and noise; an axis
     comparison's leaves out the columns its axis varies and starts with the server."""
-    k = t.key
-    parts = [f"{k['server_id']}: {t.axis}"] if t.axis else []
+    k = table.key
+    parts = [f"{k['server_id']}: {table.axis}"] if table.axis else []
     parts += [k["workload"], f"threads={k['threads']}"]
     if "collation" in k:
         parts.append(str(k["collation"]))
@@ -179,20 +179,20 @@ def _title(t: compare.Table) -> str:
     parts += [f"{k['tables']}{size} rows", f"{k['duration_s']} s", str(k["connection"])]
     parts += [f"{a}={k[a]}" for a in AXIS_COLUMNS if k.get(a) is not None]
     parts.append(f"runner {k['runner_class']} ({k['hw_key']})")
-    if t.noise_cv is not None:
-        parts.append(f"A/A noise CV {t.noise_cv:.1%}")
-    if t.aa_spread is not None:
-        parts.append(f"paired A/A spread {t.aa_spread:.1%}")
+    if table.noise_cv is not None:
+        parts.append(f"A/A noise CV {table.noise_cv:.1%}")
+    if table.aa_spread is not None:
+        parts.append(f"paired A/A spread {table.aa_spread:.1%}")
     return " · ".join(parts)
 
 
-def _row_name(r: compare.Row) -> str:
+def _row_name(row: compare.Row) -> str:
     """A server id, or an axis value with the column it set when that says more
     (`utf8mb4 (utf8mb4_general_ci)`)."""
-    if r.label is None:
-        return r.server_id
-    shown = [str(v) for v in r.cell.values() if v is not None and str(v) != r.label]
-    return f"{r.label} ({', '.join(shown)})" if shown else r.label
+    if row.label is None:
+        return row.server_id
+    shown = [str(v) for v in row.cell.values() if v is not None and str(v) != row.label]
+    return f"{row.label} ({', '.join(shown)})" if shown else row.label
 
 
 SHOWN_RUNS = 5  # run ids named when --run names none of them
@@ -341,13 +341,15 @@ def _check_filter_not_on_axis(axis: str, want: dict[str, Any]) -> None:
             )
 
 
-def _check_servers_have_results(st: Any, servers: list[str], run_id: str | None, db: Path) -> None:
+def _check_servers_have_results(
+    results: Any, servers: list[str], run_id: str | None, db: Path
+) -> None:
     """A named server without results is a typo (or the wrong DB/run), never "no results";
     so is a run the DB does not hold."""
-    if run_id is not None and run_id not in (runs := st.run_ids()):
+    if run_id is not None and run_id not in (runs := results.run_ids()):
         shown = ", ".join(runs[:SHOWN_RUNS]) + (", …" if len(runs) > SHOWN_RUNS else "")
         raise ConfigError(f"no run {run_id!r} in {db}; runs there, newest first: {shown or '-'}")
-    have = st.server_ids(run_id)
+    have = results.server_ids(run_id)
     missing = [s for s in servers if s not in have]
     if missing:
         where = f"run {run_id} of {db}" if run_id else str(db)

@@ -40,13 +40,15 @@ CellHandshake = Annotated[
 RunnerClassOpt = Annotated[str | None, typer.Option("--runner-class", help="runner class label")]
 
 
-def _cell_opt(name: str, kind: type, what: str, **kw: Any) -> Any:
+def _cell_opt(name: str, kind: type, what: str, **option_args: Any) -> Any:
     """A cell option of `compare`: a filter over stored results, the rounds' cell with
     --until-conclusive (ROUND_CELL's value when not given)."""
     flag = "--" + name.replace("_", "-")
     return Annotated[
         kind | None,
-        typer.Option(flag, help=f"only this {what} (rounds: default {ROUND_CELL[name]})", **kw),
+        typer.Option(
+            flag, help=f"only this {what} (rounds: default {ROUND_CELL[name]})", **option_args
+        ),
     ]
 
 
@@ -63,14 +65,14 @@ MinEffectOpt = Annotated[
 ]
 
 
-def round_request(a: str, b: str, seconds: float, opts: dict[str, Any]) -> Any:
+def round_request(server_a: str, server_b: str, seconds: float, opts: dict[str, Any]) -> Any:
     """The interleaved-rounds request of `compare --until-conclusive` and `bisect`, from
     the cell options both commands share (their `locals()`: the same option names)."""
     from perftrack.experiments import conclude
 
     return conclude.Request(
-        a=a,
-        b=b,
+        a=server_a,
+        b=server_b,
         budget_s=seconds,
         workload=opts["workload"],
         threads=opts["threads"],

@@ -88,8 +88,8 @@ def explain_cmd(
     sysbench.binary()
     say = (lambda m: print(m, file=sys.stderr)) if as_json else emit
 
-    def gap_stored(e: explanation.Explanation) -> None:  # the first stage's paired gap
-        line = explain.store_gap(db, e)
+    def gap_stored(result: explanation.Explanation) -> None:  # the first stage's paired gap
+        line = explain.store_gap(db, result)
         if line:
             say(line)
 
@@ -110,7 +110,7 @@ def explain_cmd(
 
 
 def _check_stored_verdicts(
-    db: Path, a: str, b: str, workload: str, threads: int, min_effect: float
+    db: Path, server_a: str, server_b: str, workload: str, threads: int, min_effect: float
 ) -> None:
     """The DB's verdicts of B against A on this workload: every one's interval excludes a
     regression of ``min_effect`` -> refuse (an `unchanged` inside ±10% does not)."""
@@ -120,12 +120,13 @@ def _check_stored_verdicts(
     if not db.is_file():
         return
     with store.open_db(db, write=False) as st:
-        found = explanations.stored_verdicts(st, a, b, workload, threads)
+        found = explanations.stored_verdicts(st, server_a, server_b, workload, threads)
     if found and all(
         low is not None and explain.excludes_regression(low, min_effect) for _v, low in found
     ):
         lows = ", ".join(f"{v} from {low:.3f}" for v, low in found[:4] if low is not None)
         raise ConfigError(
-            f"no regression to explain: the DB's verdicts of {b} against {a} on {workload}, "
+            f"no regression to explain: the DB's verdicts of {server_b} against {server_a} "
+            f"on {workload}, "
             f"{threads} thread(s) ({lows}) exclude a regression of {min_effect:.0%} ({db})"
         )

@@ -115,10 +115,12 @@ def pr_report(
 @pr_app.command("comment")
 def pr_comment(
     body: Annotated[Path, typer.Option("--body", help="markdown file")],
-    pr: Annotated[str | None, typer.Option("--pr", help="PR number (default: $PR_NUMBER)")] = None,
+    pr_number: Annotated[
+        str | None, typer.Option("--pr", help="PR number (default: $PR_NUMBER)")
+    ] = None,
 ) -> None:
     """Create or update the one PR comment (env: GITHUB_REPOSITORY, GITHUB_TOKEN, …)."""
     from perftrack.publish import prcomment
 
-    action, cid = prcomment.upsert(prcomment.target_from_env(pr), prcomment.read_body(body))
+    action, cid = prcomment.upsert(prcomment.target_from_env(pr_number), prcomment.read_body(body))
     _say(f"PR comment {cid} {action}")

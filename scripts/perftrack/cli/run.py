@@ -50,21 +50,21 @@ def _inline_matrix(
     )
 
 
-def _catalog_of(rd: runner.RunDir) -> catalog.Catalog:
+def _catalog_of(run_dir: runner.RunDir) -> catalog.Catalog:
     """The catalog, with the pins the run's night plan made while planning (a docker entry
     the catalog marks unpinned, pinned for that night: servers/planpins.py)."""
     from perftrack.servers import planpins
 
-    pins = planpins.parse(rd.plan().get("pins"), rd.path / "plan.json")
+    pins = planpins.parse(run_dir.plan().get("pins"), run_dir.path / "plan.json")
     return planpins.apply(catalog.read_catalog(), planpins.digests(pins))
 
 
 def execute(
-    rd: runner.RunDir, resume: bool, retries: int, reuse_datasets: bool = False
+    run_dir: runner.RunDir, resume: bool, retries: int, reuse_datasets: bool = False
 ) -> runner.RunOutcome:
     r = runner.Runner(
-        rd=rd,
-        catalog=_catalog_of(rd),
+        rd=run_dir,
+        catalog=_catalog_of(run_dir),
         config_dir=paths.config_dir(),
         emit=emit,
         retries=retries,
@@ -75,7 +75,7 @@ def execute(
     s = r.run(resume=resume)
     emit(
         f"run {s.run_id}: {s.ok} ok, {s.failed} failed, {s.skipped} skipped, "
-        f"{s.retried} retried; records in {rd.records}"
+        f"{s.retried} retried; records in {run_dir.records}"
     )
     for line in s.final_failed:
         emit(f"  failed: {line}")

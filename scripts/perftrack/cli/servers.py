@@ -38,10 +38,12 @@ def servers_list() -> None:
     out.print(t)
 
 
-def _pin_state(e: catalog.Entry) -> str:
-    if e.unpinned:
+def _pin_state(entry: catalog.Entry) -> str:
+    if entry.unpinned:
         return "NOT YET"
-    if e.provider in ("docker", "tarball") and not (e.digest or (e.tarball and e.tarball.sha256)):
+    if entry.provider in ("docker", "tarball") and not (
+        entry.digest or (entry.tarball and entry.tarball.sha256)
+    ):
         return "no"
     return "yes"
 

@@ -126,12 +126,12 @@ def study_report(
     report.render(st, scale, [], emit, players, records=records, source=where)
 
 
-def _dry_run(st: study.Study, scale: str, cat: catalog.Catalog, db: Path) -> None:
+def _dry_run(study_spec: study.Study, scale: str, cat: catalog.Catalog, db: Path) -> None:
     """What `study run` would plan, per part: cells to run and skipped (with the reasons),
     and the wall time the night planner would estimate for them (from the DB's history)."""
     history = schedule.read_history(db)
     total = 0.0
-    for m in st.matrices(scale):
+    for m in study_spec.matrices(scale):
         cells = plan_cells.expand_catalog(m, cat)
         starts = Counter((c.group_key(), c.repeat) for c in cells if not c.skip)
         secs = sum(schedule.estimate(c, history)[0] for c in cells)

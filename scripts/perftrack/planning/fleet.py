@@ -83,8 +83,8 @@ def _classes(raw: Any, where: str) -> dict[str, tuple[str, ...]]:
     return out
 
 
-def _rule(raw: Any, i: int, classes: dict[str, tuple[str, ...]], where: str) -> SeriesRule:
-    at = f"series[{i}]"
+def _rule(raw: Any, index: int, classes: dict[str, tuple[str, ...]], where: str) -> SeriesRule:
+    at = f"series[{index}]"
     if not isinstance(raw, dict) or "class" not in raw:
         raise _fail(where, f"{at} must be a mapping with 'class' and match keys")
     unknown = set(raw) - {"class", *RULE_KEYS, RULE_KEYS_PROFILE}

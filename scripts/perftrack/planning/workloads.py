@@ -134,18 +134,18 @@ _FATAL_RE = re.compile(r"^FATAL: (.*)$", re.MULTILINE)
 NO_HELP = "does not implement the 'help' command"
 
 
-def check_loads(w: Workload, where: str = "matrix") -> None:
+def check_loads(workload: Workload, where: str = "matrix") -> None:
     """One-line ConfigError, naming the file and line, if the workload's Lua script does
     not load in sysbench. Built-in scripts and an absent sysbench (the run stage says
     how to install it) pass."""
-    if not w.script.endswith(".lua"):
+    if not workload.script.endswith(".lua"):
         return
-    path = Path(w.script_path())
+    path = Path(workload.script_path())
     if not path.is_file():
-        raise ConfigError(f"{where}: workload {w.name}: no Lua file {path}")
+        raise ConfigError(f"{where}: workload {workload.name}: no Lua file {path}")
     problem = _lua_problem(str(path), path.stat().st_mtime_ns)
     if problem:
-        raise ConfigError(f"{where}: workload {w.name}: Lua script does not load: {problem}")
+        raise ConfigError(f"{where}: workload {workload.name}: Lua script does not load: {problem}")
 
 
 @cache

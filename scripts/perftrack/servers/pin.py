@@ -107,21 +107,23 @@ def write(path: Path, pins: list[Pin]) -> None:
     files.replace_text(path, "".join(lines), check=lambda tmp: _verify(tmp, old, pins, path))
 
 
-def _replace_marker(lines: list[str], p: Pin, path: Path) -> list[str]:
-    start = next((i for i, line in enumerate(lines) if _entry_id(line) == p.server_id), None)
+def _replace_marker(lines: list[str], pin: Pin, path: Path) -> list[str]:
+    start = next((i for i, line in enumerate(lines) if _entry_id(line) == pin.server_id), None)
     if start is None:
-        raise ConfigError(f"{path}: cannot find the entry {p.server_id!r} as text; nothing written")
+        raise ConfigError(
+            f"{path}: cannot find the entry {pin.server_id!r} as text; nothing written"
+        )
     end = next(
         (i for i in range(start + 1, len(lines)) if _entry_id(lines[i]) is not None), len(lines)
     )
-    marker = re.compile(rf"(\b{p.key}:\s*)['\"]?{UNPINNED}['\"]?")
-    value = f'"{p.value}"' if p.key == "digest" else p.value
+    marker = re.compile(rf"(\b{pin.key}:\s*)['\"]?{UNPINNED}['\"]?")
+    value = f'"{pin.value}"' if pin.key == "digest" else pin.value
     for i in range(start, end):
         new, n = marker.subn(lambda m: m.group(1) + value, lines[i], count=1)
         if n:
             return [*lines[:i], new, *lines[i + 1 :]]
     raise ConfigError(
-        f"{path}: entry {p.server_id!r} has no '{p.key}: {UNPINNED}' line; nothing written"
+        f"{path}: entry {pin.server_id!r} has no '{pin.key}: {UNPINNED}' line; nothing written"
     )
 
 

@@ -196,8 +196,8 @@ def parse(data: Any, path: Path) -> tuple[Line, ...]:
     return out
 
 
-def _line(raw: Any, n: int, where: str) -> Line:
-    here = f"{where}: lines[{n}]"
+def _line(raw: Any, index: int, where: str) -> Line:
+    here = f"{where}: lines[{index}]"
     if not isinstance(raw, dict):
         raise ConfigError(f"{here} must be a mapping ({', '.join(LINE_KEYS)})")
     unknown = sorted(set(map(str, raw)) - {*LINE_KEYS, *OPTIONAL_KEYS})
