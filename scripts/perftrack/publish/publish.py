@@ -211,7 +211,7 @@ def ingest_and_detect(db: Path, prepared: Sequence[store.PreparedRecord]) -> sto
 def _branch(git: Git, branch: str | None) -> str:
     if branch:
         return branch
-    p = git.run_git("symbolic-ref", "--quiet", "--short", "HEAD", check=False)
+    p = git.run("symbolic-ref", "--quiet", "--short", "HEAD", check=False)
     name = p.stdout.strip() or os.environ.get("GITHUB_REF_NAME", "")
     if not name:
         raise ConfigError("HEAD is detached: give the branch to push to with --branch")
@@ -232,9 +232,9 @@ def _check_sizes(git: Git, top: Path, rel: Path, max_file_mb: float) -> None:
         size = (top / name).stat().st_size if (top / name).is_file() else 0
         if size > limit:
             files = str(nightfiles.files_dir(rel))
-            git.run_git("reset", "--quiet", "--", str(rel), files)
-            git.run_git("checkout", "--quiet", "--", str(rel), files, check=False)
-            git.run_git("clean", "-fdq", "--", files)  # this night's new files
+            git.run("reset", "--quiet", "--", str(rel), files)
+            git.run("checkout", "--quiet", "--", str(rel), files, check=False)
+            git.run("clean", "-fdq", "--", files)  # this night's new files
             if not git.out("ls-files", "--", str(rel)):  # new file: not on the branch yet
                 (top / rel).unlink(missing_ok=True)
             raise TooLarge(
@@ -295,19 +295,19 @@ def publish(
         result.added = res.added
         say(f"attempt {attempt}: {res.added} record(s) added, {res.already} already in {rel}")
         ours = (str(rel), str(nightfiles.files_dir(rel)))  # the DB and its night files
-        git.run_git("add", "-A", "--", *ours)
-        if git.run_git("diff", "--cached", "--quiet", "--", *ours, check=False).returncode == 0:
+        git.run("add", "-A", "--", *ours)
+        if git.run("diff", "--cached", "--quiet", "--", *ours, check=False).returncode == 0:
             say(f"{rel} unchanged: nothing to commit")
             return result
         _check_sizes(git, top, rel, max_file_mb)
-        git.run_git(
+        git.run(
             "commit", "--quiet", "-m", message or default_message(run_ids, res.added), "--",
             *ours,
         )  # fmt: skip
         result.commit = git.out("rev-parse", "HEAD")
         if not push:
             return result
-        p = git.run_git("push", "--porcelain", remote, f"HEAD:refs/heads/{target}", check=False)
+        p = git.run("push", "--porcelain", remote, f"HEAD:refs/heads/{target}", check=False)
         if p.returncode == 0:
             result.pushed = True
             say(f"pushed {result.commit[:12]} to {remote} {target}")
@@ -322,8 +322,8 @@ def publish(
                 "run's artifacts) or `perftrack publish` with more --attempts"
             )
         say(f"attempt {attempt}: push rejected ({detail}); taking the remote's DB and retrying")
-        git.run_git("fetch", "--quiet", remote, f"refs/heads/{target}")
-        git.run_git("reset", "--quiet", "--keep", "FETCH_HEAD")
+        git.run("fetch", "--quiet", remote, f"refs/heads/{target}")
+        git.run("reset", "--quiet", "--keep", "FETCH_HEAD")
         pause(random.uniform(*RETRY_PAUSE_S))
     raise AssertionError("unreachable")  # pragma: no cover
 
