@@ -45,6 +45,7 @@ lint: setup $(ACTIONLINT)
 	$(VENV)/bin/lint-imports
 	$(VENV)/bin/mypy
 	$(PY) scripts/lint_kwonly.py
+	$(PY) scripts/lint_names.py
 	shellcheck $(SHELL_SCRIPTS)
 	$(ACTIONLINT)
 	$(VENV)/bin/zizmor --offline --persona=pedantic .github/workflows

@@ -264,8 +264,8 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--seeds", type=int, default=5, help="synthetic years (seeds 1..N)")
     args = ap.parse_args(argv)
-    m = matrix.load(REPO / "configs" / "matrices" / "nightly.yaml")
-    control = yamlfile.load(REPO / "configs" / "runners.yaml")["control_server"]
+    m = matrix.read_matrix(REPO / "configs" / "matrices" / "nightly.yaml")
+    control = yamlfile.read_yaml(REPO / "configs" / "runners.yaml")["control_server"]
     cv = measured_cv(list(m.workloads))
     n_series = len(m.servers) * len(m.workloads) * len(m.charsets) * len(m.threads) * 3
     print(

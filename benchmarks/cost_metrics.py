@@ -67,7 +67,7 @@ def _ci_median(x: list[float]) -> tuple[float, float]:
 def overhead(
     server_id: str, workload: str, threads: int, duration: int, pairs: int, tmp: Path
 ) -> dict[str, Any]:
-    cat = catalog.load()
+    cat = catalog.read_catalog()
     inst = providers.fetch(cat.get(server_id))
     wl = workloads.get(workload)
     with Server(install=inst, options={}, workroot=tmp) as srv:
@@ -82,7 +82,7 @@ def overhead(
         common: dict[str, Any] = dict(tables=2, table_size=10_000, options=wl.options)
         out = sysbench.prepare(wl.prepare_script(), target, **common)
         assert out.returncode == 0, out.text[-500:]
-        sysbench.run(wl.script_path(), target, threads=threads, time_s=3, **common)  # warm
+        sysbench.run_sysbench(wl.script_path(), target, threads=threads, time_s=3, **common)  # warm
         on: list[float] = []
         off: list[float] = []
         for i in range(pairs):
@@ -92,7 +92,7 @@ def overhead(
                 win = sampler.Window(tgt) if sampled else None
                 if win:
                     win.start()
-                parsed, _ = sysbench.run(
+                parsed, _ = sysbench.run_sysbench(
                     wl.script_path(), target, threads=threads, time_s=duration, **common
                 )
                 if win:
@@ -142,7 +142,7 @@ def signal(
         },
         where="benchmark",
     )
-    cat = catalog.load()
+    cat = catalog.read_catalog()
     rd = runner.create(m, cat, tmp / "runs", "benchmark")
     (tmp / "w").mkdir(exist_ok=True)
     r = runner.Runner(

@@ -23,7 +23,7 @@ from perftrack.servers import catalog
 
 
 def one_run(m: matrix.Matrix, reuse: bool, out: Path) -> float:
-    cat = catalog.load()
+    cat = catalog.read_catalog()
     rd = runner.create(m, cat, out, "benchmark")
     t0 = time.monotonic()
     s = runner.Runner(

@@ -61,10 +61,13 @@ class Synthetic:
 
 
 def simulate(args: argparse.Namespace) -> None:
-    print(f"SYNTHETIC: noise CV {args.noise:.0%}, {args.cell_s:.0f} s per cell, "
-          f"{args.seeds} seeds per row; min_effect {args.min_effect:.0%}")  # fmt: skip
-    print(f"{'candidates':>10} {'causes':>6} {'rounds':>7} {'cells':>6} {'minutes':>8} "
-          f"{'found':>6}")  # fmt: skip
+    print(
+        f"SYNTHETIC: noise CV {args.noise:.0%}, {args.cell_s:.0f} s per cell, "
+        f"{args.seeds} seeds per row; min_effect {args.min_effect:.0%}"
+    )
+    print(
+        f"{'candidates':>10} {'causes':>6} {'rounds':>7} {'cells':>6} {'minutes':>8} {'found':>6}"
+    )
     for n in args.n:
         for k in (1, 2):
             names = [f"v{i:03d}" for i in range(n)]
@@ -72,20 +75,26 @@ def simulate(args: argparse.Namespace) -> None:
             rounds, cells, found = [], [], 0
             for seed in range(args.seeds):
                 model = Synthetic(causes, args.noise, seed)
-                req = conclude.Request("a", "b", 10**9, min_effect=args.min_effect)
+                req = conclude.Request(a="a", b="b", budget_s=10**9, min_effect=args.min_effect)
                 cands = [candidates.Candidate(x, x, "a", "b") for x in names]
-                res = ex.Explanation("a", "b", {}, cands, [])
+                res = ex.Explanation(a="a", b="b", cell={}, candidates=cands, left=[])
                 explain.Search(
-                    req, res, model.round, lambda _m: None, lambda _l: None,
+                    req=req,
+                    result=res,
+                    run_round=model.round,
+                    starts=lambda _m: None,
+                    emit=lambda _l: None,
                     clock=lambda: 0.0,  # no budget: the search's own cost
-                ).run()  # fmt: skip
+                ).run()
                 rounds.append(res.rounds)
                 cells.append(model.cells)
                 iso = sorted(c for lb in res.isolated for c in res.group(lb).names)
                 found += iso == sorted(causes)
             c = float(np.mean(cells))
-            print(f"{n:>10} {k:>6} {np.mean(rounds):>7.1f} {c:>6.0f} "
-                  f"{c * args.cell_s / 60:>8.1f} {found:>3}/{args.seeds}")  # fmt: skip
+            print(
+                f"{n:>10} {k:>6} {np.mean(rounds):>7.1f} {c:>6.0f} "
+                f"{c * args.cell_s / 60:>8.1f} {found:>3}/{args.seeds}"
+            )
 
 
 def real(args: argparse.Namespace) -> None:
@@ -107,15 +116,25 @@ def real(args: argparse.Namespace) -> None:
                     f"     server_options: [{', '.join(opts)}]}}",
                 ]
             (cfg / "versions.yaml").write_text("\n".join(lines) + "\n")
-            cat = catalog.load(cfg / "versions.yaml")
+            cat = catalog.read_catalog(cfg / "versions.yaml")
             req = conclude.Request(
-                "ea", "eb", args.budget * 60, workload="oltp_update_index", threads=2,
-                duration_s=2, warmup_s=0, tables=1, table_size=2000, min_effect=0.5,
-            )  # fmt: skip
+                a="ea",
+                b="eb",
+                budget_s=args.budget * 60,
+                workload="oltp_update_index",
+                threads=2,
+                duration_s=2,
+                warmup_s=0,
+                tables=1,
+                table_size=2000,
+                min_effect=0.5,
+            )
             t0 = time.monotonic()
             res = explain.explain(req, cat, cfg, Path(tmp) / "runs", lambda _m: None)
-            print(f"harmless {k}: {len(res.candidates)} candidates, {res.rounds} rounds, "
-                  f"{(time.monotonic() - t0) / 60:.1f} min; {res.conclusion}")  # fmt: skip
+            print(
+                f"harmless {k}: {len(res.candidates)} candidates, {res.rounds} rounds, "
+                f"{(time.monotonic() - t0) / 60:.1f} min; {res.conclusion}"
+            )
 
 
 def main() -> None:

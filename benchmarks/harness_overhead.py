@@ -3,7 +3,7 @@
 One real server (from the catalog, started by perftrack's server lifecycle), one prepared
 dataset, then N interleaved pairs on that same server:
   hand: the sysbench command run directly, output to a file, tps read from the summary
-  perftrack: `drivers.sysbench.run` — what `perftrack run` does for every measured cell
+  perftrack: `drivers.sysbench.run_sysbench` — what `perftrack run` does for every measured cell
     (piped output, wall-clock bound, full parse, interval series)
 The figure is the median of per-pair ratios perftrack/hand (target >= 0.98).
 
@@ -34,7 +34,7 @@ def main() -> None:
     ap.add_argument("--duration", type=int, default=10)
     ap.add_argument("--threads", type=int, default=2)
     a = ap.parse_args()
-    inst = providers.fetch(catalog.load().get(a.server))
+    inst = providers.fetch(catalog.read_catalog().get(a.server))
     with Server(install=inst, options={"character-set-server": "latin1"}) as srv:
         srv.create_database("latin1", "latin1_swedish_ci")
         target = sysbench.Endpoint(
@@ -46,7 +46,7 @@ def main() -> None:
         )
         size = dict(tables=2, table_size=10_000)
         sysbench.prepare(a.workload, target, **size)
-        sysbench.run(a.workload, target, threads=a.threads, time_s=3, **size)  # warm-up
+        sysbench.run_sysbench(a.workload, target, threads=a.threads, time_s=3, **size)  # warm-up
         cmd = sysbench.command(
             a.workload, "run", target, threads=a.threads, time_s=a.duration, **size
         )
@@ -59,7 +59,7 @@ def main() -> None:
                 m = SUMMARY_TPS.search(out.read_text())
                 assert m, "hand run printed no summary"
                 hand = float(m.group(1))
-                parsed, _ = sysbench.run(
+                parsed, _ = sysbench.run_sysbench(
                     a.workload, target, threads=a.threads, time_s=a.duration, **size
                 )
                 ours = float(parsed["tps"])

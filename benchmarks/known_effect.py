@@ -41,8 +41,8 @@ def measure(inst, extra: dict[str, str | None], duration: int) -> float:
         )
         size = dict(tables=2, table_size=10_000)
         sysbench.prepare(WORKLOAD, target, **size)
-        sysbench.run(WORKLOAD, target, threads=2, time_s=1, **size)  # warm-up
-        parsed, _ = sysbench.run(WORKLOAD, target, threads=2, time_s=duration, **size)
+        sysbench.run_sysbench(WORKLOAD, target, threads=2, time_s=1, **size)  # warm-up
+        parsed, _ = sysbench.run_sysbench(WORKLOAD, target, threads=2, time_s=duration, **size)
         return float(parsed["tps"])
 
 
@@ -52,7 +52,7 @@ def main() -> None:
     ap.add_argument("--rounds", type=int, default=8)
     ap.add_argument("--duration", type=int, default=5)
     a = ap.parse_args()
-    inst = providers.fetch(catalog.load().get(a.server))
+    inst = providers.fetch(catalog.read_catalog().get(a.server))
     values: dict[str, list[float]] = {arm: [] for arm in ARMS}
     names = list(ARMS)
     for r in range(a.rounds):

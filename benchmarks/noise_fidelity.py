@@ -97,7 +97,7 @@ class Variant:
 
 
 def aa_catalog() -> Catalog:
-    cat = catalog.load()
+    cat = catalog.read_catalog()
     twin = dataclasses.replace(cat.get(A), id=A2, stand_in=f"{A} under a second id (A/A)")
     return Catalog(cat.path, (*cat.entries, twin))
 
@@ -224,7 +224,7 @@ class Plain:
             srv.create_database("latin1", "latin1_swedish_ci")
             sysbench.prepare(self.a.workload, self.target(srv), **self.size)
             warm = max(5, 5 * self.a.warmup)
-            sysbench.run(
+            sysbench.run_sysbench(
                 self.a.workload, self.target(srv), threads=self.a.threads, time_s=warm, **self.size
             )
 

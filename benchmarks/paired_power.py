@@ -89,7 +89,7 @@ def replay(
     min_effect: float,
     aa_spread: float | None = None,
 ) -> tuple[str, int]:
-    """One sequence: (its verdict, rounds used), as conclude.run would end it."""
+    """One sequence: (its verdict, rounds used), as conclude.run_rounds would end it."""
     # A random order of the real rounds (reshuffled when used up: no round twice before
     # every round was drawn once: duplicates among the first rounds would shrink their
     # spread and make the early looks' t-bounds too narrow), each round's A and A'
@@ -165,7 +165,9 @@ def main() -> None:
     )
     print("|---|---|---|---|---|---|---|---|---|---|")
     for shift, minutes, min_effect in ROWS:
-        req = conclude.Request("a", "b", minutes * 60, duration_s=duration, warmup_s=warmup)
+        req = conclude.Request(
+            a="a", b="b", budget_s=minutes * 60, duration_s=duration, warmup_s=warmup
+        )
         looks = req.planned_looks()
         max_rounds = int(minutes * 60 // round_s)
         rng = np.random.default_rng(20261125)

@@ -13,7 +13,7 @@ round (so drift of the machine falls on all of them alike):
   noisiest of the charset pair, docs/benchmarks.md);
 - `run:group`, `run:run`: `perftrack run` (run.runner.Runner on a matrix of the pair,
   repeats = rounds), a fresh server per group / servers kept for the run;
-- `compare:group`, `compare:run`: `compare --until-conclusive` (experiments/conclude.run,
+- `compare:group`, `compare:run`: `compare --until-conclusive` (experiments/conclude.run_rounds,
   its own looks and stopping rule) in both server lifetimes;
 - `explain`: explain's first stage (A, B and B with all of A's candidate settings, kept
   servers), version pairs only: explain compares servers, not axis values;
@@ -169,7 +169,7 @@ def pace_every_runner(pacer: Pacer) -> None:
 def child(spec: dict[str, Any]) -> None:
     p = Pair(**{**spec["pair"], "values": tuple(spec["pair"]["values"])})
     path, rounds, out = spec["path"], spec["rounds"], Path(spec["out"])
-    cat, cfg = catalog.load(), paths.config_dir()
+    cat, cfg = catalog.read_catalog(), paths.config_dir()
     pacer = Pacer()
     result: dict[str, Any] = {"values": [], "reported": None}
     if path.startswith(("run:", "nightly")):
@@ -198,7 +198,7 @@ def child(spec: dict[str, Any]) -> None:
         pace_every_runner(pacer)
         # its own stopping rule decides; the budget only bounds it (the session's cap)
         req = request(p, path.split(":")[1], budget_s=MAX_ROUNDS_FACTOR * rounds * per_round_s(p))
-        seq = conclude.run(
+        seq = conclude.run_rounds(
             req, cat, cfg, out / "r.duckdb", out / "runs", lambda _l: None, clock=pacer.clock
         )
         a, b = conclude.session_pairs(out / "r.duckdb", seq.run_ids, req)
@@ -324,8 +324,8 @@ class Plain:
         self.rounds: list[tuple[float, float]] = []
 
     def start(self) -> None:
-        p, cat = self.p, catalog.load()
-        ax = axes_mod.load(paths.config_dir())
+        p, cat = self.p, catalog.read_catalog()
+        ax = axes_mod.read_axes(paths.config_dir())
         for arm in range(2):
             entry = cat.get(p.b if (p.axis is None and arm) else p.a)
             charset = p.values[arm] if p.axis == "charset" else p.charset
@@ -346,7 +346,7 @@ class Plain:
             srv.create_database(charset, coll)
             size = {"tables": p.tables, "table_size": p.table_size}
             sysbench.prepare(p.workload, self.target(srv), **size)
-            sysbench.run(
+            sysbench.run_sysbench(
                 p.workload,
                 self.target(srv),
                 threads=p.threads,
@@ -369,7 +369,7 @@ class Plain:
         got: dict[int, float] = {}
         for arm in (0, 1) if r % 2 else (1, 0):
             if self.p.warmup_s > 0:  # the cell's warm-up, as every perftrack path runs it
-                sysbench.run(
+                sysbench.run_sysbench(
                     self.p.workload,
                     self.target(self.servers[arm]),
                     threads=self.p.threads,
@@ -377,7 +377,7 @@ class Plain:
                     tables=self.p.tables,
                     table_size=self.p.table_size,
                 )
-            parsed, _cmd = sysbench.run(
+            parsed, _cmd = sysbench.run_sysbench(
                 self.p.workload,
                 self.target(self.servers[arm]),
                 threads=self.p.threads,

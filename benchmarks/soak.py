@@ -175,7 +175,7 @@ def soak(
 ) -> Report:
     """Run the soak in `workdir` (runs/, w/ for server dirs, results.duckdb) and check it."""
     configs = config_dir or REPO / "configs"
-    cat = catalog.load(configs / "versions.yaml")
+    cat = catalog.read_catalog(configs / "versions.yaml")
     runs, work, db = workdir / "runs", workdir / "w", workdir / "results.duckdb"
     work.mkdir(parents=True, exist_ok=True)
     m = soak_matrix(rounds, threads, charsets)

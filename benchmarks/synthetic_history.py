@@ -87,7 +87,7 @@ class Setup:
 
 
 def load_setup(nights: int, classes: int = 3, seed: int = 1) -> Setup:
-    m = matrix.load(REPO / "configs" / "matrices" / "nightly.yaml")
+    m = matrix.read_matrix(REPO / "configs" / "matrices" / "nightly.yaml")
     return Setup(m, CLASSES[:classes], nights, seed)
 
 
@@ -524,13 +524,13 @@ def _grow_fast(db: Path, setup: Setup, first: int, last: int, batch: int, np: An
                 run = (run_id, *tpl.run[1:3], started, row[col["finished_at"]], tpl.run[5])
                 pending.append(
                     store.PreparedRecord(
-                        rid,
-                        tpl.hardware,
-                        tpl.server,
-                        run,
-                        tuple(row),
-                        tpl.varset_hash,
-                        tpl.variables,
+                        record_id=rid,
+                        hardware=tpl.hardware,
+                        server=tpl.server,
+                        run=run,
+                        result=tuple(row),
+                        varset_hash=tpl.varset_hash,
+                        variables=tpl.variables,
                     )
                 )
         if pending and ((night + 1 - first) % batch == 0 or night == last - 1):

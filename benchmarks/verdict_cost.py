@@ -97,7 +97,9 @@ def simulate(a: argparse.Namespace) -> None:
     for sid, v in sorted(vals.items()):
         pool = np.asarray(v)
         cv = stats.cv(v) or 0.0
-        req = conclude.Request("a", "b", a.budget * 60, duration_s=a.duration, warmup_s=a.warmup)
+        req = conclude.Request(
+            a="a", b="b", budget_s=a.budget * 60, duration_s=a.duration, warmup_s=a.warmup
+        )
         looks = req.planned_looks()
         max_rounds = int(a.budget * 60 // a.round_s)
         for shift in a.shifts:
@@ -147,8 +149,8 @@ def real(a: argparse.Namespace) -> None:
     try:
         cfg = work / "configs"
         shutil.copytree(REPO / "configs", cfg)
-        base = providers.fetch(catalog.load().get(a.server)).basedir
-        ver = catalog.load().get(a.server).version
+        base = providers.fetch(catalog.read_catalog().get(a.server)).basedir
+        ver = catalog.read_catalog().get(a.server).version
         lines = ["servers:"]
         for i, (sid, opts) in enumerate(ARMS.items()):
             major, minor, _patch = ver.split(".")
@@ -163,17 +165,17 @@ def real(a: argparse.Namespace) -> None:
             if opts:
                 lines.append(f"    server_options: [{', '.join(opts)}]")
         (cfg / "versions.yaml").write_text("\n".join(lines) + "\n")
-        cat = catalog.load(cfg / "versions.yaml")
+        cat = catalog.read_catalog(cfg / "versions.yaml")
         db = a.out / "verdict-cost.duckdb"
         pairs = [("ke-binlog", a.budget), ("ke-again", a.aa_budget)]
         for b, budget in [p for p in pairs if a.only in (None, p[0])]:
             req = conclude.Request(
-                "ke-base", b, budget * 60, workload=a.workload, threads=a.threads,
+                a="ke-base", b=b, budget_s=budget * 60, workload=a.workload, threads=a.threads,
                 duration_s=a.duration, warmup_s=a.warmup, min_effect=a.min_effect,
                 server_lifetime=a.server_lifetime,
             )  # fmt: skip
             t0 = time.monotonic()
-            o = conclude.run(req, cat, cfg, db, a.out / "runs", print)
+            o = conclude.run_rounds(req, cat, cfg, db, a.out / "runs", print)
             print(f"wall {time.monotonic() - t0:.0f} s; runs {o.run_ids[0]} .. {o.run_ids[-1]}")
             sys.stdout.flush()
     finally:

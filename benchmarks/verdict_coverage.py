@@ -141,8 +141,24 @@ def nightly(data: list[Sample], draws: int, rng: np.random.Generator) -> dict[st
         for how, (ia, ib) in shaped:
             a, b = list(x[ia]), list(x[ib])
             rounds = [("aa", i) for i in range(n)]
-            ra = compare.Row("A", "p", "1", None, a, [], rounds=rounds)
-            rb = compare.Row("B", "p", "1", None, b, [], rounds=rounds)
+            ra = compare.Row(
+                server_id="A",
+                product="p",
+                version="1",
+                version_string=None,
+                values=a,
+                latency=[],
+                rounds=rounds,
+            )
+            rb = compare.Row(
+                server_id="B",
+                product="p",
+                version="1",
+                version_string=None,
+                values=b,
+                latency=[],
+                rounds=rounds,
+            )
             for band, s in (("stored", spread), ("own", None)):
                 if band == "stored" and s is None:
                     continue
@@ -154,8 +170,24 @@ def nightly(data: list[Sample], draws: int, rng: np.random.Generator) -> dict[st
                 continue
             # the same values from two nights (no shared round): unpaired, with the band
             # from the A/A CV (the sample's; detect's noise table holds it per class)
-            ua = compare.Row("A", "p", "1", None, a, [], rounds=[("n1", i) for i in range(n)])
-            ub = compare.Row("B", "p", "1", None, b, [], rounds=[("n2", i) for i in range(n)])
+            ua = compare.Row(
+                server_id="A",
+                product="p",
+                version="1",
+                version_string=None,
+                values=a,
+                latency=[],
+                rounds=[("n1", i) for i in range(n)],
+            )
+            ub = compare.Row(
+                server_id="B",
+                product="p",
+                version="1",
+                version_string=None,
+                values=b,
+                latency=[],
+                rounds=[("n2", i) for i in range(n)],
+            )
             c = compare.versus(ua, ub, cv, True, None)
             if c is not None and not c.paired:
                 alarms["unpaired"][0] += c.verdict == "regression"

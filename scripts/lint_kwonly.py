@@ -3,12 +3,12 @@
 Two checks, plain ``ast``:
 
 (a) every ``@dataclass`` in ``scripts/perftrack`` with five or more fields
-    (``ClassVar`` excluded) is declared ``kw_only=True``, unless it is named in
-    PENDING below with its reason;
+    (``ClassVar`` excluded) is declared ``kw_only=True``;
 (b) no call in ``scripts``, ``tests`` or ``benchmarks`` passes positional
     arguments to such a class: ``Name(...)`` where ``Name`` is the class (defined
-    in the same module, or imported from perftrack), or ``module.Name(...)``
-    where ``module`` is a perftrack module.
+    in the same module, or imported from perftrack), ``module.Name(...)``
+    where ``module`` is a perftrack module, or ``cls(...)`` in the class's own
+    body (its classmethods).
 
 One line per finding (``path:line: Class ...``); exit 1 on findings.
 Usage: ``python scripts/lint_kwonly.py [ROOT]`` (ROOT: the repository, default
@@ -23,41 +23,6 @@ from dataclasses import dataclass
 from pathlib import Path
 
 MIN_FIELDS = 5
-
-# "module.Class" -> reason. Classes defined in packages other engineers were
-# changing when the conversion was made; convert them, then drop them here.
-PENDING: dict[str, str] = {
-    "perftrack.analysis.advise.Estimate": "not yet converted: analysis",
-    "perftrack.analysis.advise.ReleaseAdvice": "not yet converted: analysis",
-    "perftrack.analysis.alerts.Found": "not yet converted: analysis",
-    "perftrack.analysis.annotations.Annotation": "not yet converted: analysis",
-    "perftrack.analysis.axis.AxisResult": "not yet converted: analysis",
-    "perftrack.analysis.changepoints.Change": "not yet converted: analysis",
-    "perftrack.analysis.changepoints.Signal": "not yet converted: analysis",
-    "perftrack.analysis.compare.Row": "not yet converted: analysis",
-    "perftrack.analysis.compare.Table": "not yet converted: analysis",
-    "perftrack.analysis.detect.DetectCounts": "not yet converted: analysis",
-    "perftrack.analysis.stats.Comparison": "not yet converted: analysis",
-    "perftrack.analysis.steps.Step": "not yet converted: analysis",
-    "perftrack.experiments.conclude.Request": "not yet converted: experiments",
-    "perftrack.experiments.conclude.Round": "not yet converted: experiments",
-    "perftrack.experiments.conclude.Sequence": "not yet converted: experiments",
-    "perftrack.experiments.explain.Search": "not yet converted: experiments",
-    "perftrack.experiments.explain.Lab": "not yet converted: experiments",
-    "perftrack.experiments.explanation.Group": "not yet converted: experiments",
-    "perftrack.experiments.explanation.Explanation": "not yet converted: experiments",
-    "perftrack.publish.prcheck.Line": "not yet converted: publish",
-    "perftrack.publish.prcomment.CommentTarget": "not yet converted: publish",
-    "perftrack.publish.publish.Result": "not yet converted: publish",
-    "perftrack.publish.site.build.BuildResult": "not yet converted: publish",
-    "perftrack.publish.site.export.SiteData": "not yet converted: publish",
-    "perftrack.publish.site.source.Page": "not yet converted: publish",
-    "perftrack.publish.study_report.Side": "not yet converted: publish",
-    "perftrack.publish.study_report.ReportRow": "not yet converted: publish",
-    "perftrack.store.queries.points.NightlyPoints": "not yet converted: store",
-    "perftrack.store.files.rows.IntervalSummary": "not yet converted: store",
-    "perftrack.store.files.rows.PreparedRecord": "not yet converted: store",
-}
 
 SCAN_DIRS = ("scripts", "tests", "benchmarks")
 
@@ -123,10 +88,6 @@ class WideClass:
     fields: int
     kw_only: bool
 
-    @property
-    def qualname(self) -> str:
-        return f"{self.module}.{self.name}"
-
 
 def find_wide_classes(root: Path) -> list[WideClass]:
     """Every dataclass of >= MIN_FIELDS fields under scripts/perftrack."""
@@ -163,7 +124,19 @@ def _declaration_findings(wide: list[WideClass]) -> list[Finding]:
             path=w.path, line=w.line, cls=w.name, what="is not kw_only (dataclass of ≥5 fields)"
         )
         for w in wide
-        if not w.kw_only and w.qualname not in PENDING
+        if not w.kw_only
+    ]
+
+
+def _cls_calls(node: ast.ClassDef) -> list[ast.Call]:
+    """``cls(...)`` calls with positional arguments in a class's own classmethods."""
+    return [
+        call
+        for call in ast.walk(node)
+        if isinstance(call, ast.Call)
+        and call.args
+        and isinstance(call.func, ast.Name)
+        and call.func.id == "cls"
     ]
 
 
@@ -190,7 +163,10 @@ def positional_calls(
                 if alias.name.startswith("perftrack"):
                     modules.add(alias.asname or alias.name.split(".")[0])
     calls: list[tuple[ast.Call, str]] = []
+    own_classes = {w.name for w in checked if w.module == own_module}
     for node in ast.walk(tree):
+        if isinstance(node, ast.ClassDef) and node.name in own_classes:
+            calls.extend((c, node.name) for c in _cls_calls(node))
         if not isinstance(node, ast.Call) or not node.args:
             continue
         func = node.func
@@ -209,7 +185,6 @@ def check(root: Path) -> list[Finding]:
     """All findings under root (a repository checkout)."""
     wide = find_wide_classes(root)
     findings = _declaration_findings(wide)
-    checked = [w for w in wide if w.qualname not in PENDING]
     for top in SCAN_DIRS:
         for path in sorted((root / top).rglob("*.py")):
             if ".venv" in path.parts:
@@ -221,7 +196,7 @@ def check(root: Path) -> list[Finding]:
                     cls=cls,
                     what="built by position (kw_only)",
                 )
-                for call, cls in positional_calls(root, path, checked)
+                for call, cls in positional_calls(root, path, wide)
             )
     return findings
 

@@ -27,7 +27,7 @@ _built: dict[str, Install | str] = {}
 
 
 def entry(server_id: str = MYSQL) -> Entry:
-    return catalog.load(REPO / "configs" / "versions.yaml").get(server_id)
+    return catalog.read_catalog(REPO / "configs" / "versions.yaml").get(server_id)
 
 
 def tree(install: Install) -> Path:

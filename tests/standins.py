@@ -21,7 +21,7 @@ WORKLOAD = "oltp_update_index"
 
 def basedir() -> Path:
     """The real MariaDB 10.11.18 basedir (fetched into the perftrack cache once)."""
-    return providers.fetch(catalog.load().get("mariadb-10.11.18")).basedir
+    return providers.fetch(catalog.read_catalog().get("mariadb-10.11.18")).basedir
 
 
 def write_configs(dst: Path, first_bad: int, n: int = 5) -> Path:

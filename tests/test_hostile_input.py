@@ -234,7 +234,7 @@ def test_matrix_file_of_any_text_is_valid_or_one_line_error(text: str) -> None:
         path = Path(tmp) / "m.yaml"
         path.write_text(text, encoding="utf-8", errors="surrogateescape")
         before = snapshot(Path(tmp))
-        m, _ = outcome(lambda: matrix.load(path))
+        m, _ = outcome(lambda: matrix.read_matrix(path))
         if m is not None:
             assert_safe_matrix(m)
         assert snapshot(Path(tmp)) == before, "loading a matrix writes nothing"
@@ -300,7 +300,7 @@ def test_dispatch_inputs_are_refused_with_one_line(field: str, value: str) -> No
 @example(server="../../etc")
 @example(server="${{ github.event.inputs.x }}")
 def test_dispatch_server_ids_are_refused_with_one_line(server: str) -> None:
-    assume(server not in catalog.load(REPO / "configs" / "versions.yaml"))
+    assume(server not in catalog.read_catalog(REPO / "configs" / "versions.yaml"))
     with tempfile.TemporaryDirectory() as tmp:
         rc, _, err = run_cli(["run", f"--server={server}", f"--out={tmp}"])
         assert_cli_refused(rc, err)
@@ -385,7 +385,7 @@ def test_catalog_from_generated_yaml_is_valid_or_one_line_error(key, value, raw)
         path = Path(tmp) / "versions.yaml"
         path.write_text(text, encoding="utf-8", errors="surrogateescape")
         before = snapshot(Path(tmp))
-        cat, _ = outcome(lambda: catalog.load(path))
+        cat, _ = outcome(lambda: catalog.read_catalog(path))
         assert snapshot(Path(tmp)) == before
     if cat is not None:
         for e in cat:
@@ -403,7 +403,7 @@ def test_catalog_of_any_text_is_valid_or_one_line_error(text: str) -> None:
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / "versions.yaml"
         path.write_text(text, encoding="utf-8", errors="surrogateescape")
-        outcome(lambda: catalog.load(path))
+        outcome(lambda: catalog.read_catalog(path))
 
 
 # --- run records ----------------------------------------------------------------------------
@@ -678,7 +678,7 @@ def test_annotations_are_valid_one_line_text_or_one_line_error(entries) -> None:
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / "annotations.yaml"
         path.write_text(json.dumps({"annotations": entries}, allow_nan=True))
-        notes, _ = outcome(lambda: annotations.load(path))
+        notes, _ = outcome(lambda: annotations.read_annotations(path))
     for note in notes or []:
         assert note.reason.strip() and len(note.reason.splitlines()) == 1, note.reason
         assert note.link is None or note.link.startswith("https://")

@@ -105,7 +105,9 @@ def test_direct_and_chained_estimates_with_the_settings_changed_on_the_way(chain
 
 
 def test_chain_adds_logs_and_widens_in_quadrature() -> None:
-    s = advise.Estimate(0.9, 0.85, 0.95, 0.001, 0.03, "regression")
+    s = advise.Estimate(
+        ratio=0.9, ci_low=0.85, ci_high=0.95, p_value=0.001, threshold=0.03, verdict="regression"
+    )
     c = advise.chain([s, s], higher_is_better=True)
     assert c.ratio == pytest.approx(0.81)
     half = (math.log(0.95) - math.log(0.85)) / 2

@@ -27,7 +27,9 @@ def ingest(db: Path, recs: list[dict]) -> None:
 
 def run_detect(db: Path, now: datetime, notes=(), expire_days: int = 90, strict: bool = False):
     with store.open_db(db, write=True) as st:
-        counts = detect.run(st, list(notes), None, expire_days=expire_days, strict=strict, now=now)
+        counts = detect.detect_and_store(
+            st, list(notes), None, expire_days=expire_days, strict=strict, now=now
+        )
         return counts, st.stored_alerts("tps")
 
 
@@ -102,7 +104,7 @@ def test_acknowledged_and_false_positive_come_from_annotations_yaml(tmp_path: Pa
         "    reason: binary log on by default\n"
         "    link: https://example.org/notes\n"
     )
-    notes = annotations.load(path)
+    notes = annotations.read_annotations(path)
     _, (acked,) = run_detect(db, NIGHT0 + timedelta(days=1), notes, strict=True)
     assert (acked["state"], acked["reason"], acked["link"]) == (
         "acknowledged",
@@ -111,7 +113,7 @@ def test_acknowledged_and_false_positive_come_from_annotations_yaml(tmp_path: Pa
     )
     assert acked["first_seen_at"] == NIGHT0 and acked["state_since"] == NIGHT0 + timedelta(1)
     path.write_text(path.read_text() + "    state: false_positive\n")
-    _, (fp,) = run_detect(db, NIGHT0 + timedelta(days=2), annotations.load(path))
+    _, (fp,) = run_detect(db, NIGHT0 + timedelta(days=2), annotations.read_annotations(path))
     assert fp["state"] == "false_positive" and fp["alert_id"] == alert["alert_id"]
 
 
@@ -261,9 +263,17 @@ def test_a_change_point_that_moved_a_night_is_the_same_alert_a_far_one_a_new_one
 
     def found(n: int) -> alerts.Found:
         return alerts.Found(
-            alerts.change_alert_id(list(key.values()), NEW, "tps", runs[n]),
-            "change_point", key, NEW, None, runs[n], NIGHT0, 0.85, 1000.0, 850.0,
-        )  # fmt: skip
+            alert_id=alerts.change_alert_id(list(key.values()), NEW, "tps", runs[n]),
+            kind="change_point",
+            key=key,
+            server_id=NEW,
+            base_server=None,
+            run_id=runs[n],
+            change_at=NIGHT0,
+            ratio=0.85,
+            before=1000.0,
+            after=850.0,
+        )
 
     (first,) = alerts.update([], [found(12)], [], points, "tps", 90, NIGHT0)
     later = NIGHT0 + timedelta(days=1)

@@ -26,10 +26,10 @@ from perftrack.store import remeasures, store
 
 def remeasure(db: Path, ratio: float, rounds: int, tag: str, hw_key: str = "0123456789ab") -> str:
     """Interleaved synthetic rounds of OLD and NEW (NEW at `ratio` of OLD, 1% noise), each
-    one run ingested, then the sequence's outcome stored as conclude.run stores it."""
+    one run ingested, then the sequence's outcome stored as conclude.run_rounds stores it."""
     rng = np.random.default_rng(rounds * 7 + len(tag))
-    req = conclude.Request(OLD, NEW, budget_s=600.0, threads=8)
-    seq = conclude.Sequence(req, looks_planned=1)
+    req = conclude.Request(a=OLD, b=NEW, budget_s=600.0, threads=8)
+    seq = conclude.Sequence(request=req, looks_planned=1)
     a: list[float] = []
     b: list[float] = []
     for k in range(rounds):
@@ -45,7 +45,18 @@ def remeasure(db: Path, ratio: float, rounds: int, tag: str, hw_key: str = "0123
         ingest(db, recs)
         c = decide(a, b, cv=None, looks=conclude.SIDES, paired=True)
         look = 1 if k + 1 == FIRST_LOOK_N else None
-        seq.rounds.append(conclude.Round(k + 1, len(a), len(b), c, look, 1.0, 1.0, run_id))
+        seq.rounds.append(
+            conclude.Round(
+                number=k + 1,
+                n_a=len(a),
+                n_b=len(b),
+                comparison=c,
+                look=look,
+                round_s=1.0,
+                machine_s=1.0,
+                run_id=run_id,
+            )
+        )
     line = conclude.store_outcome(db, seq)
     assert line is not None and "remeasures" in line
     return seq.verdict
@@ -148,7 +159,7 @@ def test_explains_first_stage_gap_settles_the_alert_of_its_cell(tmp_path: Path):
     rng = np.random.default_rng(3)
     a = [1000 * (1 + rng.normal(0, 0.01)) for _ in range(6)]
     b = [v * (1 + rng.normal(0, 0.01)) for v in a]
-    e = ex.Explanation(OLD, NEW, {"metric": "tps"}, [], [])
+    e = ex.Explanation(a=OLD, b=NEW, cell={"metric": "tps"}, candidates=[], left=[])
     e.gap = decide(a, b, cv=None, looks=conclude.SIDES, paired=True)
     e.cell_key = remeasures.key_of_record(rec)
     assert e.gap is not None and e.gap.verdict == "unchanged"

@@ -113,7 +113,7 @@ def test_detect_stores_the_paired_aa_spread_and_paired_verdicts_use_it(tmp_path:
     stored in `noise` and becomes the band of a paired comparison of that class/workload."""
     db = ingest(tmp_path / "r.duckdb", charset_records())
     with store.open_db(db, write=True) as st:
-        detect.run(st, [], None)
+        detect.detect_and_store(st, [], None)
         ((spread, pairs),) = st.con.execute(
             "SELECT paired_spread, pairs FROM noise WHERE metric = 'tps'"
         ).fetchall()
@@ -128,8 +128,22 @@ def test_detect_stores_the_paired_aa_spread_and_paired_verdicts_use_it(tmp_path:
     assert stored == {}
     # with enough A/A pairs stored, versus takes its band from them (normal z, n rounds)
     assert stats.aa_spread(logs + logs) == pytest.approx(math.sqrt(sum(d * d for d in logs) / 8))
-    a = compare.Row(SERVER, "mysql", "8.0.36", None, values["latin1"], [])
-    b = compare.Row(SERVER, "mysql", "8.0.36", None, values["utf8"], [])
+    a = compare.Row(
+        server_id=SERVER,
+        product="mysql",
+        version="8.0.36",
+        version_string=None,
+        values=values["latin1"],
+        latency=[],
+    )
+    b = compare.Row(
+        server_id=SERVER,
+        product="mysql",
+        version="8.0.36",
+        version_string=None,
+        values=values["utf8"],
+        latency=[],
+    )
     a.rounds = b.rounds = [("synthetic-axis", i) for i in range(1, 9)]
     c = compare.versus(a, b, None, True, aa_spread=0.05)
     assert c is not None and c.paired

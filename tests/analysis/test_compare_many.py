@@ -13,7 +13,15 @@ VALUES = st.one_of(st.just(0.0), st.floats(1e-3, 1e6), st.floats(-5, -1e-3))
 
 
 def _row(name: str, values: list[float], rounds: list[tuple[str, int]]) -> compare.Row:
-    return compare.Row(name, "mysql", "8.0.1", None, values, [], rounds=rounds)
+    return compare.Row(
+        server_id=name,
+        product="mysql",
+        version="8.0.1",
+        version_string=None,
+        values=values,
+        latency=[],
+        rounds=rounds,
+    )
 
 
 @st.composite

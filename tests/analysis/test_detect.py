@@ -62,7 +62,7 @@ def test_regression_with_the_changed_default_attached(tmp_path: Path):
     }
     ingest(db, pair_records(1000, 700, changed))
     with store.open_db(db, write=True) as st:
-        s = detect.run(st, [], None)
+        s = detect.detect_and_store(st, [], None)
         (row,) = st.con.execute(
             "SELECT base_server, new_server, verdict, ratio, ci_high, threshold, acknowledged, "
             "variables_diff FROM verdicts"
@@ -100,7 +100,7 @@ def test_a_verdict_says_how_many_of_its_values_were_not_steady(tmp_path: Path):
     assert again["cell_id"] == news[0]["cell_id"]
     ingest(db, [*recs, again])
     with store.open_db(db, write=True) as st:
-        detect.run(st, [], None)
+        detect.detect_and_store(st, [], None)
         ((verdict, unsteady),) = st.con.execute("SELECT verdict, unsteady FROM verdicts").fetchall()
     assert (verdict, unsteady) == ("regression", 1)
 
@@ -109,11 +109,11 @@ def test_acknowledged_regression_is_kept_but_marked(tmp_path: Path):
     db = tmp_path / "a.duckdb"
     ingest(db, pair_records(1000, 700))
     note = annotations.Annotation(
-        "8.0.36 turned on the binary log by design",
-        {"servers": ["synthetic-mysql-8.0.35", "synthetic-mysql-8.0.36"]},
+        reason="8.0.36 turned on the binary log by design",
+        match={"servers": ["synthetic-mysql-8.0.35", "synthetic-mysql-8.0.36"]},
     )
     with store.open_db(db, write=True) as st:
-        s = detect.run(st, [note], None)
+        s = detect.detect_and_store(st, [note], None)
         ack = st.con.execute("SELECT verdict, acknowledged FROM verdicts").fetchall()
     assert s.regressions == 0 and s.acknowledged == 1
     assert ack == [("regression", "8.0.36 turned on the binary log by design")]
@@ -142,7 +142,7 @@ def test_nightly_step_is_a_change_point_and_a_control_step_marks_environment(tmp
         db, nights("synthetic-mysql-8.0.36", step, 0) + nights("synthetic-mysql-9.1.0", flat, 100)
     )
     with store.open_db(db, write=True) as st:
-        detect.run(st, [], None)
+        detect.detect_and_store(st, [], None)
         cps = st.con.execute(
             "SELECT server_id, run_id, rel_change, rel_low, rel_high, scope, environment "
             "FROM change_points"
@@ -155,7 +155,7 @@ def test_nightly_step_is_a_change_point_and_a_control_step_marks_environment(tmp
     ctl = nights("synthetic-control", step, 200)
     ingest(db, ctl)
     with store.open_db(db, write=True) as st:
-        detect.run(st, [], "synthetic-control")
+        detect.detect_and_store(st, [], "synthetic-control")
         env = st.con.execute(
             "SELECT server_id, run_id, scope, environment, is_control, series_count "
             "FROM change_points"
@@ -299,8 +299,8 @@ def test_detect_is_idempotent(tmp_path: Path):
     db = tmp_path / "i.duckdb"
     ingest(db, pair_records(1000, 990))
     with store.open_db(db, write=True) as st:
-        detect.run(st, [], None)
-        detect.run(st, [], None)
+        detect.detect_and_store(st, [], None)
+        detect.detect_and_store(st, [], None)
         assert st.con.execute("SELECT count(*) FROM verdicts").fetchone() == (1,)
         assert st.check() == []
         # beside it, once: how it was computed and what it would need (issue 37)
@@ -330,11 +330,14 @@ def test_bad_annotations_are_one_line_errors(tmp_path: Path, text: str, message:
     p = tmp_path / "annotations.yaml"
     p.write_text(text)
     with pytest.raises(ConfigError, match=message):
-        annotations.load(p)
+        annotations.read_annotations(p)
 
 
 def test_shipped_annotations_file_loads():
-    assert annotations.load(Path(__file__).parents[2] / "configs" / "annotations.yaml") == []
+    assert (
+        annotations.read_annotations(Path(__file__).parents[2] / "configs" / "annotations.yaml")
+        == []
+    )
 
 
 def test_versions_are_only_compared_within_one_product(tmp_path: Path):
@@ -345,7 +348,7 @@ def test_versions_are_only_compared_within_one_product(tmp_path: Path):
             r["server"]["product"] = "mariadb"
     ingest(db, recs)
     with store.open_db(db, write=True) as st:
-        s = detect.run(st, [], None)
+        s = detect.detect_and_store(st, [], None)
     assert s.verdicts == 0
 
 
@@ -364,7 +367,7 @@ def test_series_split_by_every_axis_so_a_phase_effect_is_not_averaged_away(tmp_p
             recs.append(r)
     ingest(db, recs)
     with store.open_db(db, write=True) as st:
-        detect.run(st, [], None)
+        detect.detect_and_store(st, [], None)
         rows = st.con.execute(
             "SELECT phase, engine, handshake, verdict, ratio FROM verdicts ORDER BY phase"
         ).fetchall()

@@ -58,6 +58,19 @@ class Narrow:  # four fields: a ClassVar is not a field
 
 def make() -> Request:
     return Request(1, 2, c=3, d=4)
+
+
+@dataclass(frozen=True, kw_only=True)
+class Built:
+    a: int
+    b: int
+    c: int
+    d: int
+    e: int
+
+    @classmethod
+    def of(cls, a: int) -> "Built":
+        return cls(a, b=a, c=a, d=a, e=a)
 """
 
 FIXTURE_CALLER = """
@@ -88,14 +101,6 @@ def test_the_tree_passes() -> None:
     assert [str(f) for f in lint.check(ROOT)] == []
 
 
-def test_pending_names_real_unconverted_classes() -> None:
-    wide = {w.qualname: w for w in lint.find_wide_classes(ROOT)}
-    for name, reason in lint.PENDING.items():
-        assert name in wide, f"PENDING names {name}, which is no dataclass of >= 5 fields"
-        assert not wide[name].kw_only, f"{name} is kw_only now: drop it from PENDING"
-        assert reason.startswith("not yet converted: ")
-
-
 def test_refuses_a_positional_record_and_positional_calls(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -105,12 +110,7 @@ def test_refuses_a_positional_record_and_positional_calls(
     assert lines == [
         "scripts/perftrack/pkg/models.py:7: Wide is not kw_only (dataclass of ≥5 fields)",
         "scripts/perftrack/pkg/models.py:34: Request built by position (kw_only)",
+        "scripts/perftrack/pkg/models.py:47: Built built by position (kw_only)",
         "tests/test_caller.py:8: Request built by position (kw_only)",
         "tests/test_caller.py:9: Request built by position (kw_only)",
     ]
-
-
-def test_a_pending_class_is_let_through(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    root = _sample_tree(tmp_path)
-    monkeypatch.setitem(lint.PENDING, "perftrack.pkg.models.Wide", "not yet converted: pkg")
-    assert [f.cls for f in lint.check(root)] == ["Request", "Request", "Request"]

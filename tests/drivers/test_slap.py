@@ -94,7 +94,7 @@ def test_slap_workloads_run_from_a_matrix(tmp_path, config_dir, workroot) -> Non
             "table_size": 10,
         }
     )
-    cat = catalog.load(config_dir / "versions.yaml")
+    cat = catalog.read_catalog(config_dir / "versions.yaml")
     rd = runner.create(m, cat, tmp_path / "runs", "test")
     with ToolCommandLines() as tools:
         s = runner.Runner(

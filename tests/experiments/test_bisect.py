@@ -15,9 +15,24 @@ from standins import WORKLOAD, write_configs
 
 def _settled(req: conclude.Request, verdict: str) -> conclude.Sequence:
     """An outcome whose one look said `verdict` (the halving logic alone, no servers)."""
-    c = stats.Comparison(4, 4, 100.0, 90.0, 0.9, 0.8, 1.0, 0.05, 0.2, verdict)
-    o = conclude.Sequence(req, 1, stop="test")
-    o.rounds.append(conclude.Round(4, 4, 4, c, 1, 1.0, 1.0, "run"))
+    c = stats.Comparison(
+        n_a=4,
+        n_b=4,
+        mean_a=100.0,
+        mean_b=90.0,
+        ratio=0.9,
+        ci_low=0.8,
+        ci_high=1.0,
+        p_value=0.05,
+        threshold=0.2,
+        verdict=verdict,
+    )
+    o = conclude.Sequence(request=req, looks_planned=1, stop="test")
+    o.rounds.append(
+        conclude.Round(
+            number=4, n_a=4, n_b=4, comparison=c, look=1, round_s=1.0, machine_s=1.0, run_id="run"
+        )
+    )
     return o
 
 
@@ -28,7 +43,7 @@ def test_releases_are_in_version_order_not_file_order(tmp_path: Path):
     entries = text.split("  - id: ")
     moved = [entries[0], *entries[1:2], *entries[3:], entries[2]]
     (cfg / "versions.yaml").write_text("  - id: ".join(moved))
-    cat = catalog.load(cfg / "versions.yaml")
+    cat = catalog.read_catalog(cfg / "versions.yaml")
     assert [e.id for e in bisect.releases(cat, "sa-1", "sa-5")] == [
         "sa-1", "sa-2", "sa-3", "sa-4", "sa-5",
     ]  # fmt: skip
@@ -37,12 +52,12 @@ def test_releases_are_in_version_order_not_file_order(tmp_path: Path):
 
 def test_an_inconclusive_step_stops_and_reports_the_range_left(tmp_path: Path):
     cfg = write_configs(tmp_path / "configs", first_bad=3)
-    rel = bisect.releases(catalog.load(cfg / "versions.yaml"), "sa-1", "sa-5")
+    rel = bisect.releases(catalog.read_catalog(cfg / "versions.yaml"), "sa-1", "sa-5")
     verdicts = iter(["unchanged", "inconclusive"])
     lines: list[str] = []
-    res = bisect.run(
+    res = bisect.halve_releases(
         rel,
-        conclude.Request("sa-1", "sa-5", 600),
+        conclude.Request(a="sa-1", b="sa-5", budget_s=600),
         lambda req: _settled(req, next(verdicts)),
         lines.append,
     )
@@ -93,11 +108,11 @@ def test_dry_run_prints_the_list_and_the_plan(tmp_path: Path):
 
 def test_bisect_finds_the_first_bad_stand_in_on_real_servers(tmp_path: Path, workroot: Path):
     cfg = write_configs(tmp_path / "configs", first_bad=3)
-    cat = catalog.load(cfg / "versions.yaml")
+    cat = catalog.read_catalog(cfg / "versions.yaml")
     # The slow stand-ins are >5x slower; on this loaded 2-core VM the fast ones vary by
     # 30-50%, so "unchanged" is claimed within ±50% (the default ±10% needs ~100 rounds).
     template = conclude.Request(
-        "sa-1", "sa-5", budget_s=150, workload=WORKLOAD, threads=2, duration_s=2, warmup_s=0,
+        a="sa-1", b="sa-5", budget_s=150, workload=WORKLOAD, threads=2, duration_s=2, warmup_s=0,
         min_effect=0.5,
     )  # fmt: skip
     lines: list[str] = []

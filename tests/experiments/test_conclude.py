@@ -39,8 +39,8 @@ def test_more_looks_widen_the_threshold():
 
 def test_a_budget_too_small_for_the_first_look_is_refused(tmp_path: Path):
     cfg = write_configs(tmp_path / "configs", first_bad=3)
-    cat = catalog.load(cfg / "versions.yaml")
-    req = conclude.Request("sa-1", "sa-2", budget_s=20, duration_s=5)
+    cat = catalog.read_catalog(cfg / "versions.yaml")
+    req = conclude.Request(a="sa-1", b="sa-2", budget_s=20, duration_s=5)
     with pytest.raises(Exception, match="cannot fit the 4 rounds"):
         conclude.validate(req, cat)
 
@@ -87,13 +87,13 @@ def test_bad_until_conclusive_input_is_one_line(tmp_path: Path, args: list[str],
 def test_until_conclusive_calls_a_real_slowdown_a_regression(tmp_path: Path, workroot: Path):
     """sa-1 (no fsync per commit) against sa-3 (two fsyncs per commit): >10x slower."""
     cfg = write_configs(tmp_path / "configs", first_bad=3)
-    cat = catalog.load(cfg / "versions.yaml")
+    cat = catalog.read_catalog(cfg / "versions.yaml")
     req = conclude.Request(
-        "sa-1", "sa-3", budget_s=240, workload=WORKLOAD, threads=2, duration_s=2, warmup_s=0
+        a="sa-1", b="sa-3", budget_s=240, workload=WORKLOAD, threads=2, duration_s=2, warmup_s=0
     )
     lines: list[str] = []
     db = tmp_path / "r.duckdb"
-    o = conclude.run(req, cat, cfg, db, tmp_path / "runs", lines.append, workroot=workroot)
+    o = conclude.run_rounds(req, cat, cfg, db, tmp_path / "runs", lines.append, workroot=workroot)
     assert o.verdict == "regression", "\n".join(lines)
     last = o.rounds[-1]
     assert last.look is not None and last.comparison is not None
@@ -140,12 +140,14 @@ def test_the_stored_paired_aa_spread_of_the_sessions_class_is_found(tmp_path: Pa
     db = tmp_path / "r.duckdb"
     with store.open_db(db, write=True) as st:
         st.ingest(recs)
-        detect.run(st, [], None)
+        detect.detect_and_store(st, [], None)
         st.con.execute("UPDATE noise SET paired_spread = 0.05")
     run_id, wl = recs[0]["run_id"], recs[0]["cell"]["workload"]
-    req = conclude.Request("a", "b", 600, workload=wl, runner_class=recs[0]["runner_class"])
+    req = conclude.Request(
+        a="a", b="b", budget_s=600, workload=wl, runner_class=recs[0]["runner_class"]
+    )
     assert conclude.stored_spread(db, run_id, req) == 0.05
-    other = conclude.Request("a", "b", 600, workload="oltp_read_only")
+    other = conclude.Request(a="a", b="b", budget_s=600, workload="oltp_read_only")
     assert conclude.stored_spread(db, run_id, other) is None  # another workload: none
     assert conclude.stored_spread(db, "no-such-run", req) is None
 

@@ -54,13 +54,13 @@ def test_until_conclusive_calls_a_real_durability_cost_a_regression(tmp_path: Pa
     strict 36-741 tx/s, relaxed 1,700-10,000 (fsync time on a shared disk varies), so the
     per-round ratios spread widely; 6 minutes leave room for the third look (n = 9)."""
     req = conclude.Request(
-        SERVER, SERVER, budget_s=360, workload=WORKLOAD, threads=2, duration_s=2, warmup_s=0,
+        a=SERVER, b=SERVER, budget_s=360, workload=WORKLOAD, threads=2, duration_s=2, warmup_s=0,
         table_size=1000, axis="durability", values=("relaxed", "strict"),
     )  # fmt: skip
     lines: list[str] = []
     db = tmp_path / "r.duckdb"
-    cat = catalog.load()
-    o = conclude.run(
+    cat = catalog.read_catalog()
+    o = conclude.run_rounds(
         req, cat, Path("configs"), db, tmp_path / "runs", lines.append, workroot=workroot
     )
     assert o.verdict == "regression", "\n".join(lines)

@@ -143,11 +143,18 @@ class Model:
 
 
 def _search(model: Model, names: list[str], budget_s: float = 3600) -> ex.Explanation:
-    req = conclude.Request("a", "b", budget_s, duration_s=2, warmup_s=0, min_effect=0.5)
-    res = ex.Explanation("a", "b", {}, _cands(names), [])
+    req = conclude.Request(
+        a="a", b="b", budget_s=budget_s, duration_s=2, warmup_s=0, min_effect=0.5
+    )
+    res = ex.Explanation(a="a", b="b", cell={}, candidates=_cands(names), left=[])
     lines: list[str] = []
     return explain.Search(
-        req, res, model.round, model.starts, lines.append, clock=lambda: model.clock
+        req=req,
+        result=res,
+        run_round=model.round,
+        starts=model.starts,
+        emit=lines.append,
+        clock=lambda: model.clock,
     ).run()
 
 
@@ -234,9 +241,18 @@ def test_a_gap_whose_interval_reaches_the_asked_regression_is_explained_not_refu
     where the old rule (`unchanged` inside ±10%, or a ratio >= 1) could stop it."""
     m = Model({"v3": 0.087})
     m.rng = np.random.default_rng(11)
-    req = conclude.Request("a", "b", 3600, duration_s=2, warmup_s=0, min_effect=0.05)
-    res = ex.Explanation("a", "b", {}, _cands([f"v{i}" for i in range(4)]), [])
-    out = explain.Search(req, res, m.round, m.starts, lambda _l: None, clock=lambda: m.clock)
+    req = conclude.Request(a="a", b="b", budget_s=3600, duration_s=2, warmup_s=0, min_effect=0.05)
+    res = ex.Explanation(
+        a="a", b="b", cell={}, candidates=_cands([f"v{i}" for i in range(4)]), left=[]
+    )
+    out = explain.Search(
+        req=req,
+        result=res,
+        run_round=m.round,
+        starts=m.starts,
+        emit=lambda _l: None,
+        clock=lambda: m.clock,
+    )
     got = out.run()
     assert got.gap is not None and got.gap.ci_low <= 0.95
     assert got.rounds > 4  # it went on past stage 1's first look
@@ -299,9 +315,11 @@ HARMLESS = ["max_connections=200", "table_open_cache=3000", "wait_timeout=3600"]
 
 def test_real_b_refusing_a_setting_is_found_by_starting_it(tmp_path: Path, workroot: Path):
     cfg = _configs(tmp_path / "configs", ["sync_binlog=0"], ["sync_binlog=1"])
-    cat = catalog.load(cfg / "versions.yaml")
-    req = conclude.Request("ea", "eb", 600, **CELL)
-    lab = explain.Lab(req, cat, cfg, tmp_path / "runs", workroot)
+    cat = catalog.read_catalog(cfg / "versions.yaml")
+    req = conclude.Request(a="ea", b="eb", budget_s=600, **CELL)
+    lab = explain.Lab(
+        req=req, cat=cat, config_dir=cfg, out_dir=tmp_path / "runs", workroot=workroot
+    )
     bogus = candidates.Candidate("innodb_no_such", "innodb_no_such", "1", None)
     good = candidates.Candidate("wait_timeout", "wait_timeout", "3600", "28800")
     assert lab.starts((good,)) is None
@@ -318,9 +336,13 @@ def _explain(
     tmp_path: Path, workroot: Path, a: list[str], b: list[str], budget_s: float, **cell: float
 ):
     cfg = _configs(tmp_path / "configs", a, b)
-    cat = catalog.load(cfg / "versions.yaml")
+    cat = catalog.read_catalog(cfg / "versions.yaml")
     req = conclude.Request(
-        "ea", "eb", budget_s, **{**CELL, **cell}, server_lifetime=cells.EXPLAIN_SERVER_LIFETIME
+        a="ea",
+        b="eb",
+        budget_s=budget_s,
+        **{**CELL, **cell},
+        server_lifetime=cells.EXPLAIN_SERVER_LIFETIME,
     )
     lines: list[str] = []
     res = explain.explain(req, cat, cfg, tmp_path / "runs", lines.append, workroot=workroot)

@@ -40,13 +40,13 @@ def test_real_compare_and_explain_first_stage_agree_on_a_ten_percent_regression(
     tmp_path: Path, workroot: Path
 ):
     cfg = standins.pair_configs(tmp_path / "configs", A_OPTS, B_OPTS, "one-answer")
-    cat = catalog.load(cfg / "versions.yaml")
+    cat = catalog.read_catalog(cfg / "versions.yaml")
     lines: list[str] = []
     # both with the servers kept up for the sequence: explain's lifetime
     req = conclude.Request(
-        "ea", "eb", 300, **CELL, server_lifetime=cells.EXPLAIN_SERVER_LIFETIME
+        a="ea", b="eb", budget_s=300, **CELL, server_lifetime=cells.EXPLAIN_SERVER_LIFETIME
     )  # fmt: skip
-    seq = conclude.run(
+    seq = conclude.run_rounds(
         req, cat, cfg, tmp_path / "r.duckdb", tmp_path / "runs", lines.append, workroot=workroot
     )
     got = [r.comparison for r in seq.rounds if r.comparison is not None]

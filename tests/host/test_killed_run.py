@@ -43,7 +43,7 @@ from pathlib import Path
 from perftrack.run import server
 from perftrack.servers import catalog, providers
 server._die_with_parent = lambda: None
-entry = catalog.load(Path(sys.argv[1]) / "versions.yaml").get(sys.argv[2])
+entry = catalog.read_catalog(Path(sys.argv[1]) / "versions.yaml").get(sys.argv[2])
 srv = server.Server(install=providers.fetch(entry), options={}, workroot=Path(sys.argv[3]))
 srv.__enter__()
 print(srv.process.pid, srv.dir, flush=True)
@@ -66,7 +66,7 @@ def records_in(d: Path) -> list[Path]:
 
 @pytest.fixture
 def night(tmp_path: Path, config_dir: Path):
-    providers.fetch(catalog.load(config_dir / "versions.yaml").get(SERVER))
+    providers.fetch(catalog.read_catalog(config_dir / "versions.yaml").get(SERVER))
     (config_dir / "matrices" / "killtest.yaml").write_text(
         f"name: killtest\nservers: [{SERVER}]\n"
         "workloads: [oltp_point_select]\ncharsets: [latin1]\nthreads: [1]\n"

@@ -120,7 +120,7 @@ def test_proc_stat_parsing() -> None:
 
 def test_expected_key_mismatch_is_refused(tmp_path: Path) -> None:
     with pytest.raises(EnvironmentProblem, match="not the expected 000000000000") as info:
-        preflight.run(REPO / "configs", expect_key="000000000000", probe_noise=False)
+        preflight.run_preflight(REPO / "configs", expect_key="000000000000", probe_noise=False)
     assert hardware.fingerprint()["key"] in str(info.value)
     assert "\n" not in str(info.value)
 

@@ -10,6 +10,7 @@ import pytest
 
 from fixtures.records.synthetic import make_record
 from perftrack.core import record
+from perftrack.core.cell import IDENTITY_FIELDS, cell_id
 from perftrack.core.errors import ConfigError
 from perftrack.planning import axes, matrix
 from perftrack.planning import cells as plan
@@ -37,7 +38,7 @@ def m(**kw) -> matrix.Matrix:
 
 
 def test_axes_file_documents_every_value_set() -> None:
-    a = axes.load(CONFIGS)
+    a = axes.read_axes(CONFIGS)
     assert set(a.engines) >= {"InnoDB", "MyISAM"}
     assert a.isolations == {"RR": "REPEATABLE-READ", "RC": "READ-COMMITTED"}
     assert {"strict", "relaxed"} <= set(a.durabilities)
@@ -48,8 +49,8 @@ def test_cells_without_axes_keep_their_ids() -> None:
     cells = plan.expand(m(), INFO.__getitem__)
     (c,) = cells
     assert (c.engine, c.isolation, c.durability) == (None, None, None)
-    old_identity = {k: getattr(c, k) for k in plan.IDENTITY}
-    assert c.cell_id == plan.cell_id(old_identity)
+    old_identity = {k: getattr(c, k) for k in IDENTITY_FIELDS}
+    assert c.cell_id == cell_id(old_identity)
 
 
 def test_axes_multiply_cells_into_separate_groups_with_distinct_ids() -> None:
@@ -81,7 +82,7 @@ def test_unknown_axis_value_is_a_one_line_error() -> None:
 
 
 def test_options_use_the_release_names_from_the_rules_table() -> None:
-    a = axes.load(CONFIGS)
+    a = axes.read_axes(CONFIGS)
     cell = plan.expand(m(isolations=["RC"], durabilities=["relaxed"]), INFO.__getitem__)[0]
     maria = axes.server_options(cell, rules.rules_for("mariadb", "10.11.18"), a)
     mysql = axes.server_options(cell, rules.rules_for("mysql", "8.0.36"), a)
@@ -94,7 +95,7 @@ def test_options_use_the_release_names_from_the_rules_table() -> None:
 
 
 def test_mismatch_names_the_setting_and_the_wanted_value() -> None:
-    a = axes.load(CONFIGS)
+    a = axes.read_axes(CONFIGS)
     cell = plan.expand(m(engines=["MyISAM"], isolations=["RC"]), INFO.__getitem__)[0]
     eff = {"table_engines": "InnoDB", "transaction_isolation": "READ-COMMITTED"}
     assert axes.mismatches(cell, eff, a) == ["table_engines=InnoDB (want MyISAM)"]
@@ -120,7 +121,7 @@ def test_old_records_stay_valid_and_new_fields_reach_the_db(tmp_path: Path) -> N
 
 
 def _run(tmp_path, config_dir, workroot, mx):
-    cat = catalog.load(config_dir / "versions.yaml")
+    cat = catalog.read_catalog(config_dir / "versions.yaml")
     rd = runner.create(mx, cat, tmp_path / "runs", "test")
     s = runner.Runner(
         rd=rd, catalog=cat, config_dir=config_dir, emit=lambda _: None, workroot=workroot
@@ -175,7 +176,7 @@ def test_engine_silently_substituted_fails_the_cell_loudly(tmp_path, config_dir,
 
 
 def test_handshake_and_dataset_size_value_sets_are_documented() -> None:
-    a = axes.load(CONFIGS)
+    a = axes.read_axes(CONFIGS)
     assert a.handshakes == {"skip": True, "client": False}
     assert a.dataset_sizes["small"] < 1 < a.dataset_sizes["large"]
     assert axes.dataset_class(5 << 20, 8 << 20, a) == "small"
@@ -183,7 +184,7 @@ def test_handshake_and_dataset_size_value_sets_are_documented() -> None:
 
 
 def test_handshake_skip_sets_the_option_and_checks_the_connection_charset() -> None:
-    a = axes.load(CONFIGS)
+    a = axes.read_axes(CONFIGS)
     cell = plan.expand(m(handshakes=["skip"]), INFO.__getitem__)[0]
     opts = axes.server_options(cell, rules.rules_for("mariadb", "10.11.18"), a)
     assert opts == {"skip-character-set-client-handshake": None}
@@ -207,7 +208,7 @@ def test_a_profile_cannot_set_the_removed_handshake_option_on_mysql_8_4() -> Non
 
 
 def test_dataset_size_mismatch_and_buffer_pool_sources() -> None:
-    a = axes.load(CONFIGS)
+    a = axes.read_axes(CONFIGS)
     rule = rules.rules_for("mariadb", "10.11.18")
     assert axes.buffer_pool_bytes(rule, {}) == 128 << 20
     assert axes.buffer_pool_bytes(rule, {"innodb-buffer-pool-size": "6M"}) == 6 << 20

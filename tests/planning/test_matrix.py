@@ -18,28 +18,28 @@ BASE = {
 
 def test_shipped_matrices_load():
     for name in ("smoke", "nightly", "tiny"):
-        m = matrix.load(paths.matrix_path(name))
+        m = matrix.read_matrix(paths.matrix_path(name))
         assert m.name == name
         assert {"oltp_point_select"} <= set(m.workloads)
 
 
 def test_every_shipped_matrix_names_catalog_servers_only():
-    known = catalog.load().ids
+    known = catalog.read_catalog().ids
     for path in sorted((paths.config_dir() / "matrices").glob("*.yaml")):
-        m = matrix.load(path)
+        m = matrix.read_matrix(path)
         assert set(m.servers) <= set(known), (path.name, set(m.servers) - set(known))
 
 
 @pytest.mark.parametrize("name", ["smoke", "mysql-local", "nightly-local", "mysql-lts-local"])
 def test_local_matrices_ask_for_the_pinned_mysql_9_7_4(name):
-    assert "mysql-9.7.4" in matrix.load(paths.matrix_path(name)).servers
+    assert "mysql-9.7.4" in matrix.read_matrix(paths.matrix_path(name)).servers
 
 
 def test_the_published_mysql_lts_matrix_is_what_issue_35_asks_for():
     """MySQL 9.7.4 against MariaDB 10.11 / 11.4 / 11.8, the nightly's three workloads, both
     charsets, >= 5 interleaved rounds of >= 30 s measured."""
-    m = matrix.load(paths.matrix_path("mysql-lts-local"))
-    nightly = matrix.load(paths.matrix_path("nightly"))
+    m = matrix.read_matrix(paths.matrix_path("mysql-lts-local"))
+    nightly = matrix.read_matrix(paths.matrix_path("nightly"))
     assert m.servers == ("mysql-9.7.4", "mariadb-10.11.19", "mariadb-11.4.5", "mariadb-11.8.9")
     assert (m.workloads, m.charsets) == (nightly.workloads, ("latin1", "utf8mb4"))
     assert m.repeats >= 5 and m.duration_s >= 30 and m.warmup_s > 0
@@ -82,7 +82,7 @@ def test_malformed_yaml_names_file_and_line(tmp_path: Path):
     p = tmp_path / "bad.yaml"
     p.write_text("name: x\nservers: [a, b\nworkloads: [c]\n")
     with pytest.raises(ConfigError, match=r"bad.yaml:\d+: malformed YAML"):
-        matrix.load(p)
+        matrix.read_matrix(p)
 
 
 def test_server_lifetime_is_kept_in_the_plan_only_when_not_the_default():

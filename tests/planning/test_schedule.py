@@ -32,7 +32,7 @@ SCHEDULE_SERVERS = ["mariadb-10.2.11", "mariadb-10.11.18", "mariadb-10.11.19"]
 
 
 def nightly(**kw) -> matrix.Matrix:
-    data = matrix.load(REPO / "configs" / "matrices" / "nightly.yaml").to_dict()
+    data = matrix.read_matrix(REPO / "configs" / "matrices" / "nightly.yaml").to_dict()
     data["servers"] = SCHEDULE_SERVERS
     return matrix.from_dict({**data, **kw})
 
@@ -65,7 +65,7 @@ def make(m=None, fl=None, history=None, **kw) -> schedule.NightPlan:
     kw.setdefault("night", NIGHT)
     kw.setdefault("budget_minutes", None)
     kw.setdefault("shards", 1)
-    return schedule.make(
+    return schedule.make_schedule(
         m or nightly(), info, fl or one_class(), history or schedule.History(), **kw
     )
 
@@ -313,13 +313,13 @@ def test_runner_classes_config_is_validated():
     ):
         with pytest.raises(ConfigError):
             fleet.from_dict(bad, "runners.yaml")
-    assert fleet.load(REPO / "configs").default_class == "bench-default"
+    assert fleet.read_fleet(REPO / "configs").default_class == "bench-default"
 
 
 # --- dispatch inputs -----------------------------------------------------------------------
 @pytest.fixture
 def cat() -> catalog.Catalog:
-    return catalog.load(REPO / "configs" / "versions.yaml")
+    return catalog.read_catalog(REPO / "configs" / "versions.yaml")
 
 
 def test_dispatch_inputs_override_the_matrix(cat):

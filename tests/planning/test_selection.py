@@ -49,7 +49,7 @@ def test_the_nightly_follows_the_release_lines_anchors_percona_mariadb_and_the_c
 def test_lines_move_by_their_dates_in_the_table_with_no_matrix_edit() -> None:
     """On 2032-05-01 the 8.4 LTS line has ended: it leaves `lts` and joins `eol`, whose two
     newest lines are then 8.4 and 8.0 (5.7 leaves); 9.7 is the only supported LTS line."""
-    cat = catalog.load(REPO / "configs" / "versions.yaml")
+    cat = catalog.read_catalog(REPO / "configs" / "versions.yaml")
     spec = yaml.safe_load(NIGHTLY.read_text())["servers"]
     notes: list[str] = []
     later = selection.resolve(spec, cat, "nightly.yaml", today=dt.date(2032, 5, 1), notes=notes)
@@ -76,7 +76,7 @@ def test_a_tag_merged_into_the_catalog_joins_the_next_night_without_a_matrix_edi
     matrix_text = (configs / "matrices" / "nightly.yaml").read_text()
     release = tags.Release(version="27.1.0", digest="sha256:" + "27" * 32, github_tag="x")
     tags.append(configs / "versions.yaml", [release])
-    m = matrix.load(configs / "matrices" / "nightly.yaml")
+    m = matrix.read_matrix(configs / "matrices" / "nightly.yaml")
     assert (configs / "matrices" / "nightly.yaml").read_text() == matrix_text
     innovation = [c.server_id for c in m.selection if c.line == "MySQL innovation"]
     assert innovation == ["mysql-27.1.0", "mysql-26.10.0"]  # newest and predecessor; 26.7.0 left
@@ -110,7 +110,7 @@ def _rules(*rules: dict) -> dict:
     ],
 )
 def test_bad_rules_are_one_line_errors_naming_the_file_and_rule(spec, complaint) -> None:
-    cat = catalog.load(REPO / "configs" / "versions.yaml")
+    cat = catalog.read_catalog(REPO / "configs" / "versions.yaml")
     with pytest.raises(ConfigError, match=complaint) as info:
         selection.resolve(spec, cat, "nightly.yaml")
     msg = str(info.value)
@@ -153,11 +153,11 @@ def test_plan_nightly_prints_each_server_with_its_rule_and_skips_the_unpinned(
 def pin_tracked(configs: Path) -> catalog.Catalog:
     """The config copy's catalog with every tracked docker entry pinned (stand-in digests)."""
     path = configs / "versions.yaml"
-    cat = catalog.load(path)
+    cat = catalog.read_catalog(path)
     pins = [pin.Pin(s, "digest", "sha256:" + f"{i:02d}" * 32) for i, s in enumerate(TRACKED[:10])]
     assert all(cat.get(p.server_id).unpinned for p in pins)
     pin.write(path, pins)
-    return catalog.load(path)
+    return catalog.read_catalog(path)
 
 
 def test_plan_nightly_keeps_every_pair_it_compares_on_one_runner(configs, capsys) -> None:

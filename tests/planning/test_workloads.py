@@ -84,7 +84,7 @@ ENTRY = "  - {name: a, tool: sysbench, script: oltp_read_only, writes: false, de
 )
 def test_bad_workload_files_are_one_line_errors(tmp_path: Path, text: str, message: str) -> None:
     with pytest.raises(ConfigError, match=message) as exc:
-        workloads.load(_write(tmp_path / "wl", text))
+        workloads.read_workloads(_write(tmp_path / "wl", text))
     assert "\n" not in str(exc.value)
 
 
@@ -106,7 +106,7 @@ def test_every_sysbench_workload_runs_on_mariadb(tmp_path, config_dir, workroot)
             "table_size": 200,
         }
     )
-    cat = catalog.load(config_dir / "versions.yaml")
+    cat = catalog.read_catalog(config_dir / "versions.yaml")
     rd = runner.create(m, cat, tmp_path / "runs", "test")
     r = runner.Runner(
         rd=rd, catalog=cat, config_dir=config_dir, emit=lambda _: None, workroot=workroot
@@ -158,7 +158,7 @@ def test_tpcb_runs_and_keeps_the_pgbench_balance_invariant(tmp_path, config_dir,
                 )
             )
 
-    cat = catalog.load(config_dir / "versions.yaml")
+    cat = catalog.read_catalog(config_dir / "versions.yaml")
     rd = runner.create(m, cat, tmp_path / "runs", "test")
     r = runner.Runner(
         rd=rd,
@@ -210,7 +210,7 @@ def test_tpcc_runs_at_rr_and_rc_with_its_transaction_mix(tmp_path, config_dir, w
                 " (SELECT COUNT(*) FROM sbtest.customer)"
             )[0]
 
-    cat = catalog.load(config_dir / "versions.yaml")
+    cat = catalog.read_catalog(config_dir / "versions.yaml")
     rd = runner.create(m, cat, tmp_path / "runs", "test")
     r = runner.Runner(
         rd=rd,
@@ -268,7 +268,7 @@ def test_datasets_prepared_once_and_every_group_starts_from_the_fresh_copy(
         if cell.workload == "oltp_point_select":
             rows_seen.append(srv.query("SELECT COUNT(*) FROM sbtest.sbtest1")[0][0])
 
-    cat = catalog.load(config_dir / "versions.yaml")
+    cat = catalog.read_catalog(config_dir / "versions.yaml")
     rd = runner.create(m, cat, tmp_path / "runs", "test")
     lines: list[str] = []
     r = runner.Runner(
@@ -326,7 +326,7 @@ def test_lua_that_does_not_load_is_refused_naming_file_and_line(
 ) -> None:
     d = _lua_workloads(tmp_path)
     monkeypatch.setenv(workloads.ENV_WORKLOADS_DIR, str(d))
-    monkeypatch.setattr(workloads, "WORKLOADS", workloads.load(d))
+    monkeypatch.setattr(workloads, "WORKLOADS", workloads.read_workloads(d))
     base = {"name": "t", "servers": ["mariadb-10.11.18"], "charsets": ["latin1"], "threads": [1]}
     with pytest.raises(ConfigError, match=message) as exc:
         matrix.from_dict({**base, "workloads": [name]})
@@ -397,7 +397,7 @@ def test_dataset_templates_are_kept_for_the_next_run_and_evicted_beyond_the_boun
                 "table_size": table_size,
             }
         )
-        cat = catalog.load(config_dir / "versions.yaml")
+        cat = catalog.read_catalog(config_dir / "versions.yaml")
         rd = runner.create(m, cat, tmp_path / "runs", "test")
         lines: list[str] = []
         s = runner.Runner(

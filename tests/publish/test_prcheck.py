@@ -65,7 +65,7 @@ def test_acknowledged_regression_is_shown_but_does_not_fail(db: Path, tmp_path: 
         "    reason: known cost of the new default\n"
         "    date: 2026-11-23\n"
     )
-    notes = annotations.load(notes_file)
+    notes = annotations.read_annotations(notes_file)
     rep = prcheck.build_report(db, [RUN], [prcheck.Pair(NEW, OLD)], notes)
     assert rep.regressions == [] and len(rep.acknowledged) == 1
     text = prcheck.markdown(rep)
@@ -103,10 +103,23 @@ def test_a_stored_explanation_of_the_pair_is_in_the_comment(db: Path) -> None:
 
     cand = candidates.Candidate("sync_binlog", "sync_binlog", "0", "1")
     res = explanation.Explanation(
-        OLD, NEW, {"workload": "oltp_read_write", "threads": 8, "metric": "tps"}, [cand], []
+        a=OLD,
+        b=NEW,
+        cell={"workload": "oltp_read_write", "threads": 8, "metric": "tps"},
+        candidates=[cand],
+        left=[],
     )
-    res.groups.append(explanation.Group("g1", (cand,), 1, state=explanation.MOVED, share=0.9,
-                                        share_low=0.7, share_high=1.1))  # fmt: skip
+    res.groups.append(
+        explanation.Group(
+            label="g1",
+            members=(cand,),
+            stage=1,
+            state=explanation.MOVED,
+            share=0.9,
+            share_low=0.7,
+            share_high=1.1,
+        )
+    )
     res.isolated.append("g1")
     explanations.save(db, explanation.to_json(res))
     text = prcheck.markdown(prcheck.build_report(db, [RUN], [prcheck.Pair(NEW, OLD)], []))
@@ -127,7 +140,7 @@ def test_a_regression_the_db_already_reported_is_not_reported_again(db: Path) ->
     assert [x.state for x in first.lines] == ["new"] and len(first.regressions) == 1
     assert "🔴 regression (new)" in prcheck.markdown(first)
     with store.open_db(db, write=True) as st:
-        detect.run(st, [], None, now=datetime(2026, 3, 1, 6, 0))
+        detect.detect_and_store(st, [], None, now=datetime(2026, 3, 1, 6, 0))
     again = prcheck.build_report(db, [RUN], [prcheck.Pair(NEW, OLD)], [])
     assert again.regressions == [] and len(again.reported_before) == 1
     text = prcheck.markdown(again)
@@ -145,6 +158,8 @@ def test_a_false_positive_is_shown_as_such_and_does_not_fail(db: Path, tmp_path:
         "    reason: the runner was throttled\n"
         "    state: false_positive\n"
     )
-    rep = prcheck.build_report(db, [RUN], [prcheck.Pair(NEW, OLD)], annotations.load(notes_file))
+    rep = prcheck.build_report(
+        db, [RUN], [prcheck.Pair(NEW, OLD)], annotations.read_annotations(notes_file)
+    )
     assert rep.regressions == [] and rep.lines[0].state == "false_positive"
     assert "regression (false positive: the runner was throttled)" in prcheck.markdown(rep)

@@ -13,7 +13,7 @@ import pytest
 from perftrack.publish import prcheck, prconclusion, printake
 from perftrack.servers import catalog
 
-BASE = catalog.load()
+BASE = catalog.read_catalog()
 DIGEST = "sha256:" + "a" * 64
 SHA = "b" * 64
 
@@ -26,7 +26,7 @@ def _load(text: str) -> catalog.Catalog:
     path = BASE.path.parent / ".test-merged-versions.yaml"  # beside configs/releases.yaml
     try:
         path.write_text(text)
-        return catalog.load(path)
+        return catalog.read_catalog(path)
     finally:
         path.unlink()
 

@@ -34,14 +34,14 @@ FIXTURE_DB = (
 
 def test_both_article_studies_load_with_full_and_local_scales() -> None:
     for name in (S000, S001):
-        st = study.load(name, CONFIGS)
+        st = study.read_study(name, CONFIGS)
         assert set(st.scales) == {"full", "local"}
         full, local = st.matrix("full"), st.matrix("local")
         # the local scale keeps every axis of the article's matrix
         for axis in ("workloads", "charsets", "engines", "durabilities"):
             assert getattr(full, axis) == getattr(local, axis)
         assert study_report.read_reference(st), "reference numbers present"
-    full = study.load(S000, CONFIGS).matrix("full")
+    full = study.read_study(S000, CONFIGS).matrix("full")
     assert full.threads == (1, 4, 16, 24, 32, 48, 64, 128, 256)
     assert (full.tables, full.table_size, full.duration_s) == (10, 10_000_000, 300)
 
@@ -57,21 +57,24 @@ ALL = (
 
 def test_every_article_is_a_study_whose_servers_are_in_the_catalog() -> None:
     assert study.known(CONFIGS) == list(ALL)
-    cat = catalog.load(CONFIGS / "versions.yaml")
+    cat = catalog.read_catalog(CONFIGS / "versions.yaml")
     for name in ALL:
-        st = study.load(name, CONFIGS)
+        st = study.read_study(name, CONFIGS)
         for scale in ("full", "local"):
             study.check_servers(st, scale, cat)
     missing = dataclasses.replace(
-        study.load(S001, CONFIGS),
-        roles={**study.load(S001, CONFIGS).roles, "base": {"article": "5.1", "full": "mysql-5.1"}},
+        study.read_study(S001, CONFIGS),
+        roles={
+            **study.read_study(S001, CONFIGS).roles,
+            "base": {"article": "5.1", "full": "mysql-5.1"},
+        },
     )
     with pytest.raises(ConfigError, match=r"needs server 'mysql-5.1' .* or use --scale local"):
         study.check_servers(missing, "full", cat)
 
 
 def test_multi_system_studies_compare_every_role_with_the_first() -> None:
-    st = study.load("004_sakila_57_80_84_ps_mariadb", CONFIGS)
+    st = study.read_study("004_sakila_57_80_84_ps_mariadb", CONFIGS)
     assert st.role_names == ("mysql57", "mysql8036", "mysql84", "ps8036", "mariadb113")
     assert st.parts("local") == ("rw", "tpcc")
     rw, tpcc = st.matrices("local")
@@ -90,7 +93,7 @@ def test_multi_system_studies_compare_every_role_with_the_first() -> None:
     small = ("oltp_read_write", 4, None, None, None, None, "small", None, None, "default")
     assert ref[("mysql57", small)] > 10 * ref[("mysql8036", small)]  # 8.0.36's defaults
     assert st.stand_in_profiles == {"local-default": "default", "local-tuned": "tuned"}
-    st2 = study.load("002_utf8mb4_80_57_56_mariadb103", CONFIGS)
+    st2 = study.read_study("002_utf8mb4_80_57_56_mariadb103", CONFIGS)
     assert st2.matrix("full").handshakes == ("skip",) and st2.matrix("full").profile == "article002"
     assert len(st2.claims) == 4 and st2.claims[0].value == pytest.approx(1.40)
 
@@ -103,7 +106,7 @@ def test_unknown_study_lists_the_known_ones(capsys) -> None:
 
 
 def test_report_without_a_run_says_how_to_make_one(tmp_path: Path) -> None:
-    st = study.load(S000, CONFIGS)
+    st = study.read_study(S000, CONFIGS)
     with pytest.raises(ConfigError, match="perftrack study run 000_charset_57_vs_80"):
         study_runs.find_run(st, "local", tmp_path, None)
 
@@ -124,7 +127,7 @@ def test_report_with_neither_a_run_nor_a_result_in_the_db_is_one_line(tmp_path, 
     assert err.startswith(f"error: no results of study {S000} at scale local in {db}")
 
 
-CATALOG = catalog.load(CONFIGS / "versions.yaml")
+CATALOG = catalog.read_catalog(CONFIGS / "versions.yaml")
 MYSQL = "mysql-9.7.4"  # study 000's `new` at the local scale (the same product: graded)
 
 
@@ -156,7 +159,7 @@ def test_report_ratios_sit_next_to_the_articles(tmp_path: Path) -> None:
             (new, "utf8mb4_unicode_ci", 4, 2500.0),
         ],
     )
-    st = study.load(S000, CONFIGS)
+    st = study.read_study(S000, CONFIGS)
     assert study_runs.find_run(st, "local", tmp_path / "runs", None) == run
     lines: list[str] = []
     table = _render(st, run, lines.append)
@@ -204,7 +207,7 @@ def test_bad_study_files_are_one_line_errors(tmp_path: Path) -> None:
         bad = dict(good, **{key: value})
         (d / "studies" / f"{S000}.yaml").write_text(yaml.safe_dump(bad))
         with pytest.raises(ConfigError, match=message) as info:
-            study.load(S000, d)
+            study.read_study(S000, d)
         assert "\n" not in str(info.value) and str(d / "studies") in str(info.value)
     # two roles on one server, an unknown axis value, a comparison without its baseline
     for change, message in (
@@ -213,7 +216,7 @@ def test_bad_study_files_are_one_line_errors(tmp_path: Path) -> None:
     ):
         (d / "studies" / f"{S000}.yaml").write_text(yaml.safe_dump(dict(good, **change)))
         with pytest.raises(ConfigError, match=message):
-            study.load(S000, d)
+            study.read_study(S000, d)
     # a role whose local server is not the article's must say why it stands in; the old
     # study-wide `stand_in` text is gone (per role now); above/below say a side, not a size
     quiet = yaml.safe_load(yaml.safe_dump(good))
@@ -227,12 +230,13 @@ def test_bad_study_files_are_one_line_errors(tmp_path: Path) -> None:
     ):
         (d / "studies" / f"{S000}.yaml").write_text(yaml.safe_dump(bad))
         with pytest.raises(ConfigError, match=message) as info:
-            study.load(S000, d)
+            study.read_study(S000, d)
         assert "\n" not in str(info.value)
     # a role's product comes from its `full` catalog entry: one that is missing is one line
     (d / "studies" / f"{S000}.yaml").write_text(yaml.safe_dump(good))
     unknown = dataclasses.replace(
-        study.load(S000, d), roles={**good["roles"], "new": {**good["roles"]["new"], "full": "x"}}
+        study.read_study(S000, d),
+        roles={**good["roles"], "new": {**good["roles"]["new"], "full": "x"}},
     )
     with pytest.raises(ConfigError, match=r"roles.new.full: server 'x' is not in versions.yaml"):
         study.players(unknown, "local", CATALOG)
@@ -240,7 +244,7 @@ def test_bad_study_files_are_one_line_errors(tmp_path: Path) -> None:
     bad_axis["scales"]["local"]["charsets"] = ["klingon"]
     (d / "studies" / f"{S000}.yaml").write_text(yaml.safe_dump(bad_axis))
     with pytest.raises(ConfigError, match=r"\(scale local\): charset 'klingon' is not"):
-        study.load(S000, d)
+        study.read_study(S000, d)
 
 
 @pytest.mark.integration
@@ -310,7 +314,7 @@ def test_durability_comparison_matches_the_sync_binlog_rows(tmp_path: Path) -> N
         rec["cell"].update(workload="slap_write", engine="MyISAM", durability=dur)
         rec["result"]["qps"] = qps
         record.write(record.validate(rec), run / "records")
-    st = study.load(S001, CONFIGS)
+    st = study.read_study(S001, CONFIGS)
     table = _render(st, run)
     (row,) = [r for r in table if r.comparison == "durability new (5.7)"]
     assert row.ours == pytest.approx(5.0)
@@ -333,7 +337,7 @@ def test_handshake_cells_are_reported_apart_and_next_to_the_articles_plain_rows(
         rec["cell"].update(workload="oltp_read_only", collation="latin1_swedish_ci", handshake=hs)
         rec["result"]["qps"] = 1000.0 if hs is None else 1500.0 * (2 if server == "x" else 1)
         record.write(record.validate(rec), run / "records")
-    st = study.load(S000, CONFIGS)
+    st = study.read_study(S000, CONFIGS)
     table = _render(st, run)
     version = {r.label: r for r in table if r.comparison == "version"}
     plain = version["workload=oltp_read_only threads=4 collation=latin1_swedish_ci"]
@@ -351,17 +355,17 @@ def test_a_study_scale_may_set_the_handshake_modifier(tmp_path: Path) -> None:
     (d / "studies" / f"{S000}.yaml").write_text(yaml.safe_dump(src))
     ref = CONFIGS / "studies" / "reference" / f"{S000}.csv"
     (d / "studies" / "reference" / ref.name).write_text(ref.read_text())
-    st = study.load(S000, d)
+    st = study.read_study(S000, d)
     assert st.matrix("local").handshakes == ("skip",)
 
 
 def test_a_study_may_be_named_by_its_number() -> None:
-    assert study.load("000", CONFIGS).name == S000
-    assert study.load("001_mysql", CONFIGS).name == S001
+    assert study.read_study("000", CONFIGS).name == S000
+    assert study.read_study("001_mysql", CONFIGS).name == S001
     with pytest.raises(ConfigError, match="ambiguous: 000_charset_57_vs_80, 001_mysqlslap"):
-        study.load("00", CONFIGS)
+        study.read_study("00", CONFIGS)
     with pytest.raises(ConfigError, match="unknown study '9'"):
-        study.load("9", CONFIGS)
+        study.read_study("9", CONFIGS)
 
 
 @pytest.mark.parametrize("repeats", [4, 2])
@@ -382,7 +386,7 @@ def test_a_ratio_is_marked_outside_the_noise_when_its_interval_shows_it_at_any_r
         ]
     run = _synthetic_run(tmp_path, cells)
     lines: list[str] = []
-    table = _render(study.load(S000, CONFIGS), run, lines.append)
+    table = _render(study.read_study(S000, CONFIGS), run, lines.append)
     text = "\n".join(lines)
     uni = next(r for r in table if r.comparison.startswith("charset new") and "unicode" in r.label)
     assert uni.ours == pytest.approx(2.0, rel=0.02)
@@ -424,7 +428,7 @@ def test_four_system_report_rows_and_claims_from_synthetic_records(tmp_path: Pat
                     rec["result"]["qps"] = 1000.0 * factor * latin1 * (1 + rep / 1000)
                     record.write(record.validate(rec), run / "records")
                     i += 1
-    st = study.load(name, CONFIGS)
+    st = study.read_study(name, CONFIGS)
     lines: list[str] = []
     table = _render(st, [run], lines.append)
     comparisons = {r.comparison for r in table if r.ours is not None}
@@ -473,7 +477,7 @@ def test_real_reports_show_other_products_stand_ins_for_their_direction_only(
     the one rule; no line grades a MySQL claim from MariaDB."""
     assert cli.main(["study", "report", name, "--from-db", "--db", str(REAL_DB)]) == 0
     out = capsys.readouterr().out
-    st = study.load(name, CONFIGS)
+    st = study.read_study(name, CONFIGS)
     players = study.players(st, "local", CATALOG)
     with store.open_db(REAL_DB, write=False) as s:
         side, _ = study_report.collect(st, "local", study_runs.db_records(st, "local", s))
@@ -527,7 +531,7 @@ def test_every_local_scale_plans_and_a_recent_mysql_is_real_mysql(tmp_path: Path
         assert cli.main([*argv, "--db", str(tmp_path / "no.duckdb")]) == 0
         out = capsys.readouterr().out
         assert "nothing was run" in out and not any(tmp_path.iterdir())
-        st = study.load(name, CONFIGS)
+        st = study.read_study(name, CONFIGS)
         assert all(f"{r}: article " in out for r in st.role_names)
         players = study.players(st, "local", CATALOG)
         if name in recent:
@@ -537,5 +541,5 @@ def test_every_local_scale_plans_and_a_recent_mysql_is_real_mysql(tmp_path: Path
             assert f"-> here {MYSQL} (MySQL 9.7.4 for MySQL " in out
         if name in (S000, "002_utf8mb4_80_57_56_mariadb103"):
             assert f"x {MYSQL}: skip-character-set-client-handshake is not available" in out
-    full = study.players(study.load(S000, CONFIGS), "full", CATALOG)
+    full = study.players(study.read_study(S000, CONFIGS), "full", CATALOG)
     assert all(p.article_server and not p.stand_in for p in full.values())

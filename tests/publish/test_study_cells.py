@@ -35,7 +35,7 @@ EVERY_CELL = [{}]  # one cell set that constrains no field: every cell
 def _scales() -> list[tuple[study.Study, str]]:
     return [
         (st, sc)
-        for st in (study.load(n, CONFIGS) for n in study.known(CONFIGS))
+        for st in (study.read_study(n, CONFIGS) for n in study.known(CONFIGS))
         for sc in st.scales
     ]
 

@@ -10,7 +10,7 @@ import pytest
 from perftrack.publish import printake, tagsintake
 from perftrack.servers import catalog
 
-BASE = catalog.load()
+BASE = catalog.read_catalog()
 TEXT = BASE.path.read_text()
 LINE = (
     '  - {id: mysql-8.4.3, product: mysql, version: 8.4.3, provider: docker, image: "mysql:8.4.3",'

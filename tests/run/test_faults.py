@@ -63,7 +63,7 @@ def tiny(**kw) -> matrix.Matrix:
 def make_runner(
     runs: Path, config_dir: Path, workroot: Path, m: matrix.Matrix, **kw
 ) -> tuple[runner.Runner, runner.RunDir]:
-    cat = catalog.load(config_dir / "versions.yaml")
+    cat = catalog.read_catalog(config_dir / "versions.yaml")
     rd = runner.create(m, cat, runs, "test")
     return runner.Runner(
         rd=rd, catalog=cat, config_dir=config_dir, emit=lambda _line: None, workroot=workroot, **kw
@@ -75,7 +75,7 @@ def all_records(rd: runner.RunDir) -> list[dict]:
 
 
 def install(config_dir: Path, server_id: str = SERVER):
-    return providers.fetch(catalog.load(config_dir / "versions.yaml").get(server_id))
+    return providers.fetch(catalog.read_catalog(config_dir / "versions.yaml").get(server_id))
 
 
 # --- a small filesystem, made by the test ------------------------------------------------

@@ -38,7 +38,7 @@ def tiny(**kw) -> matrix.Matrix:
 
 
 def make_runner(tmp_path, config_dir, workroot, m, **kw):
-    cat = catalog.load(config_dir / "versions.yaml")
+    cat = catalog.read_catalog(config_dir / "versions.yaml")
     rd = runner.create(m, cat, tmp_path / "runs", "test")
     lines: list[str] = []
     r = runner.Runner(

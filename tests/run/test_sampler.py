@@ -41,7 +41,7 @@ def tiny(**kw: object) -> matrix.Matrix:
 
 
 def run_cells(tmp_path: Path, config_dir: Path, workroot: Path, m: matrix.Matrix, **kw):
-    cat = catalog.load(config_dir / "versions.yaml")
+    cat = catalog.read_catalog(config_dir / "versions.yaml")
     rd = runner.create(m, cat, tmp_path / "runs", "test")
     lines: list[str] = []
     r = runner.Runner(
@@ -170,7 +170,7 @@ def test_a_failed_re_measure_leaves_the_cell_ok(tmp_path, config_dir, workroot) 
 
 @pytest.fixture
 def mariadb_server(tmp_path: Path, config_dir: Path, workroot: Path):
-    cat = catalog.load(config_dir / "versions.yaml")
+    cat = catalog.read_catalog(config_dir / "versions.yaml")
     inst = providers.fetch(cat.get(SERVER))
     with Server(install=inst, options={}, workroot=workroot) as srv:
         yield srv

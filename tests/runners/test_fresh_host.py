@@ -147,7 +147,7 @@ def _srv(tmp: Path, sha: str, image: str) -> tuple[Path, str, dict[str, str]]:
     shutil.copy2(REPO / "tests" / "fixtures" / "actions" / "artifacts.py", srv / "standins")
     tar_sha, members = _runner_tarball(srv)
     (srv / "broker" / "jit.b64").write_text(_jit_config() + "\n")
-    entry = catalog.load().get(SERVER)
+    entry = catalog.read_catalog().get(SERVER)
     poison = cache.entry_key(entry.id, [p.sha256 for p in entry.packages])
     planted = ((BENCH_NIGHT, "plant0"), (BENCH_NIGHT, "plant1-signed"), ("0999", "plant2"))
     for night, name in planted:

@@ -49,7 +49,7 @@ def write(tmp_path: Path, text: str) -> Path:
 
 def load_error(tmp_path: Path, text: str) -> str:
     with pytest.raises(ConfigError) as info:
-        catalog.load(write(tmp_path, text))
+        catalog.read_catalog(write(tmp_path, text))
     message = str(info.value)
     assert "\n" not in message, "errors must be one line"
     return message
@@ -69,7 +69,7 @@ def one_server(**fields: str) -> str:
 
 
 def test_real_catalog_loads_and_has_the_pinned_servers() -> None:
-    cat = catalog.load(REAL_CATALOG)
+    cat = catalog.read_catalog(REAL_CATALOG)
     assert set(cat.ids) >= {
         "mariadb-10.11.18",
         "mariadb-10.11.19",
@@ -97,7 +97,7 @@ def test_real_catalog_loads_and_has_the_pinned_servers() -> None:
 def test_default_path_follows_perftrack_config_dir(tmp_path: Path, monkeypatch) -> None:
     write(tmp_path, DEBIAN_ENTRY)
     monkeypatch.setenv("PERFTRACK_CONFIG_DIR", str(tmp_path))
-    cat = catalog.load()
+    cat = catalog.read_catalog()
     assert cat.path == tmp_path / "versions.yaml"
     assert cat.ids == ("mariadb-10.11.18",)
 
@@ -113,14 +113,14 @@ def test_default_path_walks_up_from_cwd(tmp_path: Path, monkeypatch) -> None:
 
 
 def test_entries_are_frozen() -> None:
-    entry = catalog.load(REAL_CATALOG).entries[0]
+    entry = catalog.read_catalog(REAL_CATALOG).entries[0]
     with pytest.raises(dataclasses.FrozenInstanceError):
         entry.version = "1.2.3"  # type: ignore[misc]
     assert hash(entry) == hash(dataclasses.replace(entry))
 
 
 def test_debian_package_spec_and_upstream_version(tmp_path: Path) -> None:
-    entry = catalog.load(write(tmp_path, DEBIAN_ENTRY)).get("mariadb-10.11.18")
+    entry = catalog.read_catalog(write(tmp_path, DEBIAN_ENTRY)).get("mariadb-10.11.18")
     package = entry.packages[0]
     assert package.spec == "mariadb-server-core=1:10.11.18-0+deb12u1"
     assert package.upstream_version == "10.11.18"
@@ -130,7 +130,7 @@ def test_debian_package_spec_and_upstream_version(tmp_path: Path) -> None:
 
 
 def test_unknown_id_lists_known_ids_and_suggests_the_nearest(tmp_path: Path) -> None:
-    cat = catalog.load(write(tmp_path, DEBIAN_ENTRY + MAVEN_ENTRY))
+    cat = catalog.read_catalog(write(tmp_path, DEBIAN_ENTRY + MAVEN_ENTRY))
     with pytest.raises(ConfigError) as info:
         cat.get("mariadb-10.11.81")
     message = str(info.value)
@@ -141,7 +141,7 @@ def test_unknown_id_lists_known_ids_and_suggests_the_nearest(tmp_path: Path) -> 
 
 
 def test_unknown_id_without_close_match_has_no_suggestion(tmp_path: Path) -> None:
-    cat = catalog.load(write(tmp_path, DEBIAN_ENTRY))
+    cat = catalog.read_catalog(write(tmp_path, DEBIAN_ENTRY))
     with pytest.raises(ConfigError) as info:
         cat.get("postgres")
     assert "did you mean" not in str(info.value)
@@ -149,7 +149,7 @@ def test_unknown_id_without_close_match_has_no_suggestion(tmp_path: Path) -> Non
 
 
 def test_contains_iter_len(tmp_path: Path) -> None:
-    cat = catalog.load(write(tmp_path, DEBIAN_ENTRY + MAVEN_ENTRY))
+    cat = catalog.read_catalog(write(tmp_path, DEBIAN_ENTRY + MAVEN_ENTRY))
     assert "mariadb-10.2.11" in cat
     assert "nope" not in cat
     assert len(cat) == 2
@@ -174,7 +174,7 @@ def test_malformed_yaml_tab_indent(tmp_path: Path) -> None:
 
 def test_missing_file(tmp_path: Path) -> None:
     with pytest.raises(ConfigError, match="cannot read the server catalog"):
-        catalog.load(tmp_path / "nope.yaml")
+        catalog.read_catalog(tmp_path / "nope.yaml")
 
 
 def test_empty_file(tmp_path: Path) -> None:
@@ -251,7 +251,7 @@ def test_unquoted_two_part_version_asks_for_quotes(tmp_path: Path) -> None:
 
 def test_quoted_two_part_version_is_fine(tmp_path: Path) -> None:
     text = one_server(version='"1.0"').replace("version: 1.0.1,", 'version: "1.0",')
-    assert catalog.load(write(tmp_path, text)).entries[0].version == "1.0"
+    assert catalog.read_catalog(write(tmp_path, text)).entries[0].version == "1.0"
 
 
 @pytest.mark.parametrize("bad", ["-rf", ".hidden", "a b", "a/b", "x" * 101, '"a;b"'])
@@ -291,7 +291,7 @@ def test_path_basedir_must_be_absolute(tmp_path: Path) -> None:
 
 def test_path_entry(tmp_path: Path) -> None:
     text = one_server(provider="path", basedir="/opt/mysql", stand_in="a local build")
-    entry = catalog.load(write(tmp_path, text)).entries[0]
+    entry = catalog.read_catalog(write(tmp_path, text)).entries[0]
     assert entry.basedir == Path("/opt/mysql")
     assert entry.stand_in == "a local build"
     assert entry.packages == ()
@@ -386,7 +386,7 @@ def _yaml(text: str) -> object:
 
 
 def test_server_options_are_parsed_in_order(tmp_path: Path) -> None:
-    cat = catalog.load(
+    cat = catalog.read_catalog(
         write(tmp_path, one_server(server_options="[sync_binlog=1, log-bin=binlog, skip-log-bin]"))
     )
     (entry,) = cat.entries

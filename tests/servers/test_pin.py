@@ -47,7 +47,7 @@ def test_replayed_docker_pin_writes_the_hub_digest_and_keeps_every_comment(
     _tag(hub, "8.4.3", D843)
     path = configs / "versions.yaml"
     before = path.read_text()
-    assert catalog.load(path).get("mysql-8.4.3").unpinned
+    assert catalog.read_catalog(path).get("mysql-8.4.3").unpinned
     rc, out, err = _pin(capsys, "mysql-8.4.3")  # without --write: shown, not written
     assert rc == 0, err
     assert f"mysql-8.4.3: digest {D843}" in out
@@ -56,7 +56,7 @@ def test_replayed_docker_pin_writes_the_hub_digest_and_keeps_every_comment(
     rc, out, err = _pin(capsys, "mysql-8.4.3", "--write", "--github-output", str(gh))
     assert rc == 0, err
     after = path.read_text()
-    entry = catalog.load(path).get("mysql-8.4.3")
+    entry = catalog.read_catalog(path).get("mysql-8.4.3")
     assert entry.digest == D843 and not entry.unpinned and entry.skip_reason() is None
     # only the one line changed: every comment and every other entry survive
     changed = [
@@ -80,7 +80,7 @@ def test_replayed_pin_of_every_docker_entry_reports_the_ones_hub_lacks(
     assert "could not be pinned" in err and len(err.strip().splitlines()) == 1
     assert "mysql-8.0.40: digest" in out and "mysql-8.4.3: digest" in out
     assert "mysql-9.1.0: NOT pinned: no tag '9.1.0' of mysql on Docker Hub" in out
-    cat = catalog.load(path)
+    cat = catalog.read_catalog(path)
     assert cat.get("mysql-8.0.40").digest == D840 and cat.get("mysql-8.4.3").digest == D843
     assert cat.get("mysql-9.1.0").unpinned  # left as it was
     assert all(not e.unpinned for e in cat if e.id in ("mysql-8.0.40", "mysql-8.4.3"))
@@ -90,7 +90,7 @@ def test_replayed_hub_answer_without_a_digest_is_refused(configs, hub, capsys) -
     hub.add("GET", TAG_PATH.format(tag="8.4.3"), {"name": "8.4.3", "digest": "sha256:zz"})
     rc, out, _err = _pin(capsys, "mysql-8.4.3", "--write")
     assert rc == 3 and "Docker Hub gives no sha256 digest for mysql:8.4.3" in out
-    assert catalog.load(configs / "versions.yaml").get("mysql-8.4.3").unpinned
+    assert catalog.read_catalog(configs / "versions.yaml").get("mysql-8.4.3").unpinned
 
 
 @pytest.fixture
@@ -111,7 +111,7 @@ def test_local_http_tarball_pin_records_the_sha256_of_the_download(
     assert rc == 0, err
     want = hashlib.sha256(data).hexdigest()
     assert f"mysql-8.4.3-tarball: sha256 {want}" in out
-    e = catalog.load(configs / "versions.yaml").get("mysql-8.4.3-tarball")
+    e = catalog.read_catalog(configs / "versions.yaml").get("mysql-8.4.3-tarball")
     assert e.tarball is not None and e.tarball.sha256 == want and not e.unpinned
 
 
@@ -132,15 +132,15 @@ def test_write_refuses_an_entry_whose_marker_is_not_in_the_text(tmp_path: Path) 
     )
     path.write_text(text)
     pin.write(path, [pin.Pin("a", "digest", D843)])  # flow style works
-    assert catalog.load(path).get("a").digest == D843
+    assert catalog.read_catalog(path).get("a").digest == D843
     with pytest.raises(ConfigError, match="has no 'digest: unpinned' line; nothing written"):
         pin.write(path, [pin.Pin("a", "digest", D840)])
-    assert catalog.load(path).get("a").digest == D843
+    assert catalog.read_catalog(path).get("a").digest == D843
     assert sorted(p.name for p in tmp_path.iterdir()) == ["versions.yaml"]
 
 
 def test_unpinned_entries_are_never_fetched_and_their_cells_are_skipped(configs) -> None:
-    cat = catalog.load(configs / "versions.yaml")
+    cat = catalog.read_catalog(configs / "versions.yaml")
     e = cat.get("mysql-8.0.36")
     with pytest.raises(ConfigError, match=r"not yet pinned.*nothing unpinned is benchmarked"):
         docker.fetch(e)  # refused before any docker command
@@ -174,4 +174,4 @@ def test_catalog_entry_without_pin_or_marker_is_a_one_line_error(tmp_path: Path)
         " image: 'mysql:8.4.3'}\n"
     )
     with pytest.raises(ConfigError, match=r"versions\.yaml:2: server 'a': a docker entry needs"):
-        catalog.load(path)
+        catalog.read_catalog(path)

@@ -119,13 +119,13 @@ def test_plan_pins_an_unpinned_docker_entry_docker_hub_replay(
     assert gh.read_text().splitlines()[-2:] == ["pinned=tofu-8.4.3", "pin_count=1"]
     # the shard carries the pin; the runner's catalog has it, marked as the plan's
     plan_file = tmp_path / "night-plan.json"
-    cat = catalog.load()
+    cat = catalog.read_catalog()
     work = nightplan.load_shard(plan_file, 0, cat)
     assert work.pins == {"tofu-8.4.3": pin}
     entry = planpins.apply(cat, {"tofu-8.4.3": D843}).get("tofu-8.4.3")
     assert (entry.digest, entry.unpinned, entry.pinned_by) == (D843, False, "plan")
     # the catalog itself is unchanged: the pin is proposed after the night (below)
-    assert catalog.load().get("tofu-8.4.3").unpinned
+    assert catalog.read_catalog().get("tofu-8.4.3").unpinned
 
 
 def test_plan_without_the_flag_asks_no_registry(tofu, hub, capsys, tmp_path: Path) -> None:
@@ -191,7 +191,7 @@ def test_plan_refuses_a_tag_that_moves_between_two_resolves_docker_hub_replay(
 
 
 def test_a_plan_pin_that_disagrees_with_the_catalog_or_is_malformed_is_refused(tofu) -> None:
-    cat = catalog.load()
+    cat = catalog.read_catalog()
     pinned = planpins.apply(cat, {"tofu-8.4.3": D843})
     with pytest.raises(ConfigError, match="plan the night again") as info:
         planpins.apply(pinned, {"tofu-8.4.3": MOVED})  # the catalog got another pin since
@@ -262,7 +262,7 @@ def test_pin_from_night_proposes_the_pins_the_night_used(tofu, capsys, tmp_path:
     assert f"tofu-8.4.3: digest {D843} (mysql:8.4.3, pinned when the night was planned)" in out
     assert "tofu-9.1.0: not proposed: no run record of the night used it" in out
     assert gh.read_text() == "pinned=tofu-8.4.3\npin_count=1\n"
-    cat = catalog.load(path)
+    cat = catalog.read_catalog(path)
     assert cat.get("tofu-8.4.3").digest == D843 and cat.get("tofu-9.1.0").unpinned
     lines = zip(before.splitlines(), path.read_text().splitlines(), strict=True)
     assert len([a for a, b in lines if a != b]) == 1  # the marker line alone: comments survive
@@ -281,7 +281,7 @@ def test_pin_from_night_refuses_records_that_disagree_with_the_plan(
     out = capsys.readouterr().out
     assert rc == 0
     assert f"tofu-8.4.3: not proposed: its run records carry another digest ({MOVED})" in out
-    assert catalog.load().get("tofu-8.4.3").unpinned
+    assert catalog.read_catalog().get("tofu-8.4.3").unpinned
     rc = cli.main(["servers", "pin", "--records", str(tmp_path / "in")])
     err = capsys.readouterr().err
     assert rc == 2 and "--records goes with --from-night" in err
@@ -316,7 +316,7 @@ def test_pin_for_night_stops_asking_a_registry_that_does_not_answer(tofu) -> Non
         asked.append(image)
         raise docker.HubUnreachable(f"cannot read Docker Hub for {image}", "no route to host")
 
-    cat = catalog.load()
+    cat = catalog.read_catalog()
     got = planpins.pin_for_night([cat.get("tofu-8.4.3"), cat.get("tofu-9.1.0")], down)
     assert asked == ["mysql:8.4.3"] and got.pins == {}
     assert set(got.skipped) == {"tofu-8.4.3", "tofu-9.1.0"}

@@ -16,7 +16,7 @@ from perftrack.core.errors import ConfigError
 from perftrack.servers import catalog, releases, rules
 
 REPO = Path(__file__).resolve().parents[2]
-TABLE = releases.load(REPO / "configs" / "releases.yaml")
+TABLE = releases.read_releases(REPO / "configs" / "releases.yaml")
 DAY = dt.date(2026, 11, 28)
 
 
@@ -139,7 +139,7 @@ def _table(tmp_path: Path, text: str) -> Path:
 )
 def test_a_bad_table_row_is_one_line(tmp_path: Path, rows: str, complaint: str) -> None:
     with pytest.raises(ConfigError, match=complaint) as info:
-        releases.load(_table(tmp_path, rows))
+        releases.read_releases(_table(tmp_path, rows))
     assert "\n" not in str(info.value)
 
 
@@ -154,14 +154,14 @@ def test_the_catalog_refuses_a_version_on_no_line_with_its_file_and_line(tmp_pat
         " image: 'mysql:26.13.0', digest: unpinned}\n"
     )
     with pytest.raises(ConfigError, match=r"versions\.yaml:3: server 'mysql-26\.13\.0'.*month"):
-        catalog.load(path)
+        catalog.read_catalog(path)
     # MariaDB's lines are listed for their dates, not required: a rolling 12.x still loads
     path.write_text(
         "servers:\n  - {id: mariadb-12.1.2, product: mariadb, version: 12.1.2, provider: path,"
         " basedir: /opt/mariadb-12.1.2}\n"
     )
-    entry = catalog.load(path).get("mariadb-12.1.2")
-    assert releases.load(releases.beside(path)).status("mariadb", entry.version) == (
+    entry = catalog.read_catalog(path).get("mariadb-12.1.2")
+    assert releases.read_releases(releases.beside(path)).status("mariadb", entry.version) == (
         "no release line"
     )
 

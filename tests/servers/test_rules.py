@@ -373,7 +373,7 @@ def test_profile_options_reach_the_my_cnf_translated(tmp_path):
 def real_install(request) -> Install:
     if request.param in (chroot_servers.MYSQL, chroot_servers.MARIADB):
         return chroot_servers.install_or_skip(request.param)
-    cat = catalog.load(Path(__file__).resolve().parents[2] / "configs" / "versions.yaml")
+    cat = catalog.read_catalog(Path(__file__).resolve().parents[2] / "configs" / "versions.yaml")
     return providers.fetch(cat.get(request.param))
 
 

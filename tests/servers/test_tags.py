@@ -96,10 +96,10 @@ def test_replayed_write_appends_valid_entries_keeps_comments_and_is_idempotent(
     it = iter(new_lines)
     assert all(any(line == n for n in it) for line in old_lines)
     assert "# --- a basedir you already have" in after
-    cat = catalog.load(path)
+    cat = catalog.read_catalog(path)
     assert (
-        cat.ids[: len(catalog.load(REPO / "configs" / "versions.yaml"))]
-        == catalog.load(REPO / "configs" / "versions.yaml").ids
+        cat.ids[: len(catalog.read_catalog(REPO / "configs" / "versions.yaml"))]
+        == catalog.read_catalog(REPO / "configs" / "versions.yaml").ids
     )
     e = cat.get("mysql-8.4.4")
     assert (e.product, e.version, e.provider, e.image) == (
@@ -155,8 +155,10 @@ def test_replayed_hostile_tags_are_refused_with_a_reason_and_never_added(
     assert "refused docker hub tag '8.4.99999': a version part has more than 4 digits" in out
     assert "refused docker hub tag '9.9.9': no digest" in out
     assert "refused github tag 'mysql-08.4.5': a version part has a leading zero" in out
-    cat = catalog.load(path)
-    assert [e.id for e in cat if e.id not in catalog.load(REPO / "configs" / "versions.yaml")] == []
+    cat = catalog.read_catalog(path)
+    assert [
+        e.id for e in cat if e.id not in catalog.read_catalog(REPO / "configs" / "versions.yaml")
+    ] == []
 
 
 @pytest.mark.parametrize(
@@ -245,7 +247,7 @@ def test_diff_pairs_added_servers_with_their_predecessors(tmp_path: Path, monkey
     release = tags.Release(version="27.1.0", digest=DIGEST, github_tag="mysql-27.1.0")
     tags.append(path, [release])
     monkeypatch.setenv("PERFTRACK_CONFIG_DIR", str(repo / "configs"))
-    head = catalog.load(path)
+    head = catalog.read_catalog(path)
     pairs = prcheck.added_pairs(prcheck.base_catalog(base, path), head)
     # Same provider first: docker 27.1.0 vs docker 26.10.0, the release before it.
     assert pairs == [prcheck.Pair("mysql-27.1.0", "mysql-26.10.0")]
@@ -304,7 +306,7 @@ def test_replayed_late_2026_tag_list_adds_the_newest_of_each_line_first(
     replayed.load_docker_hub(edition="late-2026")
     replayed.load_github_tags(edition="late-2026")
     # the development machines' Debian build holds the plain id mysql-9.7.4
-    taken = "mysql-9.7.4" in catalog.load(configs / "versions.yaml")
+    taken = "mysql-9.7.4" in catalog.read_catalog(configs / "versions.yaml")
     rc, out, err = _check(capsys)
     assert rc == 0, err
     new = [_id(line) for line in out.splitlines() if line.startswith("new (")]
@@ -340,7 +342,7 @@ def test_replayed_late_2026_write_then_next_run_back_fills(
     path = configs / "versions.yaml"
     # a development machine's build of 9.7.4 already has the plain id: the docker entry
     # gets its own
-    if "mysql-9.7.4" not in catalog.load(path):
+    if "mysql-9.7.4" not in catalog.read_catalog(path):
         with path.open("a") as f:
             f.write(
                 "  - {id: mysql-9.7.4, product: mysql, version: 9.7.4, provider: path,"
@@ -350,7 +352,7 @@ def test_replayed_late_2026_write_then_next_run_back_fills(
     replayed.load_github_tags(edition="late-2026")
     rc, out, err = _check(capsys, "--write")
     assert rc == 0, err
-    cat = catalog.load(path)
+    cat = catalog.read_catalog(path)
     assert cat.get("mysql-9.7.4-docker").image == "mysql:9.7.4"
     assert cat.get("mysql-26.10.0").digest.startswith("sha256:")
     rc, out, err = _check(capsys, "--write")
@@ -394,4 +396,4 @@ def test_replayed_release_on_no_line_is_reported_not_added(configs, replayed, ca
     assert rc == 0, err
     assert "12.0.1: not added: on no release line of releases.yaml" in out
     assert "26.13.0: not added: on no release line of releases.yaml" in out
-    assert "mysql-12.0.1" not in catalog.load(configs / "versions.yaml")
+    assert "mysql-12.0.1" not in catalog.read_catalog(configs / "versions.yaml")

@@ -351,7 +351,9 @@ def test_interval_summary_of_short_and_empty_series() -> None:
     assert store.summarize_intervals([5.0, 5.0, 5.0]).series == [5.0, 5.0, 5.0]
     assert store.summarize_intervals([5.0, 5.0, 5.0]).cv == 0.0
     assert store.summarize_intervals([7.0]).cv is None
-    assert store.summarize_intervals([]) == store.IntervalSummary(None, None, None, None, None)
+    assert store.summarize_intervals([]) == store.IntervalSummary(
+        p5=None, p50=None, p95=None, cv=None, series=None
+    )
 
 
 # --- broken files ---

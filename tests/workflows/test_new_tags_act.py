@@ -76,7 +76,7 @@ def _act(work: Path, tmp: Path, api: str, secrets: dict[str, str]) -> ActRun:
 def _branch_catalog(bare: Path, tmp: Path) -> catalog.Catalog:
     out = tmp / "branch-versions.yaml"
     out.write_text(git(bare, "show", f"{BRANCH}:configs/versions.yaml"))
-    return catalog.load(out)
+    return catalog.read_catalog(out)
 
 
 @pytest.mark.parametrize("with_pr_token", [False, True], ids=["dispatch", "pr-token"])
@@ -149,6 +149,6 @@ def test_replayed_pins_alone_open_a_pr_on_a_pins_branch(tmp_path: Path) -> None:
     assert branch.startswith("perftrack/pins-")
     out = tmp_path / "pins.yaml"
     out.write_text(git(bare, "show", f"{branch}:configs/versions.yaml"))
-    assert catalog.load(out).get("mysql-8.4.3").digest == D843
+    assert catalog.read_catalog(out).get("mysql-8.4.3").digest == D843
     (post,) = [r for r in api.requests if r.method == "POST"]
     assert post.body["title"] == "catalog: pin 1 image digest(s)"

@@ -53,7 +53,7 @@ DISPATCH = f"/repos/{REPOSITORY}/actions/workflows/pr-check.yml/dispatches"
 def repo(tmp_path: Path):
     # The servers come from the normal cache (fetched once, reused by every job).
     for sid in TINY["servers"]:
-        providers.fetch(catalog.load().get(sid))
+        providers.fetch(catalog.read_catalog().get(sid))
     work, bare = work_repo(tmp_path)
     add_matrix(work, "act-tiny", TINY)
     commit(work, "act test: a tiny matrix")
@@ -194,7 +194,7 @@ def test_a_failed_shard_still_publishes_the_others(repo: tuple[Path, Path], tmp_
     proposes it as a catalog pull request (GitHub's API replayed, the branch pushed to the
     bare remote)."""
     work, bare = repo
-    basedir = providers.fetch(catalog.load().get("mariadb-10.11.19")).basedir
+    basedir = providers.fetch(catalog.read_catalog().get("mariadb-10.11.19")).basedir
     add_server(
         work,
         {
@@ -278,7 +278,7 @@ def test_a_failed_shard_still_publishes_the_others(repo: tuple[Path, Path], tmp_
     (branch,) = git(bare, "branch", "--list", "perftrack/pins-*").split()
     proposed = tmp_path / "proposed.yaml"
     proposed.write_text(git(bare, "show", f"{branch}:configs/versions.yaml"))
-    entry = catalog.load(proposed).get(TOFU)
+    entry = catalog.read_catalog(proposed).get(TOFU)
     assert entry.digest == D843 and not entry.unpinned
     posts = [r for r in api.requests if r.method == "POST" and "/releases" not in r.path]
     pull, dispatched = posts

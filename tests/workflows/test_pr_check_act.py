@@ -93,7 +93,7 @@ def _with_options(entry: str, options: list[str]) -> str:
 def pr_repo(tmp_path: Path):
     """(work tree, head sha, head catalog text): main has OLD (fast), the PR adds NEW (slow)."""
     for sid in (OLD, NEW):
-        providers.fetch(catalog.load().get(sid))
+        providers.fetch(catalog.read_catalog().get(sid))
     work, _bare = work_repo(tmp_path)
     (work / "configs" / "matrices" / "pr.yaml").write_text(yaml.safe_dump(TINY_PR))
     path = work / "configs" / "versions.yaml"
@@ -103,7 +103,7 @@ def pr_repo(tmp_path: Path):
         _entry(original, OLD), _with_options(_entry(original, OLD), FAST)
     )
     path.write_text(base_text)
-    assert NEW not in catalog.load(path)
+    assert NEW not in catalog.read_catalog(path)
     git(work, "add", "--all")
     git(work, "commit", "--quiet", "-m", "base: tiny PR matrix, no 10.11.19, 10.11.18 fast")
     git(work, "switch", "--quiet", "-c", "new-tags")

@@ -41,7 +41,7 @@ MAX_SETTINGS = 40  # changed settings listed per target (the full diff is in the
 VarsDiff = Callable[[dict[str, Any], str, str], dict[str, list[Any]]]
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Estimate:
     """B against A on one metric, measured directly or chained over steps."""
 
@@ -53,7 +53,7 @@ class Estimate:
     verdict: str
 
 
-@dataclass
+@dataclass(kw_only=True)
 class ReleaseAdvice:
     server: str
     version: str
@@ -81,7 +81,14 @@ class SeriesAdvice:
 def _estimate(c: stats.Comparison | None) -> Estimate | None:
     if c is None:
         return None
-    return Estimate(c.ratio, c.ci_low, c.ci_high, c.p_value, c.threshold, c.verdict)
+    return Estimate(
+        ratio=c.ratio,
+        ci_low=c.ci_low,
+        ci_high=c.ci_high,
+        p_value=c.p_value,
+        threshold=c.threshold,
+        verdict=c.verdict,
+    )
 
 
 def _pairs(
@@ -123,7 +130,12 @@ def chain(steps: list[Estimate], higher_is_better: bool) -> Estimate:
     lo, hi = math.exp(total - half), math.exp(total + half)
     ratio = math.exp(total)
     return Estimate(
-        ratio, lo, hi, p, threshold, stats.verdict(ratio, lo, hi, p, threshold, higher_is_better)
+        ratio=ratio,
+        ci_low=lo,
+        ci_high=hi,
+        p_value=p,
+        threshold=threshold,
+        verdict=stats.verdict(ratio, lo, hi, p, threshold, higher_is_better),
     )
 
 

@@ -91,7 +91,7 @@ def change_alert_id(key: Sequence[Any], server: str, metric: str, run_id: str) -
     return hashlib.sha256(raw.encode()).hexdigest()[:16]
 
 
-@dataclass
+@dataclass(kw_only=True)
 class Found:
     """A change tonight's detect sees."""
 
@@ -195,17 +195,17 @@ def from_tables(
         assert c is not None
         out.append(
             Found(
-                verdict_alert_id(key, metric, base.server_id, row.server_id),
-                "verdict",
-                dict(t.key),
-                row.server_id,
-                base.server_id,
-                row.rounds[-1][0] if row.rounds else None,  # values are oldest first
-                last_result.get(row.server_id),
-                c.ratio,
-                c.mean_a,
-                c.mean_b,
-                fixed_by,
+                alert_id=verdict_alert_id(key, metric, base.server_id, row.server_id),
+                kind="verdict",
+                key=dict(t.key),
+                server_id=row.server_id,
+                base_server=base.server_id,
+                run_id=row.rounds[-1][0] if row.rounds else None,  # values are oldest first
+                change_at=last_result.get(row.server_id),
+                ratio=c.ratio,
+                before=c.mean_a,
+                after=c.mean_b,
+                fixed_by=fixed_by,
             )
         )
     return out
@@ -238,17 +238,17 @@ def from_change_points(
             key = dict(zip(SERIES_COLS, skey[:-1], strict=True))
             out.append(
                 Found(
-                    change_alert_id(skey[:-1], r["server_id"], metric, r["run_id"]),
-                    "change_point",
-                    key,
-                    r["server_id"],
-                    None,
-                    r["run_id"],
-                    r["at_time"],
-                    r["after_value"] / r["before_value"] if r["before_value"] else None,
-                    r["before_value"],
-                    r["after_value"],
-                    fixed_by,
+                    alert_id=change_alert_id(skey[:-1], r["server_id"], metric, r["run_id"]),
+                    kind="change_point",
+                    key=key,
+                    server_id=r["server_id"],
+                    base_server=None,
+                    run_id=r["run_id"],
+                    change_at=r["at_time"],
+                    ratio=r["after_value"] / r["before_value"] if r["before_value"] else None,
+                    before=r["before_value"],
+                    after=r["after_value"],
+                    fixed_by=fixed_by,
                 )
             )
     return out
@@ -272,7 +272,9 @@ def _back_after(
 
 
 def _row(name: str, values: list[float]) -> compare.Row:
-    return compare.Row(name, "", "", None, values, [])
+    return compare.Row(
+        server_id=name, product="", version="", version_string=None, values=values, latency=[]
+    )
 
 
 # --- paired re-measurements ------------------------------------------------------------

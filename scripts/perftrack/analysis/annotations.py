@@ -28,7 +28,7 @@ ID_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.+-]{0,99}\Z")  # \Z: no final newli
 LINK_RE = re.compile(r"^https://[^\s\"'<>]{1,500}\Z")
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Annotation:
     reason: str
     match: dict[str, Any] = field(default_factory=dict)
@@ -94,7 +94,11 @@ def _entry(raw: Any, where: str) -> Annotation:
     if state not in STATES:
         raise ConfigError(f"{where}: 'state' must be one of {', '.join(STATES)}, not {state!r}")
     return Annotation(
-        reason.strip(), dict(match), link, None if date is None else str(date), str(state)
+        reason=reason.strip(),
+        match=dict(match),
+        link=link,
+        date=None if date is None else str(date),
+        state=str(state),
     )
 
 
@@ -124,7 +128,7 @@ def load_file(path: Path) -> AnnotationsFile:
     """The whole file: the entries and the alert settings (defaults when absent)."""
     if not path.is_file():
         return AnnotationsFile()
-    data = yamlfile.load(path)
+    data = yamlfile.read_yaml(path)
     if data is None:
         return AnnotationsFile()
     if not isinstance(data, dict) or set(data) - {"annotations", "alerts"}:
@@ -141,7 +145,7 @@ def load_file(path: Path) -> AnnotationsFile:
     return AnnotationsFile(notes, days)
 
 
-def load(path: Path) -> list[Annotation]:
+def read_annotations(path: Path) -> list[Annotation]:
     return load_file(path).notes
 
 

@@ -54,7 +54,7 @@ def value_of(axis: str, d: Values) -> str:
     return UNSET if v is None else str(v)
 
 
-@dataclass
+@dataclass(kw_only=True)
 class AxisResult:
     axis: str
     server: str
@@ -122,7 +122,7 @@ def tables(
         raise ConfigError(_differ(axis, values, server, fixed, sides))
     noise = st.noise_cv() if noise is None else noise
     spreads = st.noise_spread() if spreads is None else spreads
-    out = AxisResult(axis, server, values, one_sided=len(groups) - len(both))
+    out = AxisResult(axis=axis, server=server, values=values, one_sided=len(groups) - len(both))
     items = []
     for k, (da, db) in sorted(both.items(), key=lambda kv: tuple(map(str, kv[0]))):
         key = dict(zip(fixed, k, strict=True))
@@ -154,7 +154,7 @@ def compared_all(
     tables = []
     for values, key, sides in items:
         ra, rb = (_row(axis, v, ds) for v, ds in zip(values, sides, strict=True))
-        t = compare.Table({**key, "server_id": ra.server_id}, [ra, rb], axis=axis)
+        t = compare.Table(key={**key, "server_id": ra.server_id}, rows=[ra, rb], axis=axis)
         nk = (key["runner_class"], key["hw_key"], key["workload"], metric)
         t.noise_cv = noise.get(nk) or compare.group_cv(t.rows)
         t.aa_spread = spreads.get(nk)
@@ -179,7 +179,14 @@ def _row(axis: str, value: str, ds: Sequence[Values]) -> compare.Row:
             f"name one of them"
         )
     d0 = ds[0]
-    r = compare.Row(d0["server_id"], d0["product"], d0["version"], d0["version_string"], [], [])
+    r = compare.Row(
+        server_id=d0["server_id"],
+        product=d0["product"],
+        version=d0["version"],
+        version_string=d0["version_string"],
+        values=[],
+        latency=[],
+    )
     for d in ds:
         r.values.append(float(d["value"]))
         r.rounds.append((d["run_id"], d["round"]))

@@ -121,7 +121,7 @@ def class_series(points: Points, cls_cols: int = 2) -> dict[tuple[Any, ...], Cla
 # --- the three scopes --------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Change:
     scope: str  # class | server | workload | series
     key: tuple[Any, ...]  # (series…, server_id) the row is stored under
@@ -136,7 +136,7 @@ class Change:
     group: tuple[Any, ...] = ()  # the workload group (class columns first)
 
 
-@dataclass
+@dataclass(kw_only=True)
 class Signal:
     """A workload group's combined signal on its class's nights, environment removed."""
 
@@ -225,7 +225,19 @@ def _server_changes(signals: dict[tuple[Any, ...], Signal]) -> list[Change]:
                 (math.exp(own.level_before), math.exp(own.level_after)) if own else (None, None)
             )
             out.append(
-                Change("server", rep.key, run_id, at, step, before, after, count, False, False, g)
+                Change(
+                    scope="server",
+                    key=rep.key,
+                    run_id=run_id,
+                    at=at,
+                    step=step,
+                    before=before,
+                    after=after,
+                    series_count=count,
+                    environment=False,
+                    is_control=False,
+                    group=g,
+                )
             )
     return out
 
@@ -282,13 +294,13 @@ def _class_changes(
         sig = combined(y[rows])
         idx = np.flatnonzero(~np.isnan(sig))
         signals[g] = Signal(
-            [days[i] for i in idx],
-            sig[idx],
-            len(rows),
-            cs.keys[rows[0]],
-            run_of_day,
-            y0[rows[0]],
-            night_of_day,
+            days=[days[i] for i in idx],
+            values=sig[idx],
+            rows=len(rows),
+            key=cs.keys[rows[0]],
+            run_of_day=run_of_day,
+            own=y0[rows[0]],
+            night_of_day=night_of_day,
         )
         found = steps_on(sig) if len(rows) > 1 else []
         found = [(n, s) for n, s in found if not _near(n, np.sign(s.z), env, ENV_NIGHTS)]
@@ -319,15 +331,15 @@ def _row(
     run_id, at = cs.runs[night]
     env = scope == "class"
     return Change(
-        scope,
-        cs.keys[rep],
-        run_id,
-        at,
-        step,
-        math.exp(own.level_before) if own else None,
-        math.exp(own.level_after) if own else None,
-        count,
-        env,
-        env,
-        group,
+        scope=scope,
+        key=cs.keys[rep],
+        run_id=run_id,
+        at=at,
+        step=step,
+        before=math.exp(own.level_before) if own else None,
+        after=math.exp(own.level_after) if own else None,
+        series_count=count,
+        environment=env,
+        is_control=env,
+        group=group,
     )

@@ -45,7 +45,7 @@ METRICS = {  # name -> (column, higher is better, unit)
 PAIRED_MIN_ROUNDS = 3
 
 
-@dataclass
+@dataclass(kw_only=True)
 class Row:
     server_id: str
     product: str
@@ -64,7 +64,7 @@ class Row:
         return self.label if self.label is not None else self.server_id
 
 
-@dataclass
+@dataclass(kw_only=True)
 class Table:
     key: dict[str, Any]
     rows: list[Row] = field(default_factory=list)
@@ -135,14 +135,21 @@ def tables(
         # is outside a study (planning/study.py says who stands in for whom there)
         server_id, product, version, version_string = s[n : n + 4]
         values, latency, run_ids, repeats = s[n + 5 :]
-        row = Row(server_id, product, version, version_string, values, [])
+        row = Row(
+            server_id=server_id,
+            product=product,
+            version=version,
+            version_string=version_string,
+            values=values,
+            latency=[],
+        )
         row.latency = [x for x in latency if x is not None]
         row.rounds = list(zip(run_ids, repeats, strict=True))
         groups[tuple(s[:n])].append(row)
     out: list[Table] = []
     pairs: list[Pair] = []
     for gk, rows in sorted(groups.items(), key=lambda kv: tuple(map(str, kv[0]))):
-        t = Table(dict(zip(GROUP_COLS, gk, strict=True)))
+        t = Table(key=dict(zip(GROUP_COLS, gk, strict=True)))
         t.rows = sorted(rows, key=lambda r: _version_key(r.product, r.version))
         nk = (t.key["runner_class"], t.key["hw_key"], t.key["workload"], metric)
         cv = noise.get(nk) or group_cv(t.rows)

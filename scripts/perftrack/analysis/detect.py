@@ -50,7 +50,7 @@ NOISE_RECENT_RUNS = 60
 NOISE_ALSO = {"tps": ("p95",)}
 
 
-@dataclass
+@dataclass(kw_only=True)
 class DetectCounts:
     noise: int = 0
     verdicts: int = 0
@@ -273,7 +273,7 @@ def check_annotations(
     check_matched(notes, subjects)
 
 
-def run(
+def detect_and_store(
     st: Store,
     notes: list[Annotation],
     control_server: str | None,

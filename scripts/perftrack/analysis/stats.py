@@ -64,7 +64,7 @@ Z_FALSE_ALARM = 2.326  # one-sided 99% normal quantile
 VERDICTS = ("regression", "improvement", "unchanged", "inconclusive")
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Comparison:
     n_a: int
     n_b: int

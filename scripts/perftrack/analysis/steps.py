@@ -46,7 +46,7 @@ MEDIAN_SE = stats.MEDIAN_SE_FACTOR  # se of a median ≈ 1.2533 σ / √n
 Z_INTERVAL = float(special.ndtri(0.5 + stats.CONFIDENCE / 2))  # scipy.stats.norm.ppf
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Step:
     index: int  # first point after the change
     z: float
@@ -58,7 +58,15 @@ class Step:
 
     @classmethod
     def of(cls, index: int, n: tuple[int, int], levels: tuple[float, float], se: float) -> Step:
-        return cls(index, (levels[1] - levels[0]) / se, *n, *levels, se)
+        return cls(
+            index=index,
+            z=(levels[1] - levels[0]) / se,
+            n_before=n[0],
+            n_after=n[1],
+            level_before=levels[0],
+            level_after=levels[1],
+            se=se,
+        )
 
     @property
     def rel(self) -> float:

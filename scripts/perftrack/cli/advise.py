@@ -18,12 +18,13 @@ from perftrack.core.errors import ConfigError
 SHOWN_SETTINGS = 6  # changed settings per release in the table (--json has them all)
 
 
-def _fmt_est(e: advise_mod.Estimate | None) -> str:
+def _fmt_est(estimate: advise_mod.Estimate | None) -> str:
     """A change in percent with its interval and verdict (the verdict reads the metric's
     direction: for p95 a rise is the regression)."""
-    if e is None:
+    if estimate is None:
         return "—"
-    return f"{e.ratio - 1:+.1%} [{e.ci_low - 1:+.1%}, {e.ci_high - 1:+.1%}] {e.verdict}"
+    low, high = estimate.ci_low - 1, estimate.ci_high - 1
+    return f"{estimate.ratio - 1:+.1%} [{low:+.1%}, {high:+.1%}] {estimate.verdict}"
 
 
 def _settings(changes: dict[str, list[list[Any]]]) -> str:

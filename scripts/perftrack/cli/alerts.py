@@ -39,8 +39,8 @@ def _states(wanted: list[str] | None) -> set[str]:
     return picked
 
 
-def _iso(v: Any) -> Any:
-    return v.isoformat() + "Z" if isinstance(v, datetime) else v
+def _iso(value: Any) -> Any:
+    return value.isoformat() + "Z" if isinstance(value, datetime) else value
 
 
 def alerts_cmd(

@@ -19,13 +19,35 @@ from perftrack.cli.app import (
     emit,
     out,
     print_json,
-    runner_class_of,
+)
+from perftrack.cli.celloptions import (
+    ROUND_CELL,
+    CellCharset,
+    CellDuration,
+    CellHandshake,
+    CellProfile,
+    CellTables,
+    CellTableSize,
+    CellThreads,
+    CellWarmup,
+    CellWorkload,
+    FilterCharset,
+    FilterDuration,
+    FilterProfile,
+    FilterTables,
+    FilterTableSize,
+    FilterThreads,
+    FilterWarmup,
+    FilterWorkload,
+    MinEffectOpt,
+    RunnerClassOpt,
+    round_request,
 )
 from perftrack.core import paths
 from perftrack.core.errors import ConfigError
 from perftrack.core.record import OPTIONAL_CELL_FIELDS as AXIS_COLUMNS
 from perftrack.drivers import sysbench
-from perftrack.planning import cells, matrix
+from perftrack.planning import matrix
 from perftrack.servers import catalog
 
 
@@ -39,10 +61,10 @@ def detect_into(db: Path, metric: str = "tps", *, strict: bool = False) -> None:
 
     cfg = paths.config_dir()
     notes = annotations.load_file(cfg / "annotations.yaml")
-    runners = yamlfile.load(cfg / "runners.yaml") if (cfg / "runners.yaml").is_file() else {}
+    runners = yamlfile.read_yaml(cfg / "runners.yaml") if (cfg / "runners.yaml").is_file() else {}
     control = runners.get("control_server") if isinstance(runners, dict) else None
     with store.open_db(db, write=True) as st:
-        s = detect_mod.run(
+        s = detect_mod.detect_and_store(
             st, notes.notes, control, metric, expire_days=notes.expire_days, strict=strict
         )
     emit(
@@ -64,40 +86,40 @@ def detect(
 
 
 # compare / parse -------------------------------------------------------------------------
-def _fmt(v: float | None, spec: str = ".0f") -> str:
-    return "—" if v is None else format(v, spec)
+def _fmt(value: float | None, spec: str = ".0f") -> str:
+    return "—" if value is None else format(value, spec)
 
 
-def _fmt_metric(v: float | None) -> str:
+def _fmt_metric(value: float | None) -> str:
     """A metric's median: whole numbers from 100 up, else two decimals (IPC, switches)."""
-    return _fmt(v, ".0f" if v is None or abs(v) >= 100 else ".2f")
+    return _fmt(value, ".0f" if value is None or abs(value) >= 100 else ".2f")
 
 
-def compare_json(ts: list[compare.Table], metric: str) -> dict[str, Any]:
+def compare_json(tables: list[compare.Table], metric: str) -> dict[str, Any]:
     """`compare --json`: the headlines, then every group with its rows."""
-    heads = headline.summarise(headline.changes_of(ts))
+    heads = headline.summarise(headline.changes_of(tables))
     return {
         "metric": metric,
         "headlines": [headline.to_json(h) for h in heads],
-        "groups": compare.to_json(ts, metric),
+        "groups": compare.to_json(tables, metric),
     }
 
 
-def print_headlines(ts: list[compare.Table]) -> None:
+def print_headlines(tables: list[compare.Table]) -> None:
     """The summary the text opens with: one line per version or axis pair."""
-    heads = headline.summarise(headline.changes_of(ts))
+    heads = headline.summarise(headline.changes_of(tables))
     for h in heads:
         emit(headline.line(h))
     if heads:
         emit("")
 
 
-def print_tables(ts: list[compare.Table], metric: str) -> None:
-    if not ts:
+def print_tables(tables: list[compare.Table], metric: str) -> None:
+    if not tables:
         emit("no results to compare")
         return
     unit = compare.METRICS[metric][2]
-    for t in ts:
+    for t in tables:
         tab = Table(title=_title(t), title_justify="left", box=box.SIMPLE_HEAD)
         vs = f"vs {t.rows[0].name}" if t.axis else "vs previous"
         for col in (
@@ -128,26 +150,26 @@ def print_tables(ts: list[compare.Table], metric: str) -> None:
         out.print(tab)
 
 
-def _basis(c: stats.Comparison | None, values: list[float]) -> str:
+def _basis(comparison: stats.Comparison | None, values: list[float]) -> str:
     """The numbers a ratio is the ratio of: the geometric means of the values it came from
     (the shared rounds, when paired); a row without a ratio, its own."""
-    if c is None:
+    if comparison is None:
         return _fmt_metric(compare.geometric_mean(values))
-    return f"{_fmt_metric(c.mean_a)} → {_fmt_metric(c.mean_b)}"
+    return f"{_fmt_metric(comparison.mean_a)} → {_fmt_metric(comparison.mean_b)}"
 
 
-def verdict_text(c: stats.Comparison) -> str:
+def verdict_text(comparison: stats.Comparison) -> str:
     """A verdict, and when inconclusive how many rounds a side would decide it."""
-    if c.verdict != "inconclusive":
-        return c.verdict
-    return f"inconclusive ({stats.undecided_note(c.rounds_needed)})"
+    if comparison.verdict != "inconclusive":
+        return comparison.verdict
+    return f"inconclusive ({stats.undecided_note(comparison.rounds_needed)})"
 
 
-def _title(t: compare.Table) -> str:
+def _title(table: compare.Table) -> str:
     """The series in words: its cell, the axes it sets, runner and noise; an axis
     comparison's leaves out the columns its axis varies and starts with the server."""
-    k = t.key
-    parts = [f"{k['server_id']}: {t.axis}"] if t.axis else []
+    k = table.key
+    parts = [f"{k['server_id']}: {table.axis}"] if table.axis else []
     parts += [k["workload"], f"threads={k['threads']}"]
     if "collation" in k:
         parts.append(str(k["collation"]))
@@ -157,74 +179,23 @@ def _title(t: compare.Table) -> str:
     parts += [f"{k['tables']}{size} rows", f"{k['duration_s']} s", str(k["connection"])]
     parts += [f"{a}={k[a]}" for a in AXIS_COLUMNS if k.get(a) is not None]
     parts.append(f"runner {k['runner_class']} ({k['hw_key']})")
-    if t.noise_cv is not None:
-        parts.append(f"A/A noise CV {t.noise_cv:.1%}")
-    if t.aa_spread is not None:
-        parts.append(f"paired A/A spread {t.aa_spread:.1%}")
+    if table.noise_cv is not None:
+        parts.append(f"A/A noise CV {table.noise_cv:.1%}")
+    if table.aa_spread is not None:
+        parts.append(f"paired A/A spread {table.aa_spread:.1%}")
     return " · ".join(parts)
 
 
-def _row_name(r: compare.Row) -> str:
+def _row_name(row: compare.Row) -> str:
     """A server id, or an axis value with the column it set when that says more
     (`utf8mb4 (utf8mb4_general_ci)`)."""
-    if r.label is None:
-        return r.server_id
-    shown = [str(v) for v in r.cell.values() if v is not None and str(v) != r.label]
-    return f"{r.label} ({', '.join(shown)})" if shown else r.label
+    if row.label is None:
+        return row.server_id
+    shown = [str(v) for v in row.cell.values() if v is not None and str(v) != row.label]
+    return f"{row.label} ({', '.join(shown)})" if shown else row.label
 
 
 SHOWN_RUNS = 5  # run ids named when --run names none of them
-
-# The cell interleaved rounds measure when an option does not say (compare
-# --until-conclusive, bisect); compare over stored results filters by the options given.
-ROUND_CELL: dict[str, Any] = {
-    "workload": "oltp_point_select",
-    "threads": 1,
-    "charset": "latin1",
-    "duration": cells.ROUND_DURATION_S,
-    "warmup": 1,
-    "tables": 2,
-    "table_size": 10_000,
-    "profile": "default",
-    "handshake": None,  # the axis's default (configs/axes.yaml)
-}
-
-# The cell of --until-conclusive rounds and bisect steps (one workload/threads/charset).
-CellWorkload = Annotated[str, typer.Option("--workload", help="rounds: workload")]
-CellThreads = Annotated[int, typer.Option("--threads", min=1, help="rounds: threads")]
-CellCharset = Annotated[str, typer.Option("--charset", help="rounds: charset or collation")]
-CellDuration = Annotated[int, typer.Option("--duration", min=1, help="rounds: seconds measured")]
-CellWarmup = Annotated[int, typer.Option("--warmup", min=0, help="rounds: seconds of warm-up")]
-CellTables = Annotated[int, typer.Option("--tables", min=1, help="rounds: sysbench tables")]
-CellTableSize = Annotated[int, typer.Option("--table-size", min=1, help="rounds: rows per table")]
-CellProfile = Annotated[str, typer.Option("--profile", help="rounds: profile")]
-CellHandshake = Annotated[
-    str | None, typer.Option("--handshake", help="rounds: handshake (configs/axes.yaml)")
-]
-RunnerClassOpt = Annotated[str | None, typer.Option("--runner-class", help="runner class label")]
-
-
-def _cell_opt(name: str, kind: type, what: str, **kw: Any) -> Any:
-    """A cell option of `compare`: a filter over stored results, the rounds' cell with
-    --until-conclusive (ROUND_CELL's value when not given)."""
-    flag = "--" + name.replace("_", "-")
-    return Annotated[
-        kind | None,
-        typer.Option(flag, help=f"only this {what} (rounds: default {ROUND_CELL[name]})", **kw),
-    ]
-
-
-FilterWorkload = _cell_opt("workload", str, "workload")
-FilterThreads = _cell_opt("threads", int, "thread count", min=1)
-FilterCharset = _cell_opt("charset", str, "charset or collation")
-FilterDuration = _cell_opt("duration", int, "measured duration in seconds", min=1)
-FilterWarmup = _cell_opt("warmup", int, "warm-up in seconds; rounds only", min=0)
-FilterTables = _cell_opt("tables", int, "number of sysbench tables", min=1)
-FilterTableSize = _cell_opt("table_size", int, "rows per table", min=1)
-FilterProfile = _cell_opt("profile", str, "profile")
-MinEffectOpt = Annotated[
-    float, typer.Option("--min-effect", help="percent: 'unchanged' rules out a change this big")
-]
 
 
 def compare_cmd(
@@ -307,12 +278,12 @@ def compare_cmd(
         a, b, minutes = conclude.check_cli(
             servers or [], budget, until_conclusive, run_id, axis is not None
         )
-        req = _round_request(a, b, minutes * 60, {**locals(), **ROUND_CELL, **given})
-        cat = catalog.load()
+        req = round_request(a, b, minutes * 60, {**locals(), **ROUND_CELL, **given})
+        cat = catalog.read_catalog()
         conclude.validate(req, cat)
         sysbench.binary()
         say = (lambda m: print(m, file=sys.stderr)) if as_json else emit
-        o = conclude.run(req, cat, paths.config_dir(), db, out_dir, say)
+        o = conclude.run_rounds(req, cat, paths.config_dir(), db, out_dir, say)
         if as_json:
             print_json("compare_rounds", conclude.to_json(o))
         return
@@ -370,13 +341,15 @@ def _check_filter_not_on_axis(axis: str, want: dict[str, Any]) -> None:
             )
 
 
-def _check_servers_have_results(st: Any, servers: list[str], run_id: str | None, db: Path) -> None:
+def _check_servers_have_results(
+    results: Any, servers: list[str], run_id: str | None, db: Path
+) -> None:
     """A named server without results is a typo (or the wrong DB/run), never "no results";
     so is a run the DB does not hold."""
-    if run_id is not None and run_id not in (runs := st.run_ids()):
+    if run_id is not None and run_id not in (runs := results.run_ids()):
         shown = ", ".join(runs[:SHOWN_RUNS]) + (", …" if len(runs) > SHOWN_RUNS else "")
         raise ConfigError(f"no run {run_id!r} in {db}; runs there, newest first: {shown or '-'}")
-    have = st.server_ids(run_id)
+    have = results.server_ids(run_id)
     missing = [s for s in servers if s not in have]
     if missing:
         where = f"run {run_id} of {db}" if run_id else str(db)
@@ -406,33 +379,6 @@ def _check_axis_cli(servers: list[str], axis: str | None, values: Any) -> None:
         raise ConfigError(f"compare two different {axis} values, not {values[0]!r} with itself")
 
 
-def _round_request(a: str, b: str, seconds: float, opts: dict[str, Any]) -> Any:
-    """The interleaved-rounds request of `compare --until-conclusive` and `bisect`, from
-    the cell options both commands share (their `locals()`: the same option names)."""
-    from perftrack.experiments import conclude
-
-    return conclude.Request(
-        a,
-        b,
-        seconds,
-        workload=opts["workload"],
-        threads=opts["threads"],
-        charset=opts["charset"],
-        duration_s=opts["duration"],
-        warmup_s=opts["warmup"],
-        tables=opts["tables"],
-        table_size=opts["table_size"],
-        profile=opts["profile"],
-        handshake=opts.get("handshake"),
-        metric=opts["metric"],
-        runner_class=runner_class_of(opts["runner_class"]),
-        min_effect=opts["min_effect"] / 100,
-        axis=opts.get("axis"),
-        values=tuple(opts.get("values") or ()),
-        server_lifetime=opts.get("server_lifetime") or matrix.DEFAULT_SERVER_LIFETIME,
-    )
-
-
 def bisect_cmd(
     good: Annotated[str, typer.Argument(help="server id of the last release known good")],
     bad: Annotated[str, typer.Argument(help="server id of a release known bad (same product)")],
@@ -459,9 +405,9 @@ def bisect_cmd(
     """Benchmark the catalog releases between GOOD and BAD, halving, to the first bad one."""
     from perftrack.experiments import bisect, conclude
 
-    cat = catalog.load()
+    cat = catalog.read_catalog()
     rel = bisect.releases(cat, good, bad)
-    req = _round_request(good, bad, step_budget * 60, locals())
+    req = round_request(good, bad, step_budget * 60, locals())
     conclude.validate(req, cat)
     if dry_run:
         for line in bisect.plan_lines(rel, req.budget_s):

@@ -32,9 +32,9 @@ def demo(
     site."""
     from perftrack.store import store
 
-    m = matrix.load(paths.matrix_path(matrix_file))
+    m = matrix.read_matrix(paths.matrix_path(matrix_file))
     sysbench.binary()
-    cat = catalog.load()
+    cat = catalog.read_catalog()
     emit(f"== 1/5 fetch {len(m.servers)} servers: {', '.join(m.servers)}")
     unbuildable = []
     for sid in m.servers:

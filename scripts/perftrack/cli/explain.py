@@ -8,7 +8,9 @@ from typing import Annotated
 
 import typer
 
-from perftrack.cli.analysis import (
+from perftrack.cli.app import DbOpt, RunsOpt, emit, print_json
+from perftrack.cli.celloptions import (
+    ROUND_CELL,
     CellCharset,
     CellDuration,
     CellHandshake,
@@ -20,9 +22,8 @@ from perftrack.cli.analysis import (
     CellWorkload,
     MinEffectOpt,
     RunnerClassOpt,
-    _round_request,
+    round_request,
 )
-from perftrack.cli.app import DbOpt, RunsOpt, emit, print_json
 from perftrack.core import files, paths
 from perftrack.core.errors import ConfigError
 from perftrack.drivers import sysbench
@@ -49,15 +50,15 @@ def explain_cmd(
     ] = False,
     db: DbOpt = paths.DEFAULT_DB,
     metric: Annotated[str, typer.Option(help="tps | qps")] = "tps",
-    workload: CellWorkload = "oltp_point_select",
-    threads: CellThreads = 1,
-    charset: CellCharset = "latin1",
-    duration: CellDuration = cells.ROUND_DURATION_S,
-    warmup: CellWarmup = 1,
-    tables: CellTables = 2,
-    table_size: CellTableSize = 10_000,
-    profile: CellProfile = "default",
-    handshake: CellHandshake = None,
+    workload: CellWorkload = ROUND_CELL["workload"],
+    threads: CellThreads = ROUND_CELL["threads"],
+    charset: CellCharset = ROUND_CELL["charset"],
+    duration: CellDuration = ROUND_CELL["duration"],
+    warmup: CellWarmup = ROUND_CELL["warmup"],
+    tables: CellTables = ROUND_CELL["tables"],
+    table_size: CellTableSize = ROUND_CELL["table_size"],
+    profile: CellProfile = ROUND_CELL["profile"],
+    handshake: CellHandshake = ROUND_CELL["handshake"],
     runner_class: RunnerClassOpt = None,
     min_effect: MinEffectOpt = EXPLAIN_MIN_EFFECT_PCT,
     out_dir: RunsOpt = paths.DEFAULT_RUNS,
@@ -78,8 +79,8 @@ def explain_cmd(
     """
     from perftrack.experiments import explain, explanation
 
-    req = _round_request(a, b, budget * 60, locals())
-    cat = catalog.load()
+    req = round_request(a, b, budget * 60, locals())
+    cat = catalog.read_catalog()
     explain.validate(req, cat)
     if profile_out is not None and not profile_out.parent.is_dir():
         raise ConfigError(f"--profile-out: no directory {profile_out.parent}")
@@ -87,8 +88,8 @@ def explain_cmd(
     sysbench.binary()
     say = (lambda m: print(m, file=sys.stderr)) if as_json else emit
 
-    def gap_stored(e: explanation.Explanation) -> None:  # the first stage's paired gap
-        line = explain.store_gap(db, e)
+    def gap_stored(result: explanation.Explanation) -> None:  # the first stage's paired gap
+        line = explain.store_gap(db, result)
         if line:
             say(line)
 
@@ -109,7 +110,7 @@ def explain_cmd(
 
 
 def _check_stored_verdicts(
-    db: Path, a: str, b: str, workload: str, threads: int, min_effect: float
+    db: Path, server_a: str, server_b: str, workload: str, threads: int, min_effect: float
 ) -> None:
     """The DB's verdicts of B against A on this workload: every one's interval excludes a
     regression of ``min_effect`` -> refuse (an `unchanged` inside ±10% does not)."""
@@ -119,12 +120,13 @@ def _check_stored_verdicts(
     if not db.is_file():
         return
     with store.open_db(db, write=False) as st:
-        found = explanations.stored_verdicts(st, a, b, workload, threads)
+        found = explanations.stored_verdicts(st, server_a, server_b, workload, threads)
     if found and all(
         low is not None and explain.excludes_regression(low, min_effect) for _v, low in found
     ):
         lows = ", ".join(f"{v} from {low:.3f}" for v, low in found[:4] if low is not None)
         raise ConfigError(
-            f"no regression to explain: the DB's verdicts of {b} against {a} on {workload}, "
+            f"no regression to explain: the DB's verdicts of {server_b} against {server_a} "
+            f"on {workload}, "
             f"{threads} thread(s) ({lows}) exclude a regression of {min_effect:.0%} ({db})"
         )

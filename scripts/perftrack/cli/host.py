@@ -105,7 +105,9 @@ def preflight_cmd(
     """Runner class key (hardware fingerprint) and a short noise probe; refuses a noisy host."""
     if expect_key is not None and not KEY_RE.match(expect_key):
         raise ConfigError(f"--expect-key {expect_key!r} is not a runner key (hex digits)")
-    report = preflight.run(paths.config_dir(), duration, expect_key, probe_noise=not no_probe)
+    report = preflight.run_preflight(
+        paths.config_dir(), duration, expect_key, probe_noise=not no_probe
+    )
     if as_json:
         _say(report.as_json())
     else:

@@ -24,7 +24,7 @@ def pin_from_night(
         raise ConfigError(f"--records {missing[0]}: no such file or directory")
     plan_pins = nightplan.pins(plan_file)
     records = [record.read(p) for p in record.find(sources)]
-    cat = catalog.load()
+    cat = catalog.read_catalog()
     outcome = planpins.propose(plan_pins, planpins.used_digests(records), cat)
     if not plan_pins:
         emit(f"nothing to propose: {plan_file} pinned no server while planning")

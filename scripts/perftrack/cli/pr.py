@@ -33,7 +33,7 @@ def tags_check(
     """New MySQL releases (Docker Hub library/mysql + GitHub mysql-server tags) vs the catalog."""
     from perftrack.servers import catalog, tags
 
-    cat = catalog.load()
+    cat = catalog.read_catalog()
     result = tags.check(cat)
     if write:
         tags.append(cat.path, result.new)
@@ -61,7 +61,7 @@ def tags_diff(
     from perftrack.publish import prcheck
     from perftrack.servers import catalog
 
-    head = catalog.load()
+    head = catalog.read_catalog()
     base = prcheck.base_catalog(base_ref, head.path)
     pairs = prcheck.added_pairs(base, head)
     for p in pairs:
@@ -97,7 +97,7 @@ def pr_report(
     from perftrack.publish import prcheck
 
     pairs = prcheck.read_pairs(pairs_file)
-    notes = annotations.load(paths.config_dir() / "annotations.yaml")
+    notes = annotations.read_annotations(paths.config_dir() / "annotations.yaml")
     run_ids = prcheck.run_ids(runs) if runs.is_dir() else []
     rep = prcheck.build_report(db, run_ids, pairs, notes)
     markdown.write_text(prcheck.markdown(rep, chart_link), encoding="utf-8")
@@ -115,10 +115,12 @@ def pr_report(
 @pr_app.command("comment")
 def pr_comment(
     body: Annotated[Path, typer.Option("--body", help="markdown file")],
-    pr: Annotated[str | None, typer.Option("--pr", help="PR number (default: $PR_NUMBER)")] = None,
+    pr_number: Annotated[
+        str | None, typer.Option("--pr", help="PR number (default: $PR_NUMBER)")
+    ] = None,
 ) -> None:
     """Create or update the one PR comment (env: GITHUB_REPOSITORY, GITHUB_TOKEN, …)."""
     from perftrack.publish import prcomment
 
-    action, cid = prcomment.upsert(prcomment.target_from_env(pr), prcomment.read_body(body))
+    action, cid = prcomment.upsert(prcomment.target_from_env(pr_number), prcomment.read_body(body))
     _say(f"PR comment {cid} {action}")

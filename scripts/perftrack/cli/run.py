@@ -50,21 +50,21 @@ def _inline_matrix(
     )
 
 
-def _catalog_of(rd: runner.RunDir) -> catalog.Catalog:
+def _catalog_of(run_dir: runner.RunDir) -> catalog.Catalog:
     """The catalog, with the pins the run's night plan made while planning (a docker entry
     the catalog marks unpinned, pinned for that night: servers/planpins.py)."""
     from perftrack.servers import planpins
 
-    pins = planpins.parse(rd.plan().get("pins"), rd.path / "plan.json")
-    return planpins.apply(catalog.load(), planpins.digests(pins))
+    pins = planpins.parse(run_dir.plan().get("pins"), run_dir.path / "plan.json")
+    return planpins.apply(catalog.read_catalog(), planpins.digests(pins))
 
 
 def execute(
-    rd: runner.RunDir, resume: bool, retries: int, reuse_datasets: bool = False
+    run_dir: runner.RunDir, resume: bool, retries: int, reuse_datasets: bool = False
 ) -> runner.RunOutcome:
     r = runner.Runner(
-        rd=rd,
-        catalog=_catalog_of(rd),
+        rd=run_dir,
+        catalog=_catalog_of(run_dir),
         config_dir=paths.config_dir(),
         emit=emit,
         retries=retries,
@@ -75,7 +75,7 @@ def execute(
     s = r.run(resume=resume)
     emit(
         f"run {s.run_id}: {s.ok} ok, {s.failed} failed, {s.skipped} skipped, "
-        f"{s.retried} retried; records in {rd.records}"
+        f"{s.retried} retried; records in {run_dir.records}"
     )
     for line in s.final_failed:
         emit(f"  failed: {line}")
@@ -150,7 +150,7 @@ def run(
         if matrix_file and server:
             raise ConfigError("give a matrix file or --server options, not both")
         if matrix_file:
-            m = matrix.load(paths.matrix_path(matrix_file))
+            m = matrix.read_matrix(paths.matrix_path(matrix_file))
         elif server:
             m = _inline_matrix(
                 server,
@@ -170,7 +170,7 @@ def run(
             spec = {**m.to_dict(), "server_lifetime": server_lifetime}
             m = matrix.from_dict(spec, where="--server-lifetime")
         sysbench.binary()
-        rd = runner.create(m, catalog.load(), out_dir, runner_class_of(runner_class))
+        rd = runner.create(m, catalog.read_catalog(), out_dir, runner_class_of(runner_class))
         emit(f"run {rd.run_id}: {len(rd.cells())} cells planned in {rd.path}")
         s = execute(rd, False, retries)
     if s.failed:
@@ -214,7 +214,7 @@ def _run_shard(
 
     if night_id is not None:
         out_dir = salvage.shard_dir(night_id, shard)
-    work = nightplan.load_shard(plan_file, shard, catalog.load())
+    work = nightplan.load_shard(plan_file, shard, catalog.read_catalog())
     earlier = _unfinished(out_dir, night_id) if night_id is not None else None
     if earlier is not None:
         emit(f"run {earlier.run_id}: an unfinished earlier attempt of shard {shard}, resumed")
@@ -277,7 +277,7 @@ def plan_cmd(
     try:
         if github_output and not os.environ.get("GITHUB_OUTPUT"):
             raise ConfigError("--github-output needs $GITHUB_OUTPUT (set inside GitHub Actions)")
-        p = nightplan.make(
+        p = nightplan.make_night_plan(
             matrix_file,
             budget_minutes=budget_minutes,
             shards=shards,

@@ -19,8 +19,8 @@ servers_app = typer.Typer(help="The server catalog (configs/versions.yaml).", no
 @servers_app.command("list")
 def servers_list() -> None:
     """List the servers perftrack can fetch."""
-    cat = catalog.load()
-    lines = releases.load(releases.beside(cat.path))
+    cat = catalog.read_catalog()
+    lines = releases.read_releases(releases.beside(cat.path))
     known = [e.version for e in cat]
     t = Table("id", "product", "version", "line", "support", "provider", "pinned", "note")
     for e in cat.entries:
@@ -38,10 +38,12 @@ def servers_list() -> None:
     out.print(t)
 
 
-def _pin_state(e: catalog.Entry) -> str:
-    if e.unpinned:
+def _pin_state(entry: catalog.Entry) -> str:
+    if entry.unpinned:
         return "NOT YET"
-    if e.provider in ("docker", "tarball") and not (e.digest or (e.tarball and e.tarball.sha256)):
+    if entry.provider in ("docker", "tarball") and not (
+        entry.digest or (entry.tarball and entry.tarball.sha256)
+    ):
         return "no"
     return "yes"
 
@@ -81,7 +83,7 @@ def servers_pin(
         if from_night is None or ids or provider:
             raise ConfigError("--records goes with --from-night, which takes no ids or --provider")
         return nightpins.pin_from_night(from_night, list(records or []), write, github_output)
-    cat = catalog.load()
+    cat = catalog.read_catalog()
     entries = pin.pending(cat, list(ids or []), provider)
     if not entries:
         emit("nothing to pin: every docker and tarball entry has its digest or sha256")
@@ -106,7 +108,7 @@ def servers_pin(
 @servers_app.command("fetch")
 def servers_fetch(ids: Annotated[list[str], typer.Argument(help="server ids")]) -> None:
     """Download, verify and extract servers into the cache (reused afterwards)."""
-    cat = catalog.load()
+    cat = catalog.read_catalog()
     entries = [cat.get(i) for i in ids]
     for e in entries:
         inst = providers.fetch(e, progress=emit)

@@ -30,7 +30,7 @@ ScaleOpt = Annotated[str, typer.Option("--scale", help="full (the article's matr
 def study_list() -> None:
     """List the studies."""
     for name in study.known(paths.config_dir()):
-        emit(f"{name}: {study.load(name, paths.config_dir()).title}")
+        emit(f"{name}: {study.read_study(name, paths.config_dir()).title}")
 
 
 @study_app.command("run")
@@ -56,9 +56,9 @@ def study_run(
     db: DbOpt = paths.DEFAULT_DB,
 ) -> None:
     """Run a study's matrix at a scale; `perftrack study report NAME` reads the run."""
-    st = study.load(name, paths.config_dir())
+    st = study.read_study(name, paths.config_dir())
     matrices = st.matrices(scale)
-    cat = catalog.load()
+    cat = catalog.read_catalog()
     study.check_servers(st, scale, cat)
     for line in report.role_lines(study.players(st, scale, cat)):
         emit(line)
@@ -99,7 +99,7 @@ def study_report(
 ) -> None:
     """Print our ratios next to the article's, from the study's newest run (or --run), else
     from the results DB."""
-    st = study.load(name, paths.config_dir())
+    st = study.read_study(name, paths.config_dir())
     st.matrices(scale)
     if run_ids and from_db:
         raise ConfigError("--run and --from-db exclude each other: give one")
@@ -110,7 +110,7 @@ def study_report(
             if run_ids or not db.is_file():
                 raise
             from_db = True  # no run directory here: the DB's records of the study's cells
-    players = study.players(st, scale, catalog.load())
+    players = study.players(st, scale, catalog.read_catalog())
     if not from_db:
         report.render(st, scale, dirs, emit, players)
         return
@@ -126,12 +126,12 @@ def study_report(
     report.render(st, scale, [], emit, players, records=records, source=where)
 
 
-def _dry_run(st: study.Study, scale: str, cat: catalog.Catalog, db: Path) -> None:
+def _dry_run(study_spec: study.Study, scale: str, cat: catalog.Catalog, db: Path) -> None:
     """What `study run` would plan, per part: cells to run and skipped (with the reasons),
     and the wall time the night planner would estimate for them (from the DB's history)."""
     history = schedule.read_history(db)
     total = 0.0
-    for m in st.matrices(scale):
+    for m in study_spec.matrices(scale):
         cells = plan_cells.expand_catalog(m, cat)
         starts = Counter((c.group_key(), c.repeat) for c in cells if not c.skip)
         secs = sum(schedule.estimate(c, history)[0] for c in cells)

@@ -38,11 +38,11 @@ def hold(directory: Path) -> int:
     return fd
 
 
-def release(fd: int | None) -> None:
+def release(descriptor: int | None) -> None:
     """Drop a lock taken with `hold` (closing the descriptor drops it)."""
-    if fd is not None:
+    if descriptor is not None:
         with contextlib.suppress(OSError):
-            os.close(fd)
+            os.close(descriptor)
 
 
 def state(directory: Path) -> str:

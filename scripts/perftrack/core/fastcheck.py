@@ -118,11 +118,11 @@ def _bound(name: str, limit: Any) -> Check:
         "exclusiveMaximum": lambda v: v < limit,
     }[name]
 
-    def ok(v: Any) -> bool:
-        t = type(v)
+    def ok(value: Any) -> bool:
+        t = type(value)
         if t is int or t is float:
-            return compare(v)
-        return not _is_number(v)
+            return compare(value)
+        return not _is_number(value)
 
     return ok
 
@@ -191,9 +191,9 @@ class _Compiler:
             raise Unsupported(f"type {spec!r}")
         allowed = frozenset(t for n in names for t in _PYTYPES[n])
 
-        def ok(v: Any) -> bool:
-            t = type(v)
-            return t in allowed and (t is not float or math.isfinite(v))
+        def ok(value: Any) -> bool:
+            t = type(value)
+            return t in allowed and (t is not float or math.isfinite(value))
 
         return ok
 
@@ -224,10 +224,10 @@ class _Compiler:
         items = self.many(node.get("items", True))
         most, least = node.get("maxItems", math.inf), node.get("minItems", 0)
 
-        def ok(v: Any) -> bool:
-            if not isinstance(v, list):
+        def ok(value: Any) -> bool:
+            if not isinstance(value, list):
                 return True
-            return type(v) is list and least <= len(v) <= most and items(v)
+            return type(value) is list and least <= len(value) <= most and items(value)
 
         return ok
 
@@ -239,22 +239,26 @@ class _Compiler:
         names = self.one(node["propertyNames"]) if "propertyNames" in node else None
         most, least = node.get("maxProperties", math.inf), node.get("minProperties", 0)
 
-        def ok(v: Any) -> bool:
-            if not isinstance(v, dict):
+        def ok(value: Any) -> bool:
+            if not isinstance(value, dict):
                 return True
-            if type(v) is not dict or not least <= len(v) <= most or not required.issubset(v):
-                return False
-            for key, check in props.items():
-                if key in v and not check(v[key]):
-                    return False
-            if others is None:
-                if not v.keys() <= props.keys():
-                    return False
-            elif not others(
-                [x for k, x in v.items() if k not in props] if props else [*v.values()]
+            if (
+                type(value) is not dict
+                or not least <= len(value) <= most
+                or not required.issubset(value)
             ):
                 return False
-            return names is None or all(map(names, v))
+            for key, check in props.items():
+                if key in value and not check(value[key]):
+                    return False
+            if others is None:
+                if not value.keys() <= props.keys():
+                    return False
+            elif not others(
+                [x for k, x in value.items() if k not in props] if props else [*value.values()]
+            ):
+                return False
+            return names is None or all(map(names, value))
 
         return ok
 

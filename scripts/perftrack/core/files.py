@@ -68,8 +68,8 @@ class KnownHashes:
                 pass
 
     @staticmethod
-    def _identity(st: os.stat_result) -> list[int]:
-        return [st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns]
+    def _identity(stat: os.stat_result) -> list[int]:
+        return [stat.st_dev, stat.st_ino, stat.st_size, stat.st_mtime_ns, stat.st_ctime_ns]
 
     def sha256(self, path: Path) -> str:
         """`sha256_file(path)`, read only if the file is not the one remembered."""

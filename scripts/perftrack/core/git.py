@@ -24,7 +24,7 @@ def quiet_env(base: dict[str, str] | None = None) -> dict[str, str]:
 
 
 @overload
-def run(
+def run_git(
     directory: Path | str,
     *args: str,
     env: dict[str, str] | None = ...,
@@ -32,14 +32,14 @@ def run(
     text: Literal[True] = ...,
 ) -> subprocess.CompletedProcess[str]: ...
 @overload
-def run(
+def run_git(
     directory: Path | str,
     *args: str,
     env: dict[str, str] | None = ...,
     timeout: float = ...,
     text: Literal[False],
 ) -> subprocess.CompletedProcess[bytes]: ...
-def run(
+def run_git(
     directory: Path | str,
     *args: str,
     env: dict[str, str] | None = None,
@@ -66,7 +66,7 @@ def run(
 def toplevel(directory: Path | str) -> Path | None:
     """The work tree `directory` is in, or None when it is in none (or git fails)."""
     try:
-        p = run(directory, "rev-parse", "--show-toplevel", timeout=60)
+        p = run_git(directory, "rev-parse", "--show-toplevel", timeout=60)
     except (EnvironmentProblem, subprocess.TimeoutExpired):
         return None
     return Path(p.stdout.strip()).resolve() if p.returncode == 0 else None

@@ -19,7 +19,7 @@ MAX_CONFIG_BYTES = 1024 * 1024  # a config file larger than this is certainly a 
 _SAFE_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 
-def load(path: Path) -> Any:
+def read_yaml(path: Path) -> Any:
     try:
         if path.stat().st_size > MAX_CONFIG_BYTES:
             raise ConfigError(f"{path}: larger than {MAX_CONFIG_BYTES} bytes; not a config")

@@ -156,7 +156,7 @@ def result_of(block: Block) -> dict[str, Any]:
     }
 
 
-def run(
+def run_slap(
     target: Endpoint,
     *,
     load: str,

@@ -194,7 +194,7 @@ def prepare(
     return execute(cmd, PREPARE_TIMEOUT_S, log)
 
 
-def run(
+def run_sysbench(
     script: str,
     target: Endpoint,
     *,

@@ -125,7 +125,7 @@ def _tree(rel: list[Entry], lo: int, hi: int, depth: int, indent: str) -> list[s
     return out
 
 
-def run(
+def halve_releases(
     rel: list[Entry],
     template: conclude.Request,
     runner_fn: Callable[[conclude.Request], conclude.Sequence],
@@ -134,7 +134,7 @@ def run(
     """Halve until the first bad release is found or a step stays inconclusive.
 
     `template` carries the cell and the per-step budget; `runner_fn` runs one
-    until-conclusive comparison (conclude.run with the catalog, DB and run dir bound).
+    until-conclusive comparison (conclude.run_rounds with the catalog, DB and run dir bound).
     """
     res = BisectResult(rel, 0, len(rel) - 1)
     good = rel[0].id
@@ -178,6 +178,6 @@ def bisect(
         emit(line)
 
     def one(req: conclude.Request) -> conclude.Sequence:
-        return conclude.run(req, cat, config_dir, db, out_dir, emit, workroot=workroot)
+        return conclude.run_rounds(req, cat, config_dir, db, out_dir, emit, workroot=workroot)
 
-    return run(rel, template, one, emit)
+    return halve_releases(rel, template, one, emit)

@@ -52,7 +52,7 @@ MAX_FAILED_ROUNDS = 2  # consecutive rounds without a value for a side: stop, sa
 SIDES = 2
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Request:
     """What to compare, on which cell shape, within which budget."""
 
@@ -102,7 +102,7 @@ class Request:
         return max(1, len(look_points(int(self.budget_s // self.optimistic_round_s()))))
 
 
-@dataclass
+@dataclass(kw_only=True)
 class Round:
     number: int
     n_a: int
@@ -118,7 +118,7 @@ class Round:
         return self.comparison.verdict if self.comparison else "inconclusive"
 
 
-@dataclass
+@dataclass(kw_only=True)
 class Sequence:
     request: Request
     looks_planned: int
@@ -205,7 +205,7 @@ def _validate_axis(req: Request, cat: Catalog) -> None:
     cell_matrix(req, [req.a], "until-conclusive", list(req.values))  # refuses bad values
     if name == "profile":
         for v in req.values:
-            profiles.load(v, paths.config_dir())
+            profiles.read_profile(v, paths.config_dir())
 
 
 def _round_matrix(req: Request, number: int) -> matrix.Matrix:
@@ -244,16 +244,16 @@ def cell_matrix(
     return matrix.from_dict(data, where=f"--{name}" if name == "until-conclusive" else name)
 
 
-def arm_of(req: Request, d: dict[str, Any]) -> int:
+def arm_of(req: Request, arm: dict[str, Any]) -> int:
     """0 (A), 1 (B) or -1: which arm a result of the session's runs belongs to."""
     if req.axis is None:
-        return (req.a, req.b).index(d["server_id"]) if d["server_id"] in (req.a, req.b) else -1
-    if d["server_id"] != req.a:
+        return (req.a, req.b).index(arm["server_id"]) if arm["server_id"] in (req.a, req.b) else -1
+    if arm["server_id"] != req.a:
         return -1
     name = axis_mod.canonical(req.axis)
-    own = axis_mod.value_of(name, d)
+    own = axis_mod.value_of(name, arm)
     for i, v in enumerate(req.values):
-        if own == v or (name == "charset" and d["charset"] == v):
+        if own == v or (name == "charset" and arm["charset"] == v):
             return i
     return -1
 
@@ -293,7 +293,7 @@ def stored_spread(db: Path, run_id: str, req: Request) -> float | None:
     return spreads.get((hw[0], hw[1], req.workload, req.metric)) if hw else None
 
 
-def run(
+def run_rounds(
     req: Request,
     cat: Catalog,
     config_dir: Path,
@@ -306,7 +306,7 @@ def run(
 ) -> Sequence:
     """Add interleaved rounds until the verdict settles, the looks or the budget end."""
     validate(req, cat)
-    outcome = Sequence(req, req.planned_looks())
+    outcome = Sequence(request=req, looks_planned=req.planned_looks())
     points = look_points(10**9)
     z = look_z(SIDES * outcome.looks_planned)
     arm_a, arm_b = req.arms
@@ -381,7 +381,16 @@ def run(
                 paired=True,
                 aa_spread=outcome.aa_spread,
             )
-            r = Round(number, len(a), len(b), c, look, round_s, clock() - start, rd.run_id)
+            r = Round(
+                number=number,
+                n_a=len(a),
+                n_b=len(b),
+                comparison=c,
+                look=look,
+                round_s=round_s,
+                machine_s=clock() - start,
+                run_id=rd.run_id,
+            )
             outcome.rounds.append(r)
             emit(format_round(r, outcome.looks_planned))
             if look is not None and r.verdict != "inconclusive":
@@ -399,17 +408,17 @@ def run(
     return outcome
 
 
-def store_outcome(db: Path, o: Sequence) -> str | None:
+def store_outcome(db: Path, outcome: Sequence) -> str | None:
     """Store a server pair's outcome in the DB (store/remeasures.py), keyed by the cell
     its ingested rounds measured, so `detect` settles the pair's alert with it; a line
     saying so (None: an axis comparison, no round, or rounds of more than one cell)."""
-    req = o.request
-    if req.axis is not None or not o.rounds:
+    req = outcome.request
+    if req.axis is not None or not outcome.rounds:
         return None
-    looks = [r for r in o.rounds if r.look is not None]
-    last = (looks or o.rounds)[-1]
+    looks = [r for r in outcome.rounds if r.look is not None]
+    last = (looks or outcome.rounds)[-1]
     with store.open_db(db, write=False) as st:
-        keys = remeasures.series_keys(st, o.run_ids)
+        keys = remeasures.series_keys(st, outcome.run_ids)
     if len(keys) != 1:
         return None
     c = last.comparison
@@ -428,8 +437,8 @@ def store_outcome(db: Path, o: Sequence) -> str | None:
             ci_high=c.ci_high if c else None,
             p_value=c.p_value if c else None,
             threshold=c.threshold if c else None,
-            verdict=o.verdict,
-            run_ids=tuple(o.run_ids),
+            verdict=outcome.verdict,
+            run_ids=tuple(outcome.run_ids),
             measured_at=datetime.now(UTC).replace(tzinfo=None),
         ),
     )
@@ -440,9 +449,9 @@ def store_outcome(db: Path, o: Sequence) -> str | None:
     )
 
 
-def format_round(r: Round, looks: int) -> str:
-    c = r.comparison
-    stage = f"look {r.look}/{looks}" if r.look is not None else "interim"
+def format_round(one_round: Round, looks: int) -> str:
+    c = one_round.comparison
+    stage = f"look {one_round.look}/{looks}" if one_round.look is not None else "interim"
     if c is None:
         body = "too few values for a ratio"
     else:
@@ -451,36 +460,40 @@ def format_round(r: Round, looks: int) -> str:
             f"threshold ±{c.threshold:.1%} -> {c.verdict}"
         )
     return (
-        f"round {r.number}: n={r.n_a}+{r.n_b}: {body} ({stage}); "
-        f"round {r.round_s:.0f} s, machine time {r.machine_s:.0f} s"
+        f"round {one_round.number}: n={one_round.n_a}+{one_round.n_b}: {body} ({stage}); "
+        f"round {one_round.round_s:.0f} s, machine time {one_round.machine_s:.0f} s"
     )
 
 
-def format_outcome(o: Sequence) -> str:
-    looks = [r for r in o.rounds if r.look is not None]
-    last = looks[-1] if looks else (o.rounds[-1] if o.rounds else None)
+def format_outcome(outcome: Sequence) -> str:
+    looks = [r for r in outcome.rounds if r.look is not None]
+    last = looks[-1] if looks else (outcome.rounds[-1] if outcome.rounds else None)
     c = last.comparison if last else None
-    arm_a, arm_b = o.request.arms
+    arm_a, arm_b = outcome.request.arms
     what = (
         f"{arm_b} / {arm_a} = {c.ratio:.3f} [{c.ci_low:.3f}, {c.ci_high:.3f}]" if c else "no ratio"
     )
     return (
-        f"verdict: {o.verdict}: {what} after {len(o.rounds)} round(s), "
-        f"{o.machine_s / 60:.1f} min machine time ({o.stop})"
+        f"verdict: {outcome.verdict}: {what} after {len(outcome.rounds)} round(s), "
+        f"{outcome.machine_s / 60:.1f} min machine time ({outcome.stop})"
     )
 
 
-def to_json(o: Sequence) -> dict[str, Any]:
-    axis = {"axis": o.request.axis, "values": list(o.request.values)} if o.request.axis else {}
+def to_json(outcome: Sequence) -> dict[str, Any]:
+    axis = (
+        {"axis": outcome.request.axis, "values": list(outcome.request.values)}
+        if outcome.request.axis
+        else {}
+    )
     return {
-        "a": o.request.a,
-        "b": o.request.b,
+        "a": outcome.request.a,
+        "b": outcome.request.b,
         **axis,
-        "verdict": o.verdict,
-        "stop": o.stop,
-        "looks_planned": o.looks_planned,
-        "aa_spread": o.aa_spread,
-        "machine_s": o.machine_s,
+        "verdict": outcome.verdict,
+        "stop": outcome.stop,
+        "looks_planned": outcome.looks_planned,
+        "aa_spread": outcome.aa_spread,
+        "machine_s": outcome.machine_s,
         "rounds": [
             {
                 "round": r.number,
@@ -497,7 +510,7 @@ def to_json(o: Sequence) -> dict[str, Any]:
                 "machine_s": r.machine_s,
                 "run_id": r.run_id,
             }
-            for r in o.rounds
+            for r in outcome.rounds
         ],
     }
 

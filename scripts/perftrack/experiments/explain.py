@@ -96,17 +96,19 @@ def validate(req: conclude.Request, cat: Catalog) -> None:
         )
 
 
-def derived(b: Entry, label: str, members: tuple[Candidate, ...]) -> Entry:
+def derived(entry_b: Entry, label: str, members: tuple[Candidate, ...]) -> Entry:
     """B with A's values of `members`: an in-memory catalog entry (never written)."""
     return dataclasses.replace(
-        b,
-        id=f"{b.id}+{label}",
-        server_options=b.server_options + tuple((c.option, c.a_value) for c in members),
-        stand_in=f"{b.id} with {len(members)} of A's settings ({label}), by perftrack explain",
+        entry_b,
+        id=f"{entry_b.id}+{label}",
+        server_options=entry_b.server_options + tuple((c.option, c.a_value) for c in members),
+        stand_in=(
+            f"{entry_b.id} with {len(members)} of A's settings ({label}), by perftrack explain"
+        ),
     )
 
 
-@dataclass
+@dataclass(kw_only=True)
 class Search:
     """The group-testing search, over any round and start function (real or not)."""
 
@@ -129,7 +131,7 @@ class Search:
         if not usable:
             e.stop = "no candidate B accepts at A's value"
             return None
-        top = ex.Group("g1", usable, 1)
+        top = ex.Group(label="g1", members=usable, stage=1)
         e.groups.append(top)
         self.emit(f"stage 1: A, B and B with all {len(usable)} of A's settings (g1)")
         self._stage(1, [top], with_gap=True)
@@ -162,7 +164,11 @@ class Search:
             for p in parents:
                 half = (len(p.members) + 1) // 2
                 for part in (p.members[:half], p.members[half:]):
-                    kids.append(ex.Group(f"g{len(e.groups) + 1}", part, stage, p.label))
+                    kids.append(
+                        ex.Group(
+                            label=f"g{len(e.groups) + 1}", members=part, stage=stage, parent=p.label
+                        )
+                    )
                     e.groups.append(kids[-1])
             self.emit(f"stage {stage}: B and {', '.join(_describe(k) for k in kids)}")
             self._stage(stage, kids, with_gap=False)
@@ -294,7 +300,9 @@ class Search:
         found = [e.group(lb) for lb in [*e.isolated, *e.not_split]]
         if len(found) > 1:
             members = tuple(c for g in found for c in g.members)
-            together = ex.Group(f"g{len(e.groups) + 1}", members, number, state=ex.TOGETHER)
+            together = ex.Group(
+                label=f"g{len(e.groups) + 1}", members=members, stage=number, state=ex.TOGETHER
+            )
             e.groups.append(together)
             e.together = together.label
             found.append(together)
@@ -324,7 +332,7 @@ class Search:
                 flat.add(g.label)
         ex.unconfirm(e, flat)
 
-    def _look_line(self, stage: int, look: str, n: int, groups: list[ex.Group]) -> str:
+    def _look_line(self, stage: int, look: str, cells_run: int, groups: list[ex.Group]) -> str:
         parts = []
         gap = self.result.gap
         if stage == 1 and gap is not None:
@@ -336,14 +344,14 @@ class Search:
             ratio = f"{c.ratio:.3f}" if c else "—"
             parts.append(f"{g.label} (B+g)/B {ratio} ({c.verdict if c else 'too few'})")
         spent = (self.clock() - self.started) / 60
-        return f"  stage {stage} look {look} (n={n}): {'; '.join(parts)}; {spent:.1f} min"
+        return f"  stage {stage} look {look} (n={cells_run}): {'; '.join(parts)}; {spent:.1f} min"
 
 
-def _futile(c: stats.Comparison | None) -> bool:
+def _futile(comparison: stats.Comparison | None) -> bool:
     """An inconclusive B+g against B not half-way to the band: not worth more rounds."""
-    if c is None:
+    if comparison is None:
         return True
-    return math.log(max(c.ratio, 1e-9)) <= -math.log(1 - c.threshold) / 2
+    return math.log(max(comparison.ratio, 1e-9)) <= -math.log(1 - comparison.threshold) / 2
 
 
 def _set_shares(groups: list[ex.Group], rounds: list[dict[str, float | None]]) -> None:
@@ -361,13 +369,13 @@ def _short(reason: str) -> str:
     return re.sub(r"^/\S+: ", "", text)[:200]
 
 
-def _describe(g: ex.Group) -> str:
-    if len(g.members) == 1:
-        return f"{g.label} ({g.members[0].setting})"
-    return f"{g.label} ({len(g.members)} settings)"
+def _describe(group: ex.Group) -> str:
+    if len(group.members) == 1:
+        return f"{group.label} ({group.members[0].setting})"
+    return f"{group.label} ({len(group.members)} settings)"
 
 
-@dataclass
+@dataclass(kw_only=True)
 class Lab:
     """Real servers: variables, start checks and rounds through the runner."""
 
@@ -387,7 +395,7 @@ class Lab:
     def _options(self, entry: Entry) -> dict[str, str | None]:
         rule = rules.rules_for(entry.product, entry.version)
         return options.translate_options(
-            rule, {**entry.options, **profiles.load(self.req.profile, self.config_dir)}
+            rule, {**entry.options, **profiles.read_profile(self.req.profile, self.config_dir)}
         )
 
     def variables(self, server_id: str) -> dict[str, str | None]:
@@ -456,12 +464,14 @@ def _matrix(req: conclude.Request, servers: list[str]) -> matrix.Matrix:
 
 
 def _pairs(
-    rounds: list[dict[str, float | None]], x: str, y: str
+    rounds: list[dict[str, float | None]], arm_x: str, arm_y: str
 ) -> tuple[list[float], list[float]]:
     """The values of arms x and y of the rounds where both have one: pairs, since the arms
     of one round ran minutes apart on one machine (conclude.decide(paired=True))."""
     both = [
-        (vx, vy) for r in rounds if (vx := r.get(x)) is not None and (vy := r.get(y)) is not None
+        (vx, vy)
+        for r in rounds
+        if (vx := r.get(arm_x)) is not None and (vy := r.get(arm_y)) is not None
     ]
     return [p[0] for p in both], [p[1] for p in both]
 
@@ -524,7 +534,14 @@ def _on_real_servers(
     on_gap: Callable[[ex.Explanation], None] | None,
 ) -> ex.Explanation:
     validate(req, cat)
-    lab = Lab(req, cat, config_dir, out_dir / "explain", workroot, emit=emit)
+    lab = Lab(
+        req=req,
+        cat=cat,
+        config_dir=config_dir,
+        out_dir=out_dir / "explain",
+        workroot=workroot,
+        emit=emit,
+    )
     a_vars, b_vars = lab.variables(req.a), lab.variables(req.b)
     b = cat.get(req.b)
     cands, left = select(a_vars, b_vars, rules.rules_for(b.product, b.version))
@@ -532,8 +549,14 @@ def _on_real_servers(
         f"explain: {req.b} against {req.a}: {len(cands) + len(left)} differing variables, "
         f"{len(cands)} candidate(s), {len(left)} left out; budget {req.budget_s / 60:.1f} min"
     )
-    result = ex.Explanation(req.a, req.b, cell_of(req), cands, left)
-    search = Search(req, result, lambda arms: lab.round(arms, result.run_ids), lab.starts, emit)
+    result = ex.Explanation(a=req.a, b=req.b, cell=cell_of(req), candidates=cands, left=left)
+    search = Search(
+        req=req,
+        result=result,
+        run_round=lambda arms: lab.round(arms, result.run_ids),
+        starts=lab.starts,
+        emit=emit,
+    )
     try:
         try:
             done = how(search)
@@ -556,21 +579,21 @@ def _one_key(lab: Lab) -> dict[str, object] | None:
     return json.loads(next(iter(lab.keys))) if len(lab.keys) == 1 else None
 
 
-def store_gap(db: Path, e: ex.Explanation) -> str | None:
+def store_gap(db: Path, result: ex.Explanation) -> str | None:
     """Store the first stage's gap B/A as a paired re-measurement of its cell (store/
     remeasures.py: what settles the alert of that pair, cell and hardware key); a line
     saying so, or None (no gap decided, or no single cell)."""
-    if e.gap is None or e.cell_key is None:
+    if result.gap is None or result.cell_key is None:
         return None
-    g = e.gap
+    g = result.gap
     remeasures.save(
         db,
         remeasures.Remeasure(
             source="explain",
-            base_server=e.a,
-            new_server=e.b,
-            key=e.cell_key,
-            metric=str(e.cell["metric"]),
+            base_server=result.a,
+            new_server=result.b,
+            key=result.cell_key,
+            metric=str(result.cell["metric"]),
             n_base=g.n_a,
             n_new=g.n_b,
             ratio=g.ratio,
@@ -579,11 +602,11 @@ def store_gap(db: Path, e: ex.Explanation) -> str | None:
             p_value=g.p_value,
             threshold=g.threshold,
             verdict=g.verdict,
-            run_ids=tuple(e.run_ids),
+            run_ids=tuple(result.run_ids),
             measured_at=datetime.now(UTC).replace(tzinfo=None),
         ),
     )
     return (
-        f"the gap {e.b} / {e.a} = {g.ratio:.3f} ({g.verdict}) is stored as a paired "
-        f"re-measurement of hardware key {e.cell_key['hw_key']} ({db}, table remeasures)"
+        f"the gap {result.b} / {result.a} = {g.ratio:.3f} ({g.verdict}) is stored as a paired "
+        f"re-measurement of hardware key {result.cell_key['hw_key']} ({db}, table remeasures)"
     )

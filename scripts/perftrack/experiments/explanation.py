@@ -27,7 +27,7 @@ SEED = 20261125
 MOVED, FLAT, NOISE, UNTESTED, TOGETHER = "moved", "flat", "noise", "untested", "together"
 
 
-@dataclass
+@dataclass(kw_only=True)
 class Group:
     """A set of candidates set together on B, and what its stage found."""
 
@@ -47,7 +47,7 @@ class Group:
         return [c.name for c in self.members]
 
 
-@dataclass
+@dataclass(kw_only=True)
 class Explanation:
     a: str
     b: str
@@ -132,37 +132,37 @@ class Explanation:
         return f"{head}; isolated: {named}{tail}"
 
 
-def unconfirm(e: Explanation, flat: set[str]) -> None:
+def unconfirm(result: Explanation, flat: set[str]) -> None:
     """Move out of `isolated` / `not_split` the groups the last stage did not reproduce:
     measured again in its own rounds (A, B and the group in the same rounds), the group's
     (B+g)/B was not an improvement with its estimate inside the noise band (`flat`, decided
     by the caller with the verdict rule), or its share's interval reaches 0.
     A group with nothing measured (the budget ended) stays as it was."""
-    for lb in [*e.isolated, *e.not_split]:
-        g = e.group(lb)
+    for lb in [*result.isolated, *result.not_split]:
+        g = result.group(lb)
         if lb in flat or (g.share_low is not None and g.share_low <= 0):
-            e.unconfirmed.append(lb)
-    e.isolated = [lb for lb in e.isolated if lb not in e.unconfirmed]
-    e.not_split = [lb for lb in e.not_split if lb not in e.unconfirmed]
+            result.unconfirmed.append(lb)
+    result.isolated = [lb for lb in result.isolated if lb not in result.unconfirmed]
+    result.not_split = [lb for lb in result.not_split if lb not in result.unconfirmed]
 
 
-def _interval(g: Group) -> str:
-    if g.share is None:
+def _interval(group: Group) -> str:
+    if group.share is None:
         return "— (share not measured: budget)"
-    return f"{_pct(g.share)} [{_pct(g.share_low)}, {_pct(g.share_high)}]"
+    return f"{_pct(group.share)} [{_pct(group.share_low)}, {_pct(group.share_high)}]"
 
 
-def _pct(v: float | None) -> str:
-    return "—" if v is None else f"{v:.0%}"
+def _pct(value: float | None) -> str:
+    return "—" if value is None else f"{value:.0%}"
 
 
-def _group_text(g: Group) -> str:
+def _group_text(group: Group) -> str:
     what = (
-        g.members[0].setting
-        if len(g.members) == 1
-        else "{" + ", ".join(c.setting for c in g.members) + "} (inseparable)"
+        group.members[0].setting
+        if len(group.members) == 1
+        else "{" + ", ".join(c.setting for c in group.members) + "} (inseparable)"
     )
-    return f"{what} recovers {_interval(g)}"
+    return f"{what} recovers {_interval(group)}"
 
 
 def _median_ratio(num: np.ndarray, den: np.ndarray, axis: int = -1) -> np.ndarray:
@@ -201,24 +201,25 @@ def share(group_ratios: list[float], gap_ratios: list[float]) -> tuple[float, fl
     return point, float(low), float(high)
 
 
-def table_lines(e: Explanation) -> list[str]:
+def table_lines(result: Explanation) -> list[str]:
     """The terminal report: the gap, each group tried, the conclusion, what was left out."""
     lines = []
-    if e.gap is not None:
+    if result.gap is not None:
         lines.append(
-            f"gap: {e.b} / {e.a} = {e.gap.ratio:.3f} [{e.gap.ci_low:.3f}, {e.gap.ci_high:.3f}] "
-            f"({e.gap.verdict}); paired A/B median {np.median(e.gap_ratios):.2f}x"
-            if e.gap_ratios
-            else f"gap: {e.b} / {e.a} = {e.gap.ratio:.3f} ({e.gap.verdict})"
+            f"gap: {result.b} / {result.a} = {result.gap.ratio:.3f} "
+            f"[{result.gap.ci_low:.3f}, {result.gap.ci_high:.3f}] "
+            f"({result.gap.verdict}); paired A/B median {np.median(result.gap_ratios):.2f}x"
+            if result.gap_ratios
+            else f"gap: {result.b} / {result.a} = {result.gap.ratio:.3f} ({result.gap.verdict})"
         )
     lines.append(f"{'group':<6} {'stage':>5} {'n':>3} {'(B+g)/B':>8} {'share':>6} "
                  f"{'95% interval':>15}  {'result':<9} settings")  # fmt: skip
-    for g in e.groups:
+    for g in result.groups:
         ratio = f"{np.median(g.ratios):.2f}" if g.ratios else "—"
         interval = (
             f"[{_pct(g.share_low)}, {_pct(g.share_high)}]" if g.share_low is not None else "—"
         )
-        mark = " *" if g.label in e.isolated else " ?" if g.label in e.unconfirmed else ""
+        mark = " *" if g.label in result.isolated else " ?" if g.label in result.unconfirmed else ""
         settings = ", ".join(c.setting for c in g.members)
         if len(settings) > 70:
             settings = f"{len(g.members)} settings: {settings[:60]}…"
@@ -226,15 +227,17 @@ def table_lines(e: Explanation) -> list[str]:
             f"{g.label + mark:<6} {g.stage:>5} {len(g.ratios):>3} {ratio:>8} "
             f"{_pct(g.share):>6} {interval:>15}  {g.state:<9} {settings}"
         )
-    lines.append("* isolated" + ("; ? moved in the search, not confirmed" if e.unconfirmed else ""))
-    for c, reason in e.refused:
-        lines.append(f"skipped: {c.setting}: B refuses it at startup: {reason}")
-    lines.extend(left_out_lines(e.left))
     lines.append(
-        f"{len(e.candidates)} candidate(s), {e.rounds} round(s), "
-        f"{e.machine_s / 60:.1f} min machine time ({e.stop})"
+        "* isolated" + ("; ? moved in the search, not confirmed" if result.unconfirmed else "")
     )
-    lines.append(f"explanation: {e.conclusion}")
+    for c, reason in result.refused:
+        lines.append(f"skipped: {c.setting}: B refuses it at startup: {reason}")
+    lines.extend(left_out_lines(result.left))
+    lines.append(
+        f"{len(result.candidates)} candidate(s), {result.rounds} round(s), "
+        f"{result.machine_s / 60:.1f} min machine time ({result.stop})"
+    )
+    lines.append(f"explanation: {result.conclusion}")
     return lines
 
 
@@ -259,17 +262,22 @@ def left_out_lines(left: list[Left], width: int = 72) -> list[str]:
     return out
 
 
-def _cand(c: Candidate) -> dict[str, Any]:
-    return {"name": c.name, "option": c.option, "a_value": c.a_value, "b_value": c.b_value}
-
-
-def to_json(e: Explanation) -> dict[str, Any]:
-    gap = e.gap
+def _cand(candidate: Candidate) -> dict[str, Any]:
     return {
-        "a": e.a,
-        "b": e.b,
-        "cell": e.cell,
-        "conclusion": e.conclusion,
+        "name": candidate.name,
+        "option": candidate.option,
+        "a_value": candidate.a_value,
+        "b_value": candidate.b_value,
+    }
+
+
+def to_json(result: Explanation) -> dict[str, Any]:
+    gap = result.gap
+    return {
+        "a": result.a,
+        "b": result.b,
+        "cell": result.cell,
+        "conclusion": result.conclusion,
         "gap": None
         if gap is None
         else {
@@ -277,9 +285,9 @@ def to_json(e: Explanation) -> dict[str, Any]:
             "ci_low": gap.ci_low,
             "ci_high": gap.ci_high,
             "verdict": gap.verdict,
-            "paired_ratios": e.gap_ratios,
+            "paired_ratios": result.gap_ratios,
         },
-        "candidates": [_cand(c) for c in e.candidates],
+        "candidates": [_cand(c) for c in result.candidates],
         "left_out": [
             {
                 "name": x.name,
@@ -288,16 +296,16 @@ def to_json(e: Explanation) -> dict[str, Any]:
                 "kind": x.kind,
                 "reason": x.reason,
             }
-            for x in e.left
+            for x in result.left
         ],
-        "refused": [{**_cand(c), "reason": r} for c, r in e.refused],
+        "refused": [{**_cand(c), "reason": r} for c, r in result.refused],
         "groups": [
             {
                 "label": g.label,
                 "stage": g.stage,
                 "parent": g.parent,
                 "state": g.state,
-                "isolated": g.label in e.isolated,
+                "isolated": g.label in result.isolated,
                 "settings": [_cand(c) for c in g.members],
                 "paired_ratios": g.ratios,
                 "share": g.share,
@@ -305,29 +313,30 @@ def to_json(e: Explanation) -> dict[str, Any]:
                 "share_high": g.share_high,
                 "verdict": g.comparison.verdict if g.comparison else None,
             }
-            for g in e.groups
+            for g in result.groups
         ],
-        "isolated": e.isolated,
-        "not_split": e.not_split,
-        "unconfirmed": e.unconfirmed,
-        "together": e.together,
-        "stop": e.stop,
-        "rounds": e.rounds,
-        "machine_s": e.machine_s,
-        "run_ids": e.run_ids,
+        "isolated": result.isolated,
+        "not_split": result.not_split,
+        "unconfirmed": result.unconfirmed,
+        "together": result.together,
+        "stop": result.stop,
+        "rounds": result.rounds,
+        "machine_s": result.machine_s,
+        "run_ids": result.run_ids,
     }
 
 
-def profile_fragment(e: Explanation) -> str:
+def profile_fragment(result: Explanation) -> str:
     """A my.cnf fragment (configs/profiles/ format): the isolated settings at A's values."""
     lines = [
-        f"# Profile: {e.b} with {e.a}'s values of the settings `perftrack explain` isolated",
-        f"# ({e.conclusion[:200]}).",
-        f"# Cell: {', '.join(f'{k}={v}' for k, v in e.cell.items())}",
+        f"# Profile: {result.b} with {result.a}'s values of the settings "
+        "`perftrack explain` isolated",
+        f"# ({result.conclusion[:200]}).",
+        f"# Cell: {', '.join(f'{k}={v}' for k, v in result.cell.items())}",
         "[mysqld]",
     ]
-    for label in [*e.isolated, *e.not_split]:
-        g = e.group(label)
+    for label in [*result.isolated, *result.not_split]:
+        g = result.group(label)
         lines.append(f"# {label}: share of the gap {_pct(g.share)}")
         lines += [c.setting for c in g.members]
     return "\n".join(lines) + "\n"

@@ -46,7 +46,10 @@ def log_threshold(cv: float | None, n_a: int, n_b: int, z: float) -> float:
 
 
 def log_verdict(
-    c: stats.Comparison, t: float, higher_is_better: bool, min_effect: float = DEFAULT_MIN_EFFECT
+    comparison: stats.Comparison,
+    t: float,
+    higher_is_better: bool,
+    min_effect: float = DEFAULT_MIN_EFFECT,
 ) -> str:
     """`stats.verdict` for a log-scale threshold t (band [e^-t, e^t]).
 
@@ -55,7 +58,13 @@ def log_verdict(
     a real -20% change after four rounds.
     """
     return stats.verdict(
-        c.ratio, c.ci_low, c.ci_high, c.p_value, 1 - math.exp(-t), higher_is_better, min_effect
+        comparison.ratio,
+        comparison.ci_low,
+        comparison.ci_high,
+        comparison.p_value,
+        1 - math.exp(-t),
+        higher_is_better,
+        min_effect,
     )
 
 
@@ -94,8 +103,24 @@ def decide(
         if len(a) != len(b):
             raise ValueError(f"paired values need one A and one B per round, not {len(a)}/{len(b)}")
         rounds = [("session", i) for i in range(len(a))]
-        ra = compare.Row("A", "", "", None, list(a), [], rounds=rounds)
-        rb = compare.Row("B", "", "", None, list(b), [], rounds=rounds)
+        ra = compare.Row(
+            server_id="A",
+            product="",
+            version="",
+            version_string=None,
+            values=list(a),
+            latency=[],
+            rounds=rounds,
+        )
+        rb = compare.Row(
+            server_id="B",
+            product="",
+            version="",
+            version_string=None,
+            values=list(b),
+            latency=[],
+            rounds=rounds,
+        )
         c = compare.versus(
             ra, rb, cv, higher_is_better, aa_spread, looks=looks, min_effect=min_effect
         )

@@ -144,7 +144,7 @@ def load_limits(config_dir: Path) -> Limits:
     path = config_dir / CONFIG_FILE
     if not path.is_file():
         return Limits()
-    data = yamlfile.load(path)
+    data = yamlfile.read_yaml(path)
     raw = data.get(CONFIG_KEY) if isinstance(data, dict) else None
     return limits_from(raw, str(path))
 
@@ -282,7 +282,7 @@ class PreflightReport:
         return out
 
 
-def run(
+def run_preflight(
     config_dir: Path,
     duration_s: float | None = None,
     expect_key: str | None = None,

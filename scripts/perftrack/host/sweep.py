@@ -80,9 +80,9 @@ def server_dirs(roots: Sequence[Path], uid: int) -> list[Path]:
     return sorted(found)
 
 
-def _refers_to(cwd: str, argv: list[str], d: str) -> bool:
-    inside = (d, f"{d}/")
-    if cwd == d or cwd.startswith(inside[1]):
+def _refers_to(cwd: str, argv: list[str], directory: str) -> bool:
+    inside = (directory, f"{directory}/")
+    if cwd == directory or cwd.startswith(inside[1]):
         return True
     for arg in argv:
         for opt in ("--defaults-file=", "--datadir="):
@@ -129,7 +129,7 @@ def _gone(pid: int) -> bool:
         return True
 
 
-def stop_process(pid: int, d: Path, uid: int) -> bool:
+def stop_process(pid: int, directory: Path, uid: int) -> bool:
     """SIGTERM, then SIGKILL, `pid` if it still runs from `d` as `uid`; True once gone."""
     try:
         fd = os.pidfd_open(pid)
@@ -137,7 +137,7 @@ def stop_process(pid: int, d: Path, uid: int) -> bool:
         return True  # already gone
     try:
         info = _proc(pid)  # the pidfd pins the process: check it is still the same one
-        if info is None or info[0] != uid or not _refers_to(info[1], info[2], str(d)):
+        if info is None or info[0] != uid or not _refers_to(info[1], info[2], str(directory)):
             return True
         for sig, wait_s in ((signal.SIGTERM, TERM_WAIT_S), (signal.SIGKILL, KILL_WAIT_S)):
             with contextlib.suppress(ProcessLookupError):
@@ -154,12 +154,12 @@ def stop_process(pid: int, d: Path, uid: int) -> bool:
         os.close(fd)
 
 
-def _is_legacy_perftrack(d: Path) -> bool:
+def _is_legacy_perftrack(directory: Path) -> bool:
     try:
-        with (d / "my.cnf").open() as fh:
+        with (directory / "my.cnf").open() as fh:
             if not fh.readline().startswith(MY_CNF_HEADER):
                 return False
-        newest = max(os.stat(p).st_mtime for p in (d, d / "my.cnf"))
+        newest = max(os.stat(p).st_mtime for p in (directory, directory / "my.cnf"))
     except OSError:
         return False
     return time.time() - newest > LEGACY_AGE_S
@@ -184,19 +184,19 @@ def stale_dirs(dirs: Sequence[Path], uid: int, report: SweepReport) -> list[Path
     return stale
 
 
-def _size_mb(d: Path) -> float:
+def _size_mb(directory: Path) -> float:
     total = 0
-    for dirpath, _dirs, files in os.walk(d):
+    for dirpath, _dirs, files in os.walk(directory):
         for f in files:
             with contextlib.suppress(OSError):
                 total += os.lstat(os.path.join(dirpath, f)).st_size
     return total / 1e6
 
 
-def _rmtree(d: Path) -> list[str]:
+def _rmtree(directory: Path) -> list[str]:
     """Remove `d`; what could not be removed (a container's root-owned file, say)."""
     errors: list[str] = []
-    shutil.rmtree(d, onerror=lambda _f, path, exc: errors.append(f"{path}: {exc[1]}"))
+    shutil.rmtree(directory, onerror=lambda _f, path, exc: errors.append(f"{path}: {exc[1]}"))
     return errors
 
 

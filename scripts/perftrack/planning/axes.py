@@ -86,18 +86,18 @@ def _mapping(data: Any, key: str, where: str) -> dict[str, Any]:
     return v
 
 
-def _int_or_none(v: Any, what: str, where: str) -> int | None:
-    if v is None:
+def _int_or_none(value: Any, what: str, where: str) -> int | None:
+    if value is None:
         return None
-    if isinstance(v, bool) or not isinstance(v, int) or v < 0:
+    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
         raise ConfigError(f"{where}: {what} must be a whole number")
-    return v
+    return value
 
 
-def load(config_dir: Path) -> Axes:
+def read_axes(config_dir: Path) -> Axes:
     path = config_dir / AXES_FILE
     where = str(path)
-    data = yamlfile.load(path)
+    data = yamlfile.read_yaml(path)
     engines = {
         str(k): str(b.get("description", "")) for k, b in _mapping(data, "engine", where).items()
     }

@@ -15,36 +15,18 @@ With `prepost: true` a group that writes sysbench's oltp tables also gets an
 
 from __future__ import annotations
 
-import hashlib
 import itertools
-import json
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from perftrack.core import paths, record
+from perftrack.core import paths
+from perftrack.core.cell import cell_id
 from perftrack.planning import axes, workloads
 from perftrack.planning.matrix import Matrix
 from perftrack.servers import profiles, rules
 from perftrack.servers.catalog import Catalog
 
-CELL_ID_LEN = 16
-IDENTITY = (
-    "server_id",
-    "workload",
-    "threads",
-    "collation",
-    "profile",
-    "tables",
-    "table_size",
-    "duration_s",
-    "warmup_s",
-    "repeat",
-    "connection",
-)
-# Axes added after v1: part of a cell's identity only when set, so cells without them
-# keep the ids they always had.
-OPTIONAL_IDENTITY = record.OPTIONAL_CELL_FIELDS
 # Before any cell has finished, a run's ETA (and a night plan without history) assumes this
 # much fixed cost per cell on top of warm-up + duration (server start and prepare, shared
 # by a group; measured ~3 s here).
@@ -108,24 +90,17 @@ class Cell:
         return asdict(self)
 
     @classmethod
-    def from_dict(cls, d: dict[str, Any]) -> Cell:
-        return cls(**d)
-
-
-def cell_id(fields: dict[str, Any]) -> str:
-    ident_fields = {k: fields[k] for k in IDENTITY}
-    ident_fields.update({k: fields[k] for k in OPTIONAL_IDENTITY if fields.get(k) is not None})
-    ident = json.dumps(ident_fields, sort_keys=True)
-    return hashlib.sha256(ident.encode()).hexdigest()[:CELL_ID_LEN]
+    def from_dict(cls, fields: dict[str, Any]) -> Cell:
+        return cls(**fields)
 
 
 ServerInfo = Callable[[str], tuple[str, str]]  # server id -> (product, version)
 ServerSkip = Callable[[str], str | None]  # server id -> why none of its cells may run
 
 
-def expand_catalog(m: Matrix, catalog: Catalog) -> list[Cell]:
+def expand_catalog(matrix: Matrix, catalog: Catalog) -> list[Cell]:
     """`expand` with each server's product, version and skip reason from the catalog."""
-    for sid in m.servers:
+    for sid in matrix.servers:
         catalog.get(sid)
 
     def info(sid: str) -> tuple[str, str]:
@@ -135,21 +110,25 @@ def expand_catalog(m: Matrix, catalog: Catalog) -> list[Cell]:
     def skip(sid: str) -> str | None:
         return catalog.get(sid).skip_reason()
 
-    return expand(m, info, skip)
+    return expand(matrix, info, skip)
 
 
-def expand(m: Matrix, server_info: ServerInfo, server_skip: ServerSkip | None = None) -> list[Cell]:
+def expand(
+    matrix: Matrix, server_info: ServerInfo, server_skip: ServerSkip | None = None
+) -> list[Cell]:
     """All cells of the matrix in execution order; a server `server_skip` names a reason
     for (not yet pinned) or whose release perftrack cannot run has every cell skipped."""
     cells: list[Cell] = []
     group = 0
-    order = _ordered(m)
-    known = axes.load(paths.config_dir()) if m.handshakes or m.dataset_sizes else None
-    for rnd in range(1, m.repeats + 1):
-        shift = (rnd - 1) % len(m.servers)
-        servers = list(m.servers[shift:]) + list(m.servers[:shift])
+    order = _ordered(matrix)
+    known = (
+        axes.read_axes(paths.config_dir()) if matrix.handshakes or matrix.dataset_sizes else None
+    )
+    for rnd in range(1, matrix.repeats + 1):
+        shift = (rnd - 1) % len(matrix.servers)
+        servers = list(matrix.servers[shift:]) + list(matrix.servers[:shift])
         for axis, (profile, engine, isolation, durability, handshake, size) in itertools.product(
-            m.charsets, _config_axes(m)
+            matrix.charsets, _config_axes(matrix)
         ):
             for sid in servers:
                 product, version = server_info(sid)
@@ -159,9 +138,9 @@ def expand(m: Matrix, server_info: ServerInfo, server_skip: ServerSkip | None = 
                 skip = skip or (resolved if isinstance(resolved, str) else None)
                 skip_handshake = bool(known and handshake and known.handshakes[handshake])
                 skip = skip or axes.skip_reason(rule, engine, skip_handshake)
-                table_size = m.table_size
+                table_size = matrix.table_size
                 if size is not None and known is not None:
-                    table_size = _sized_rows(m, rule, profile, known.dataset_sizes[size])
+                    table_size = _sized_rows(matrix, rule, profile, known.dataset_sizes[size])
                 charset, collation = (
                     (rules.charset_of(axis) if "_" in axis else axis, axis)
                     if isinstance(resolved, str)
@@ -169,7 +148,7 @@ def expand(m: Matrix, server_info: ServerInfo, server_skip: ServerSkip | None = 
                 )
                 group += 1
                 for wl, phase in order:
-                    for threads in m.threads:
+                    for threads in matrix.threads:
                         f: dict[str, Any] = dict(
                             server_id=sid,
                             workload=wl,
@@ -178,13 +157,13 @@ def expand(m: Matrix, server_info: ServerInfo, server_skip: ServerSkip | None = 
                             charset=charset,
                             collation=collation,
                             profile=profile,
-                            tables=m.tables,
+                            tables=matrix.tables,
                             table_size=table_size,
-                            duration_s=m.duration_s,
-                            warmup_s=m.warmup_s,
+                            duration_s=matrix.duration_s,
+                            warmup_s=matrix.warmup_s,
                             repeat=rnd,
                             round=rnd,
-                            connection=m.connection,
+                            connection=matrix.connection,
                             group=group,
                             skip=skip,
                             engine=engine,
@@ -198,10 +177,10 @@ def expand(m: Matrix, server_info: ServerInfo, server_skip: ServerSkip | None = 
     return cells
 
 
-def _ordered(m: Matrix) -> list[tuple[str, str | None]]:
+def _ordered(matrix: Matrix) -> list[tuple[str, str | None]]:
     """(workload, phase) in group order: reads, [pre pass], writers, [post pass]."""
-    order = workloads.run_order(list(m.workloads))
-    if not m.prepost:
+    order = workloads.run_order(list(matrix.workloads))
+    if not matrix.prepost:
         return [(w, None) for w in order]
     reads = [(w, None) for w in order if not workloads.get(w).writes]
     writes = [(w, None) for w in order if workloads.get(w).writes]
@@ -213,29 +192,31 @@ def _ordered(m: Matrix) -> list[tuple[str, str | None]]:
     ]
 
 
-def _sized_rows(m: Matrix, rule: rules.Rule, profile: str, factor: float) -> int:
+def _sized_rows(matrix: Matrix, rule: rules.Rule, profile: str, factor: float) -> int:
     """table_size for a dataset_size value: factor x the buffer pool this cell will have."""
-    pool = axes.buffer_pool_bytes(rule, profiles.load(profile, paths.config_dir()))
-    datasets = {workloads.get(w).dataset for w in m.workloads if workloads.get(w).tool != "slap"}
+    pool = axes.buffer_pool_bytes(rule, profiles.read_profile(profile, paths.config_dir()))
+    datasets = {
+        workloads.get(w).dataset for w in matrix.workloads if workloads.get(w).tool != "slap"
+    }
     dataset = next(iter(datasets)) if len(datasets) == 1 else workloads.DEFAULT_DATASET
-    return min(axes.dataset_rows(factor, pool, m.tables, dataset), MAX_TABLE_SIZE)
+    return min(axes.dataset_rows(factor, pool, matrix.tables, dataset), MAX_TABLE_SIZE)
 
 
 AxisCombo = tuple[str, str | None, str | None, str | None, str | None, str | None]
 
 
-def _config_axes(m: Matrix) -> list[AxisCombo]:
+def _config_axes(matrix: Matrix) -> list[AxisCombo]:
     """(profile, engine, isolation, durability, handshake, dataset size) combinations;
     None = axis not set."""
     unset: tuple[None] = (None,)
     return list(
         itertools.product(
-            m.profiles or (m.profile,),
-            m.engines or unset,
-            m.isolations or unset,
-            m.durabilities or unset,
-            m.handshakes or unset,
-            m.dataset_sizes or unset,
+            matrix.profiles or (matrix.profile,),
+            matrix.engines or unset,
+            matrix.isolations or unset,
+            matrix.durabilities or unset,
+            matrix.handshakes or unset,
+            matrix.dataset_sizes or unset,
         )
     )
 

@@ -110,7 +110,7 @@ def from_env(
     if not ITEM_RE.match(name) or not (config_dir / "matrices" / f"{name}.yaml").is_file():
         known = sorted(p.stem for p in (config_dir / "matrices").glob("*.yaml"))
         raise ConfigError(f"PT_MATRIX: no matrix {shown(name)}; known: {', '.join(known)}")
-    data: dict[str, Any] = matrix.load(config_dir / "matrices" / f"{name}.yaml").to_dict()
+    data: dict[str, Any] = matrix.read_matrix(config_dir / "matrices" / f"{name}.yaml").to_dict()
     for var, key in LIST_INPUTS.items():
         items = _items(var, _env(env, var), names=var != "PT_THREADS")
         if items is None:
@@ -142,7 +142,7 @@ def _check_name(var: str, item: str, cat: catalog_mod.Catalog, config_dir: Path)
         elif var == "PT_WORKLOADS":
             workloads.get(item)
         elif var == "PT_PROFILE":
-            profiles.load(item, config_dir)
+            profiles.read_profile(item, config_dir)
         elif var == "PT_CHARSETS" and item.split("_", 1)[0] not in CHARSETS:
             raise ConfigError(f"{shown(item)} is not latin1, utf8mb4 or one of their collations")
     except ConfigError as exc:

@@ -83,8 +83,8 @@ def _classes(raw: Any, where: str) -> dict[str, tuple[str, ...]]:
     return out
 
 
-def _rule(raw: Any, i: int, classes: dict[str, tuple[str, ...]], where: str) -> SeriesRule:
-    at = f"series[{i}]"
+def _rule(raw: Any, index: int, classes: dict[str, tuple[str, ...]], where: str) -> SeriesRule:
+    at = f"series[{index}]"
     if not isinstance(raw, dict) or "class" not in raw:
         raise _fail(where, f"{at} must be a mapping with 'class' and match keys")
     unknown = set(raw) - {"class", *RULE_KEYS, RULE_KEYS_PROFILE}
@@ -131,8 +131,8 @@ def from_dict(data: Any, where: str) -> Fleet:
     )
 
 
-def load(config_dir: Path) -> Fleet:
+def read_fleet(config_dir: Path) -> Fleet:
     path = config_dir / "runners.yaml"
     if not path.is_file():
         return from_dict({}, str(path))
-    return from_dict(yamlfile.load(path), str(path))
+    return from_dict(yamlfile.read_yaml(path), str(path))

@@ -144,7 +144,9 @@ def from_dict(data: Any, where: str = "matrix", cat: Catalog | None = None) -> M
     notes: list[str] = []
     servers = data["servers"]
     if selection_mod.is_selection(servers):
-        chosen = selection_mod.resolve(servers, cat or catalog_mod.load(), where, notes=notes)
+        chosen = selection_mod.resolve(
+            servers, cat or catalog_mod.read_catalog(), where, notes=notes
+        )
         servers = [c.server_id for c in chosen]
     m = Matrix(
         name=name,
@@ -175,7 +177,7 @@ def from_dict(data: Any, where: str = "matrix", cat: Catalog | None = None) -> M
         workloads.check_loads(workloads.get(w), where)
     _check_discipline(m, data, where)
     if axis_values:
-        known = axes.load(paths.config_dir())
+        known = axes.read_axes(paths.config_dir())
         for key, values in axis_values.items():
             for v in values:
                 known.check(AXIS_KEYS[key], v, where)
@@ -195,36 +197,36 @@ def _bool(where: str, key: str, value: Any) -> bool:
     return value
 
 
-def _check_discipline(m: Matrix, data: dict[str, Any], where: str) -> None:
+def _check_discipline(matrix: Matrix, data: dict[str, Any], where: str) -> None:
     """prepost needs writes to the oltp tables and fresh data in every group; dataset_sizes
     sizes one dataset itself."""
-    if m.server_lifetime not in SERVER_LIFETIMES:
+    if matrix.server_lifetime not in SERVER_LIFETIMES:
         raise ConfigError(
             f"{where}: 'server_lifetime' must be {' or '.join(SERVER_LIFETIMES)}, "
-            f"not {m.server_lifetime!r}"
+            f"not {matrix.server_lifetime!r}"
         )
-    if m.prepost and m.server_lifetime != "group":
+    if matrix.prepost and matrix.server_lifetime != "group":
         raise ConfigError(
             f"{where}: 'prepost' measures reads on freshly prepared data in every group, "
             "which a server kept up for the run does not have: use server_lifetime: group"
         )
-    if m.prepost and not any(
+    if matrix.prepost and not any(
         workloads.get(w).writes and workloads.get(w).dataset == workloads.DEFAULT_DATASET
-        for w in m.workloads
+        for w in matrix.workloads
     ):
         raise ConfigError(
             f"{where}: 'prepost' runs {workloads.PREPOST_WORKLOAD} before and after the writes to "
             "sysbench's oltp tables: add a workload that writes them (e.g. oltp_read_write)"
         )
-    if not m.dataset_sizes:
+    if not matrix.dataset_sizes:
         return
     if "table_size" in data:
         raise ConfigError(
             f"{where}: 'dataset_sizes' sizes table_size to the buffer pool: remove "
             "'table_size' (or 'dataset_sizes')"
         )
-    sized = {workloads.get(w).dataset for w in m.workloads if workloads.get(w).tool != "slap"}
-    if m.prepost:
+    sized = {workloads.get(w).dataset for w in matrix.workloads if workloads.get(w).tool != "slap"}
+    if matrix.prepost:
         sized.add(workloads.DEFAULT_DATASET)
     if len(sized) > 1:
         raise ConfigError(
@@ -239,5 +241,5 @@ def _check_discipline(m: Matrix, data: dict[str, Any], where: str) -> None:
             )
 
 
-def load(path: Path) -> Matrix:
-    return from_dict(yamlfile.load(path), where=str(path))
+def read_matrix(path: Path) -> Matrix:
+    return from_dict(yamlfile.read_yaml(path), where=str(path))

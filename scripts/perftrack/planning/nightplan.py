@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from perftrack.core import files, paths
+from perftrack.core.cell import cell_id
 from perftrack.core.errors import ConfigError
 from perftrack.planning import cells as plan
 from perftrack.planning import dispatch, fleet, matrix, pairing, schedule
@@ -42,7 +43,7 @@ def parse_night(value: str | None) -> date:
         raise ConfigError(msg) from None
 
 
-def make(
+def make_night_plan(
     matrix_arg: str | None,
     *,
     budget_minutes: int | None,
@@ -60,15 +61,15 @@ def make(
     With ``pin_unpinned``, the selected docker entries marked unpinned are pinned from
     Docker Hub first (``lookup``: a test's stand-in for it), or skipped with the reason."""
     cfg = paths.config_dir()
-    cat = catalog_mod.load()
+    cat = catalog_mod.read_catalog()
     if use_dispatch:
         inputs = dispatch.from_env(dict(os.environ) if env is None else env, cat, cfg, matrix_arg)
         m = inputs.matrix
         budget_minutes = inputs.budget_minutes or budget_minutes
         shards = inputs.shards or shards
     else:
-        m = matrix.load(paths.matrix_path(matrix_arg or dispatch.DEFAULT_MATRIX))
-    fl = fleet.load(cfg)
+        m = matrix.read_matrix(paths.matrix_path(matrix_arg or dispatch.DEFAULT_MATRIX))
+    fl = fleet.read_fleet(cfg)
     wanted = (*m.servers, *([fl.control_server] if fl.control_server else []))
     for sid in wanted:
         cat.get(sid)
@@ -84,7 +85,7 @@ def make(
         return e.product, e.version
 
     history = schedule.read_history(db)
-    p = schedule.make(
+    p = schedule.make_schedule(
         m,
         info,
         fl,
@@ -103,68 +104,75 @@ def make(
     return p
 
 
-def _unsupported(e: catalog_mod.Entry) -> str | None:
-    return rules.rules_for(e.product, e.version).unsupported
+def _unsupported(entry: catalog_mod.Entry) -> str | None:
+    return rules.rules_for(entry.product, entry.version).unsupported
 
 
 def without_unrunnable(
-    m: matrix.Matrix, cat: catalog_mod.Catalog, reasons: dict[str, str] | None = None
+    matrix_spec: matrix.Matrix, cat: catalog_mod.Catalog, reasons: dict[str, str] | None = None
 ) -> tuple[matrix.Matrix, list[tuple[str, str]]]:
     """The matrix without servers that cannot run tonight (not yet pinned, a release
     perftrack cannot run), and those servers with the reason (``reasons``: the plan's own,
     e.g. why it could not pin one); an error if none is left."""
     skipped: list[tuple[str, str]] = []
-    for sid in m.servers:
+    for sid in matrix_spec.servers:
         e = cat.get(sid)
         reason = (reasons or {}).get(sid) or e.skip_reason() or _unsupported(e)
         if reason:
             skipped.append((sid, reason))
-    if len(skipped) == len(m.servers):
+    if len(skipped) == len(matrix_spec.servers):
         why = "; ".join(f"{sid}: {reason}" for sid, reason in skipped)
-        raise ConfigError(f"matrix {m.name}: none of its servers can run ({why})")
+        raise ConfigError(f"matrix {matrix_spec.name}: none of its servers can run ({why})")
     gone = {sid for sid, _ in skipped}
-    keep = tuple(s for s in m.servers if s not in gone)
-    return replace(m, servers=keep), skipped  # selection kept whole: render marks the skipped
+    keep = tuple(s for s in matrix_spec.servers if s not in gone)
+    return replace(
+        matrix_spec, servers=keep
+    ), skipped  # selection kept whole: render marks the skipped
 
 
-def write(p: schedule.NightPlan, out: Path) -> None:
+def write(night_plan: schedule.NightPlan, out: Path) -> None:
     out.parent.mkdir(parents=True, exist_ok=True)
-    files.replace_text(out, json.dumps(p.to_dict(), indent=1, sort_keys=True) + "\n")
+    files.replace_text(out, json.dumps(night_plan.to_dict(), indent=1, sort_keys=True) + "\n")
 
 
 def _mins(secs: float) -> str:
     return f"{secs / 60:.1f} min"
 
 
-def render(p: schedule.NightPlan, emit: Callable[[str], None]) -> None:
+def render(night_plan: schedule.NightPlan, emit: Callable[[str], None]) -> None:
     """The plan in words: totals first (before anything runs), then shards and cuts."""
-    d = p.to_dict()
+    d = night_plan.to_dict()
     n_cells = sum(len(sh["cells"]) for sh in d["shards"])
-    all_cells = sum(len(s.cells) for s in p.chosen) + sum(len(s.cells) for s in p.cut)
+    all_cells = sum(len(s.cells) for s in night_plan.chosen) + sum(
+        len(s.cells) for s in night_plan.cut
+    )
     budget = (
-        f"budget {p.budget_minutes} min per shard" if p.budget_minutes else "no budget (all runs)"
+        f"budget {night_plan.budget_minutes} min per shard"
+        if night_plan.budget_minutes
+        else "no budget (all runs)"
     )
     emit(
-        f"night {d['night']} · matrix {p.matrix.name} · {budget} · {len(p.shards)} shard(s) · "
-        f"history: {p.history_source}"
+        f"night {d['night']} · matrix {night_plan.matrix.name} · {budget} · "
+        f"{len(night_plan.shards)} shard(s) · "
+        f"history: {night_plan.history_source}"
     )
     emit(
-        f"estimate: whole matrix {_mins(p.estimate_all_s)} machine time; tonight "
-        f"{n_cells} cells, {_mins(p.estimate_s)} "
-        f"(estimates: {', '.join(f'{n} {k}' for k, n in sorted(p.sources.items()))})"
+        f"estimate: whole matrix {_mins(night_plan.estimate_all_s)} machine time; tonight "
+        f"{n_cells} cells, {_mins(night_plan.estimate_s)} "
+        f"(estimates: {', '.join(f'{n} {k}' for k, n in sorted(night_plan.sources.items()))})"
     )
     emit(
-        f"rotation: {p.rotation_nights} night(s) cover the matrix; tonight is part "
-        f"{p.rotation_part}; {p.deferred_cells} cells of later parts deferred"
+        f"rotation: {night_plan.rotation_nights} night(s) cover the matrix; tonight is part "
+        f"{night_plan.rotation_part}; {night_plan.deferred_cells} cells of later parts deferred"
     )
-    if p.matrix.selection:
-        emit(f"servers ({len(p.matrix.selection)}, chosen by the matrix's rules):")
-        for c in p.matrix.selection:
-            state = "" if c.server_id in p.matrix.servers else "  [SKIPPED, see below]"
+    if night_plan.matrix.selection:
+        emit(f"servers ({len(night_plan.matrix.selection)}, chosen by the matrix's rules):")
+        for c in night_plan.matrix.selection:
+            state = "" if c.server_id in night_plan.matrix.servers else "  [SKIPPED, see below]"
             emit(f"  {c.server_id:<22} {c.line or '-':<18} {c.rule}: {c.why}{state}")
     else:
-        emit(f"servers: {', '.join(p.matrix.servers)}")
-    for sid, pin in p.pins.items():
+        emit(f"servers: {', '.join(night_plan.matrix.servers)}")
+    for sid, pin in night_plan.pins.items():
         emit(f"pinned tonight: {sid} {pin['image']} = {pin['digest']} (trust on first use)")
     by_prio = ", ".join(f"{n} {k}" for k, n in d["cells_by_priority"].items())
     emit(f"tonight by priority: {by_prio or 'nothing'}")
@@ -173,38 +181,42 @@ def render(p: schedule.NightPlan, emit: Callable[[str], None]) -> None:
             f"  shard {sh['shard']}: {sh['runner_class']} [{', '.join(sh['runs_on'])}] "
             f"{len(sh['cells'])} cells, {_mins(sh['estimate_s'])}"
         )
-    emit(pairing_line(p))
-    for pair in p.split_pairs:
+    emit(pairing_line(night_plan))
+    for pair in night_plan.split_pairs:
         emit(f"  split: {pair}")
-    if p.cut:
-        cut_cells = sum(len(s.cells) for s in p.cut)
-        emit(f"cut by the budget: {cut_cells} of {all_cells} wanted cells ({len(p.cut)} slices):")
-        for s in p.cut:
+    if night_plan.cut:
+        cut_cells = sum(len(s.cells) for s in night_plan.cut)
+        emit(
+            f"cut by the budget: {cut_cells} of {all_cells} wanted cells "
+            f"({len(night_plan.cut)} slices):"
+        )
+        for s in night_plan.cut:
             x = s.describe()
             emit(
                 f"  {x['server_id']} {x['workload']} t={x['threads']} {x['collation']} "
                 f"{x['profile']}: {x['cells']} cells, {_mins(x['estimate_s'])} ({x['reason']})"
             )
-    for note in p.notes:
+    for note in night_plan.notes:
         emit(f"note: {note}")
 
 
-def pairing_line(p: schedule.NightPlan) -> str:
+def pairing_line(night_plan: schedule.NightPlan) -> str:
     """What the sharding kept together (planning/pairing.py), in one line."""
-    kept = f"pairing: {p.comparison_groups} comparison group(s); {pairing.RULE}"
-    if not p.split_pairs:
+    kept = f"pairing: {night_plan.comparison_groups} comparison group(s); {pairing.RULE}"
+    if not night_plan.split_pairs:
         return kept + ", so every pair tonight is measured on one machine"
-    return kept + f", except {len(p.split_pairs)} pair(s) split by the budget:"
+    return kept + f", except {len(night_plan.split_pairs)} pair(s) split by the budget:"
 
 
-def summary_markdown(p: schedule.NightPlan) -> str:
-    d = p.to_dict()
+def summary_markdown(night_plan: schedule.NightPlan) -> str:
+    d = night_plan.to_dict()
     lines = [
-        f"### Night plan {d['night']}: {dispatch.markdown_text(p.matrix.name)}",
+        f"### Night plan {d['night']}: {dispatch.markdown_text(night_plan.matrix.name)}",
         "",
-        f"Estimate tonight {_mins(p.estimate_s)} over {len(p.shards)} shard(s); whole "
-        f"matrix {_mins(p.estimate_all_s)}; rotation part {p.rotation_part} of "
-        f"{p.rotation_nights}; {len(p.cut)} slice(s) cut by the budget.",
+        f"Estimate tonight {_mins(night_plan.estimate_s)} over {len(night_plan.shards)} "
+        "shard(s); whole "
+        f"matrix {_mins(night_plan.estimate_all_s)}; rotation part {night_plan.rotation_part} of "
+        f"{night_plan.rotation_nights}; {len(night_plan.cut)} slice(s) cut by the budget.",
         "",
         "| shard | runner class | cells | estimate |",
         "|---|---|---|---|",
@@ -214,10 +226,10 @@ def summary_markdown(p: schedule.NightPlan) -> str:
             for sh in d["shards"]
         ),
         "",
-        dispatch.markdown_text(pairing_line(p).rstrip(":") + "."),
+        dispatch.markdown_text(pairing_line(night_plan).rstrip(":") + "."),
         "",
     ]
-    if p.pins:
+    if night_plan.pins:
         lines += [
             "Pinned while planning (trust on first use; the catalog change is proposed "
             "after publishing):",
@@ -225,11 +237,11 @@ def summary_markdown(p: schedule.NightPlan) -> str:
             *(
                 f"- {dispatch.markdown_text(sid)}: {dispatch.markdown_text(pin['image'])} "
                 f"`{pin['digest']}`"
-                for sid, pin in p.pins.items()
+                for sid, pin in night_plan.pins.items()
             ),
             "",
         ]
-    skipped = [n for n in p.notes if n.startswith("skipped ")]
+    skipped = [n for n in night_plan.notes if n.startswith("skipped ")]
     if skipped:
         lines += [*(f"- {dispatch.markdown_text(n)}" for n in skipped), ""]
     return "\n".join(lines)
@@ -292,7 +304,7 @@ def load_shard(path: Path, shard: int, cat: catalog_mod.Catalog) -> ShardWork:
         if not isinstance(raw, dict) or set(raw) != CELL_KEYS:
             raise _bad(path, f"shard {shard} cell #{i + 1} does not have the cell fields")
         c = plan.Cell.from_dict(raw)
-        if plan.cell_id(raw) != c.cell_id:
+        if cell_id(raw) != c.cell_id:
             raise _bad(path, f"shard {shard} cell #{i + 1}: cell_id does not match its fields")
         cat.get(c.server_id)
         cells.append(c)

@@ -81,15 +81,15 @@ def lpt(items: list[tuple[float, Any]], bins: int) -> list[list[Any]]:
     return out
 
 
-def shares(weights: dict[str, float], n: int) -> dict[str, int]:
+def shares(weights: dict[str, float], shard_count: int) -> dict[str, int]:
     """n shards over classes in proportion to their load, at least one each."""
     classes = sorted(weights)
-    if n < len(classes):
+    if shard_count < len(classes):
         raise ValueError(len(classes))
     total = sum(weights.values()) or 1.0
-    share = {c: 1 + (n - len(classes)) * weights[c] / total for c in classes}
+    share = {c: 1 + (shard_count - len(classes)) * weights[c] / total for c in classes}
     out = {c: math.floor(v) for c, v in share.items()}
-    for c in sorted(classes, key=lambda c: out[c] - share[c])[: n - sum(out.values())]:
+    for c in sorted(classes, key=lambda c: out[c] - share[c])[: shard_count - sum(out.values())]:
         out[c] += 1
     return out
 
@@ -108,10 +108,10 @@ def rotation(
     def size(key: tuple[Any, ...]) -> float:
         return sum(s.estimate_s for s in series[key])
 
-    def split(r: int) -> dict[tuple[Any, ...], int]:
+    def split(shard_count: int) -> dict[tuple[Any, ...], int]:
         part: dict[tuple[Any, ...], int] = {}
         for keys in by_class.values():
-            for i, bucket in enumerate(lpt([(size(k), k) for k in keys], r)):
+            for i, bucket in enumerate(lpt([(size(k), k) for k in keys], shard_count)):
                 part.update({k: i for k in bucket})
         return part
 

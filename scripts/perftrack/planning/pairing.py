@@ -53,15 +53,15 @@ class Pair:
         )
 
 
-def _label(s: Slice) -> str:
-    c = s.cells[0][1]
+def _label(series_slice: Slice) -> str:
+    c = series_slice.cells[0][1]
     return f"{c.collation}/{c.profile}"
 
 
-def series_of(s: Slice, cols: tuple[str, ...] = SERIES) -> tuple[Any, ...]:
+def series_of(series_slice: Slice, cols: tuple[str, ...] = SERIES) -> tuple[Any, ...]:
     """The slice's series as the analysis keys it (its runner class for the hardware)."""
-    c = s.cells[0][1]
-    return (s.runner_class, *(getattr(c, k) for k in cols))
+    c = series_slice.cells[0][1]
+    return (series_slice.runner_class, *(getattr(c, k) for k in cols))
 
 
 def pairs(slices: Iterable[Slice], info: ServerInfo) -> list[Pair]:

@@ -36,6 +36,7 @@ from datetime import date
 from pathlib import Path
 from typing import Any
 
+from perftrack.core.cell import OPTIONAL_IDENTITY_FIELDS
 from perftrack.planning import cells as plan_mod
 from perftrack.planning import pairing
 from perftrack.planning.cells import Cell
@@ -69,9 +70,9 @@ START_OVERHEAD_ESTIMATE_S = 5.0
 VERDICT_SERIES = tuple(c for c in SERIES_COLS if c not in ("hw_key", "runner_class"))
 
 
-def slice_key(c: Cell) -> tuple[Any, ...]:
+def slice_key(cell: Cell) -> tuple[Any, ...]:
     """A server's cells of one series: the cell identity without the repeat."""
-    return (c.server_id, *series_key(c))
+    return (cell.server_id, *series_key(cell))
 
 
 # A series as planning keys it (the rotation hashes these keys: keep their order).
@@ -86,12 +87,12 @@ SERIES_FIELDS = (
     "duration_s",
     "warmup_s",
     "connection",
-    *plan_mod.OPTIONAL_IDENTITY,
+    *OPTIONAL_IDENTITY_FIELDS,
 )
 
 
-def series_key(c: Cell) -> tuple[Any, ...]:
-    return tuple(getattr(c, f) for f in SERIES_FIELDS)
+def series_key(cell: Cell) -> tuple[Any, ...]:
+    return tuple(getattr(cell, f) for f in SERIES_FIELDS)
 
 
 # --- history from the DB ------------------------------------------------------------------
@@ -107,13 +108,13 @@ class History:
     source: str = "no DB"
 
 
-def _exact_key(c: Cell) -> tuple[Any, ...]:
+def _exact_key(cell: Cell) -> tuple[Any, ...]:
     """The key of the store's past durations (`Store.past_runs`): server and DURATION_KEY."""
-    return (c.server_id, *(getattr(c, f) for f in DURATION_KEY))
+    return (cell.server_id, *(getattr(cell, f) for f in DURATION_KEY))
 
 
-def _similar_key(c: Cell) -> tuple[Any, ...]:
-    return tuple(getattr(c, f) for f in SIMILAR_KEY)
+def _similar_key(cell: Cell) -> tuple[Any, ...]:
+    return tuple(getattr(cell, f) for f in SIMILAR_KEY)
 
 
 def read_history(db: Path) -> History:
@@ -135,15 +136,15 @@ def read_history(db: Path) -> History:
     )
 
 
-def estimate(c: Cell, h: History) -> tuple[float, str]:
+def estimate(cell: Cell, history: History) -> tuple[float, str]:
     """(seconds, where the figure comes from) for one cell."""
-    if c.skip:
+    if cell.skip:
         return 0.0, "skipped"
-    if (secs := h.exact.get(_exact_key(c))) is not None:
+    if (secs := history.exact.get(_exact_key(cell))) is not None:
         return secs, "history"
-    if (secs := h.similar.get(_similar_key(c))) is not None:
+    if (secs := history.similar.get(_similar_key(cell))) is not None:
         return secs, "similar"
-    return c.warmup_s + c.duration_s + plan_mod.CELL_OVERHEAD_ESTIMATE_S, "default"
+    return cell.warmup_s + cell.duration_s + plan_mod.CELL_OVERHEAD_ESTIMATE_S, "default"
 
 
 @dataclass(kw_only=True)
@@ -229,12 +230,12 @@ class NightPlan:
 ServerInfo = Callable[[str], tuple[str, str]]
 
 
-def _cells(m: Matrix, info: ServerInfo, control: str | None) -> tuple[list[Cell], list[str]]:
+def _cells(matrix: Matrix, info: ServerInfo, control: str | None) -> tuple[list[Cell], list[str]]:
     """The matrix's cells, plus the control server's when the matrix lacks it."""
-    cells = plan_mod.expand(m, info)
+    cells = plan_mod.expand(matrix, info)
     notes: list[str] = []
-    if control and control not in m.servers:
-        extra = plan_mod.expand(dataclasses.replace(m, servers=(control,)), info)
+    if control and control not in matrix.servers:
+        extra = plan_mod.expand(dataclasses.replace(matrix, servers=(control,)), info)
         offset = max((c.group for c in cells), default=0)
         cells += [dataclasses.replace(c, group=c.group + offset) for c in extra]
         notes.append(f"control server {control} is not in the matrix: its control cells added")
@@ -243,16 +244,16 @@ def _cells(m: Matrix, info: ServerInfo, control: str | None) -> tuple[list[Cell]
     return [cells[i] for i in order], notes
 
 
-def _matches_regression(s: Slice, h: History) -> bool:
-    c = s.cells[0][1]
-    for base, new, fields in h.regressions:
+def _matches_regression(series_slice: Slice, history: History) -> bool:
+    c = series_slice.cells[0][1]
+    for base, new, fields in history.regressions:
         if c.server_id in (base, new) and all(getattr(c, k) == v for k, v in fields.items()):
             return True
     return False
 
 
-def make(
-    m: Matrix,
+def make_schedule(
+    matrix: Matrix,
     info: ServerInfo,
     fleet: Fleet,
     history: History,
@@ -262,7 +263,7 @@ def make(
     shards: int,
     rotation_nights: int | None = None,
 ) -> NightPlan:
-    cells, notes = _cells(m, info, fleet.control_server)
+    cells, notes = _cells(matrix, info, fleet.control_server)
     sources: dict[str, int] = defaultdict(int)
     slices: dict[tuple[Any, ...], Slice] = {}
     cells_per_start = Counter((c.group_key(), c.repeat) for c in cells)
@@ -388,7 +389,7 @@ def make(
     if budget_s is None:
         notes.append("no budget: the whole matrix runs")
     return NightPlan(
-        matrix=m,
+        matrix=matrix,
         night=night,
         budget_minutes=budget_minutes,
         shards=out_shards,

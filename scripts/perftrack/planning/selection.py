@@ -79,7 +79,7 @@ def resolve(
         raise ConfigError(f"{where}: 'servers' must be a list of ids or {{select: [rules]}}")
     if not spec["select"]:
         raise ConfigError(f"{where}: 'servers.select' lists no rule")
-    table = releases.load(releases.beside(cat.path))
+    table = releases.read_releases(releases.beside(cat.path))
     today = today or dt.date.today()
     chosen: dict[str, Choice] = {}
     for n, raw in enumerate(spec["select"]):

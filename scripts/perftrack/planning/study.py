@@ -214,7 +214,7 @@ def resolve(name: str, config_dir: Path) -> str:
     return hits[0] if hits else name
 
 
-def load(name: str, config_dir: Path) -> Study:
+def read_study(name: str, config_dir: Path) -> Study:
     name = resolve(name, config_dir)
     path = config_dir / STUDIES_DIR / f"{name}.yaml"
     if not path.is_file():
@@ -222,7 +222,7 @@ def load(name: str, config_dir: Path) -> Study:
             f"unknown study '{name}'; known: {', '.join(known(config_dir)) or 'none'} "
             f"(files in {config_dir / STUDIES_DIR})"
         )
-    data = yamlfile.load(path)
+    data = yamlfile.read_yaml(path)
     where = str(path)
     if not isinstance(data, dict):
         raise ConfigError(f"{where}: a study must be a mapping")
@@ -375,14 +375,14 @@ def _baselines(
     return {str(k): (v,) if isinstance(v, str) else tuple(v) for k, v in raw.items()}
 
 
-def players(st: Study, scale: str, catalog: Catalog) -> dict[str, Player]:
+def players(study: Study, scale: str, catalog: Catalog) -> dict[str, Player]:
     """Each role's player at the scale, from the catalog: the role's product is its `full`
     entry's, the server's its own entry's. One-line error for an id the catalog lacks."""
-    st._check_scale(scale)
+    study._check_scale(scale)
     out = {}
-    for role in st.role_names:
-        body = st.roles[role]
-        full, here = (_entry(st, role, k, catalog) for k in ("full", scale))
+    for role in study.role_names:
+        body = study.roles[role]
+        full, here = (_entry(study, role, k, catalog) for k in ("full", scale))
         version = body["article"].split()[-1] if body["article"].split() else body["article"]
         out[role] = Player(
             role=role,
@@ -397,23 +397,24 @@ def players(st: Study, scale: str, catalog: Catalog) -> dict[str, Player]:
     return out
 
 
-def _entry(st: Study, role: str, key: str, catalog: Catalog) -> Entry:
-    sid = st.roles[role][key]
+def _entry(study: Study, role: str, key: str, catalog: Catalog) -> Entry:
+    sid = study.roles[role][key]
     if sid not in catalog:
         raise ConfigError(
-            f"{st.path}: roles.{role}.{key}: server '{sid}' is not in {catalog.path.name}; "
+            f"{study.path}: roles.{role}.{key}: server '{sid}' is not in {catalog.path.name}; "
             f"a role's product and its player's come from the catalog"
         )
     return catalog.get(sid)
 
 
-def check_servers(st: Study, scale: str, catalog: Catalog) -> None:
+def check_servers(study: Study, scale: str, catalog: Catalog) -> None:
     """One-line error if the catalog lacks a server the scale needs."""
-    for role in st.role_names:
-        sid = st.server(role, scale)
+    for role in study.role_names:
+        sid = study.server(role, scale)
         if sid not in catalog:
             raise ConfigError(
-                f"{st.path}: roles.{role}.{scale}: study {st.name} needs server '{sid}' as {role} "
-                f"(article: {st.roles[role]['article']}), which configs/versions.yaml does not "
+                f"{study.path}: roles.{role}.{scale}: study {study.name} needs server '{sid}' "
+                f"as {role} "
+                f"(article: {study.roles[role]['article']}), which configs/versions.yaml does not "
                 f"have: add it on a runner whose providers can supply it, or use --scale local"
             )

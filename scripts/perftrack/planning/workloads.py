@@ -97,14 +97,14 @@ def _entry(raw: Any, where: str) -> Workload:
     )
 
 
-def load(directory: Path) -> dict[str, Workload]:
+def read_workloads(directory: Path) -> dict[str, Workload]:
     """Every workload declared in DIR/*.yaml; a name declared twice is an error."""
     out: dict[str, Workload] = {}
     files = sorted(directory.glob("*.yaml"))
     if not files:
         raise ConfigError(f"no workload files (*.yaml) in {directory}")
     for path in files:
-        data = yamlfile.load(path)
+        data = yamlfile.read_yaml(path)
         if not isinstance(data, dict) or not isinstance(data.get("workloads"), list):
             raise ConfigError(f"{path}: must have a 'workloads:' list")
         for raw in data["workloads"]:
@@ -117,7 +117,7 @@ def load(directory: Path) -> dict[str, Workload]:
     return out
 
 
-WORKLOADS: dict[str, Workload] = load(workloads_dir())
+WORKLOADS: dict[str, Workload] = read_workloads(workloads_dir())
 
 
 def get(name: str) -> Workload:
@@ -134,18 +134,18 @@ _FATAL_RE = re.compile(r"^FATAL: (.*)$", re.MULTILINE)
 NO_HELP = "does not implement the 'help' command"
 
 
-def check_loads(w: Workload, where: str = "matrix") -> None:
+def check_loads(workload: Workload, where: str = "matrix") -> None:
     """One-line ConfigError, naming the file and line, if the workload's Lua script does
     not load in sysbench. Built-in scripts and an absent sysbench (the run stage says
     how to install it) pass."""
-    if not w.script.endswith(".lua"):
+    if not workload.script.endswith(".lua"):
         return
-    path = Path(w.script_path())
+    path = Path(workload.script_path())
     if not path.is_file():
-        raise ConfigError(f"{where}: workload {w.name}: no Lua file {path}")
+        raise ConfigError(f"{where}: workload {workload.name}: no Lua file {path}")
     problem = _lua_problem(str(path), path.stat().st_mtime_ns)
     if problem:
-        raise ConfigError(f"{where}: workload {w.name}: Lua script does not load: {problem}")
+        raise ConfigError(f"{where}: workload {workload.name}: Lua script does not load: {problem}")
 
 
 @cache

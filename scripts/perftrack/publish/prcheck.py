@@ -59,7 +59,7 @@ def base_catalog(ref: str, head_path: Path) -> catalog.Catalog:
         rel = head_path.resolve().relative_to(top).as_posix()
     except ValueError:
         raise ConfigError(f"{head_path} is outside its git checkout") from None
-    shown = git.run(top, "show", f"{ref}:{rel}", timeout=60)
+    shown = git.run_git(top, "show", f"{ref}:{rel}", timeout=60)
     if shown.returncode != 0:
         reason = (shown.stderr.strip().splitlines() or ["unknown"])[-1]
         raise ConfigError(
@@ -70,7 +70,7 @@ def base_catalog(ref: str, head_path: Path) -> catalog.Catalog:
         path = Path(tmp) / catalog.CATALOG_FILENAME
         path.write_text(shown.stdout, encoding="utf-8")
         try:
-            return catalog.load(path)
+            return catalog.read_catalog(path)
         except ConfigError as err:
             raise ConfigError(f"the catalog at {ref} is invalid: {err}") from None
 
@@ -106,7 +106,7 @@ def pr_matrix(pairs: list[Pair], head: catalog.Catalog, name: str = PR_MATRIX) -
     ordered = sorted(
         ids, key=lambda i: (head.get(i).product, rules.parse_version(head.get(i).version), i)
     )
-    base = matrix.load(_matrix_path(name))
+    base = matrix.read_matrix(_matrix_path(name))
     spec = base.to_dict()
     spec["servers"] = ordered
     spec["name"] = base.name
@@ -157,7 +157,7 @@ def read_pairs(path: Path) -> list[Pair]:
 # --- report --------------------------------------------------------------------------------
 
 
-@dataclass
+@dataclass(kw_only=True)
 class Line:
     new: str
     previous: str

@@ -41,7 +41,7 @@ TIMEOUT_S = 30
 LINK_NEXT_RE = re.compile(r'<([^<>\s]+)>\s*;\s*rel="next"')
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class CommentTarget:
     api: str
     repository: str
@@ -74,7 +74,7 @@ def target_from_env(pr: str | None = None, env: dict[str, str] | None = None) ->
     if not AUTHOR_RE.match(author):
         raise ConfigError(f"PERFTRACK_COMMENT_AUTHOR={author!r} is not a GitHub login")
     api = api_url(env.get("PERFTRACK_GITHUB_API_URL") or env.get("GITHUB_API_URL"))
-    return CommentTarget(api, repository, int(number), token, author)
+    return CommentTarget(api=api, repository=repository, pr=int(number), token=token, author=author)
 
 
 def _request(

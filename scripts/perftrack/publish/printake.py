@@ -163,7 +163,7 @@ def catalog_changes(base: catalog.Catalog, head_text: str, configs: Path | None 
         path = Path(tmp) / catalog.CATALOG_FILENAME
         path.write_text(head_text, encoding="utf-8")
         try:
-            head = catalog.load(path)
+            head = catalog.read_catalog(path)
         except ConfigError as err:
             raise Refused(str(err).replace(str(path), CATALOG_PATH)) from None
     changes = Changes(
@@ -241,7 +241,7 @@ def merged_text(base: catalog.Catalog, changes: Changes | list[catalog.Entry], p
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / catalog.CATALOG_FILENAME
         path.write_text(text, encoding="utf-8")
-        merged = catalog.load(path)
+        merged = catalog.read_catalog(path)
     expected = [i for i in base.ids if i not in changes.removed] + [e.id for e in changes.added]
     if list(merged.ids) != expected or any(merged.get(e.id) != e for e in changes.benchmarked):
         raise ConfigError("the merged catalog does not hold exactly the base with the PR's changes")
@@ -338,7 +338,7 @@ def main(argv: list[str] | None = None) -> int:
         verified_pr(target, args.head_sha, args.default_branch)
         values["pr"] = number  # only a verified number is commented on
         refuse_data_changes(changed_files(target))
-        base = catalog.load()
+        base = catalog.read_catalog()
         changes = catalog_changes(base, head_catalog(target, args.head_sha))
         args.out.mkdir(parents=True, exist_ok=True)
         (args.out / catalog.CATALOG_FILENAME).write_text(

@@ -82,7 +82,7 @@ class TooLarge(EnvironmentProblem):
 DEFAULT_MAX_FILE_MB = 50
 
 
-@dataclass
+@dataclass(kw_only=True)
 class Result:
     records: int = 0  # record files read
     added: int = 0  # new in the DB at the attempt that was pushed
@@ -122,7 +122,7 @@ class Git:
 
     def run(self, *args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
         try:
-            p = git.run(self.worktree, *args, env=self.env, timeout=GIT_TIMEOUT_S)
+            p = git.run_git(self.worktree, *args, env=self.env, timeout=GIT_TIMEOUT_S)
         except subprocess.TimeoutExpired:
             raise PushError(f"git {args[0]} did not finish in {GIT_TIMEOUT_S:.0f} s") from None
         if check and p.returncode != 0:
@@ -201,12 +201,12 @@ def ingest_and_detect(db: Path, prepared: Sequence[store.PreparedRecord]) -> sto
     """Ingest (idempotent) and recompute noise/verdicts/change points; closes with CHECKPOINT."""
     cfg = paths.config_dir()
     notes = acks.load_file(cfg / "annotations.yaml")
-    runners = yamlfile.load(cfg / "runners.yaml") if (cfg / "runners.yaml").is_file() else {}
+    runners = yamlfile.read_yaml(cfg / "runners.yaml") if (cfg / "runners.yaml").is_file() else {}
     control = runners.get("control_server") if isinstance(runners, dict) else None
     with store.open_db(db, write=True) as st:
         res = st.ingest_prepared(prepared) if prepared else store.IngestResult(0, 0)
         if res.added:  # not strict: an annotation for a pair not measured yet waits
-            detect_mod.run(st, notes.notes, control, expire_days=notes.expire_days)
+            detect_mod.detect_and_store(st, notes.notes, control, expire_days=notes.expire_days)
     return res
 
 

@@ -51,7 +51,7 @@ LABEL_WIDTH = 78  # the longest cell label of the two article studies
 Key = tuple[Any, ...]  # MATCH values
 
 
-@dataclass
+@dataclass(kw_only=True)
 class Side:
     """Speeds per (role, key): ours (qps of every ok repeat) and the article's."""
 
@@ -165,10 +165,18 @@ def _interval(side: Side, num: tuple[str, Key], den: tuple[str, Key]) -> stats.C
 
 
 def _row(side: Side, k: tuple[str, Key]) -> compare.Row:
-    return compare.Row(k[0], "", "", None, side.ours[k], [], rounds=side.rounds.get(k, []))
+    return compare.Row(
+        server_id=k[0],
+        product="",
+        version="",
+        version_string=None,
+        values=side.ours[k],
+        latency=[],
+        rounds=side.rounds.get(k, []),
+    )
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class ReportRow:
     comparison: str
     label: str

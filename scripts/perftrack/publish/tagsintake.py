@@ -46,7 +46,7 @@ def changes(base: catalog.Catalog, text: str) -> tuple[list[str], list[str]]:
     path = base.path.with_name(".new-tags-versions.yaml")  # beside configs/releases.yaml
     try:
         path.write_text(text, encoding="utf-8")
-        head = catalog.load(path)
+        head = catalog.read_catalog(path)
     except ConfigError as err:
         message = str(err).replace(str(path), "the new catalog")
         message = message.replace(catalog_file.display(path), "the new catalog")
@@ -88,7 +88,7 @@ def main(argv: list[str] | None = None) -> int:
         text = args.catalog.read_text(encoding="utf-8")[: printake.MAX_CATALOG_BYTES + 1]
         if len(text.encode()) > printake.MAX_CATALOG_BYTES:
             raise printake.Refused(f"the new catalog is over {printake.MAX_CATALOG_BYTES} bytes")
-        added, pinned = changes(catalog.load(), text)
+        added, pinned = changes(catalog.read_catalog(), text)
     except (OSError, UnicodeDecodeError) as err:
         print(f"error: cannot read {args.catalog}: {err}", file=sys.stderr)
         return EXIT_REFUSED

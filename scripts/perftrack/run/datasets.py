@@ -27,7 +27,7 @@ from perftrack.run.server import Server
 from perftrack.servers import cache
 
 
-def load(srv: Server, cells: list[ResolvedCell], logs: Path) -> None:
+def load_datasets(srv: Server, cells: list[ResolvedCell], logs: Path) -> None:
     """Create the database and load every dataset the cells read (one prepare each)."""
     sb = [rc for rc in cells if rc.reads_dataset]
     first = (sb[0] if sb else cells[0]).cell
@@ -142,7 +142,7 @@ class Templates:
         )
         try:
             srv.__enter__()
-            load(srv, grp.cells, self.logs)
+            load_datasets(srv, grp.cells, self.logs)
             srv.stop()  # a clean shutdown: the datadir is consistent on disk
             shutil.move(srv.datadir, dest)
         finally:

@@ -37,16 +37,16 @@ class Measurer:
     # cost per operation and host signals around the measured run (sampler.py)
     sample_cost: bool = True
 
-    def measure(self, srv: Server, rc: ResolvedCell) -> Measured:
-        if rc.workload.tool == "slap":
-            return self._slap(srv, rc)
-        return self._sysbench(srv, rc)
+    def measure(self, srv: Server, resolved: ResolvedCell) -> Measured:
+        if resolved.workload.tool == "slap":
+            return self._slap(srv, resolved)
+        return self._sysbench(srv, resolved)
 
     def _stem(self, srv: Server, cell: plan.Cell) -> Path:
         return self.logs / f"{cell.cell_id}.{srv.install.server_id}"
 
-    def _sysbench(self, srv: Server, rc: ResolvedCell) -> Measured:
-        cell, wl = rc.cell, rc.workload
+    def _sysbench(self, srv: Server, resolved: ResolvedCell) -> Measured:
+        cell, wl = resolved.cell, resolved.workload
         script = wl.script_path()
         tgt = target(srv, cell)
         common: dict[str, Any] = dict(
@@ -56,7 +56,7 @@ class Measurer:
         stem = self._stem(srv, cell)
         try:
             if cell.warmup_s > 0:
-                warm, _ = sysbench.run(
+                warm, _ = sysbench.run_sysbench(
                     script,
                     tgt,
                     time_s=cell.warmup_s,
@@ -70,7 +70,7 @@ class Measurer:
                 self.before_measure(srv, cell)
             win = self._start_window(srv)
             try:
-                parsed, cmd = sysbench.run(
+                parsed, cmd = sysbench.run_sysbench(
                     script,
                     tgt,
                     time_s=cell.duration_s,
@@ -91,23 +91,23 @@ class Measurer:
             )
         return self._ok(parsed, sample, cmd)
 
-    def _slap(self, srv: Server, rc: ResolvedCell) -> Measured:
+    def _slap(self, srv: Server, resolved: ResolvedCell) -> Measured:
         """mysqlslap cells: a warm-up pass (if the cell has a warm-up), then the measure."""
-        cell, wl = rc.cell, rc.workload
+        cell, wl = resolved.cell, resolved.workload
         stem = self._stem(srv, cell)
         common: dict[str, Any] = dict(
             load=wl.script, threads=cell.threads, engine=cell.engine, options=wl.options
         )
         tgt = target(srv, cell)
         if cell.warmup_s > 0:
-            warm, _ = slap.run(tgt, log=stem.with_name(stem.name + ".warmup.txt"), **common)
+            warm, _ = slap.run_slap(tgt, log=stem.with_name(stem.name + ".warmup.txt"), **common)
             if warm.get("status") != "ok":
                 return Measured(status="failed", reason=f"warm-up failed: {warm.get('reason')}")
         if self.before_measure is not None:
             self.before_measure(srv, cell)
         win = self._start_window(srv)
         try:
-            parsed, cmd = slap.run(tgt, log=stem.with_name(stem.name + ".run.txt"), **common)
+            parsed, cmd = slap.run_slap(tgt, log=stem.with_name(stem.name + ".run.txt"), **common)
         finally:
             sample = self._stop_window(win)
         if parsed.get("status") != "ok":
@@ -177,15 +177,15 @@ def result_of(parsed: dict[str, Any]) -> dict[str, Any]:
     return res
 
 
-def _interval(iv: dict[str, Any]) -> dict[str, Any]:
+def _interval(interval: dict[str, Any]) -> dict[str, Any]:
     """Schema fields of one interval; only the latency may be null (percentile off)."""
     return {
-        k: iv[k]
+        k: interval[k]
         for k in record.INTERVAL_FIELDS
-        if k in iv and (iv[k] is not None or k == "lat_pct_ms")
+        if k in interval and (interval[k] is not None or k == "lat_pct_ms")
     }
 
 
-def tool_version(rc: ResolvedCell) -> str:
+def tool_version(resolved: ResolvedCell) -> str:
     """The version of the tool that runs the cell's workload (driver dispatch by tool)."""
-    return slap.version() if rc.workload.tool == "slap" else sysbench.version()
+    return slap.version() if resolved.workload.tool == "slap" else sysbench.version()

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from perftrack.core.cell import OPTIONAL_IDENTITY_FIELDS
 from perftrack.drivers import sysbench
 from perftrack.planning import cells as plan
 from perftrack.planning import workloads
@@ -26,7 +27,7 @@ class ResolvedCell:
     @property
     def has_axes(self) -> bool:
         """Whether the cell sets any configuration axis of configs/axes.yaml."""
-        return any(getattr(self.cell, k, None) is not None for k in plan.OPTIONAL_IDENTITY)
+        return any(getattr(self.cell, k, None) is not None for k in OPTIONAL_IDENTITY_FIELDS)
 
 
 def resolve(cells: list[plan.Cell]) -> list[ResolvedCell]:

@@ -98,9 +98,11 @@ def max_attempt() -> int:
     return int(record.schema()["properties"]["attempt"]["maximum"])
 
 
-def create(m: Matrix, catalog: Catalog, out_dir: Path, runner_class: str) -> RunDir:
+def create(matrix: Matrix, catalog: Catalog, out_dir: Path, runner_class: str) -> RunDir:
     """Plan the matrix and create its run directory (nothing runs yet)."""
-    return create_from_cells(plan.expand_catalog(m, catalog), m.to_dict(), out_dir, runner_class)
+    return create_from_cells(
+        plan.expand_catalog(matrix, catalog), matrix.to_dict(), out_dir, runner_class
+    )
 
 
 def create_from_cells(

@@ -152,7 +152,7 @@ class Runner:
 
     def _record(
         self,
-        rc: ResolvedCell,
+        resolved: ResolvedCell,
         attempt: int,
         status: str,
         reason: str | None,
@@ -165,7 +165,7 @@ class Runner:
         command: list[str] | None = None,
         sampled: dict[str, Any] | None = None,
     ) -> None:
-        cell = rc.cell
+        cell = resolved.cell
         rec: dict[str, Any] = {
             "schema": record.SCHEMA_ID,
             "record_id": record.record_id(self.rd.run_id, cell.cell_id, attempt),
@@ -185,8 +185,8 @@ class Runner:
             "result": result,
             "error_log_tail": log_tail[-LOG_TAIL_MAX_CHARS:] if log_tail else None,
             "tool": {
-                "name": rc.workload.tool,
-                "version": tool_version(rc) if status != "skipped" else "n/a",
+                "name": resolved.workload.tool,
+                "version": tool_version(resolved) if status != "skipped" else "n/a",
                 "command": command or [],
                 "perftrack_version": __version__,
             },
@@ -208,19 +208,19 @@ class Runner:
             raise inst
         return inst
 
-    def _options(self, install: Install, rc: ResolvedCell) -> dict[str, str | None]:
-        cell = rc.cell
+    def _options(self, install: Install, resolved: ResolvedCell) -> dict[str, str | None]:
+        cell = resolved.cell
         opts = options.translate_options(  # option names/units of this release (options.py)
             rules.rules_for(install.product, install.version),
             # the catalog entry's server_options first: the profile's win (later in my.cnf)
             {
                 **self.catalog.get(cell.server_id).options,
-                **profiles.load(cell.profile, self.config_dir),
+                **profiles.read_profile(cell.profile, self.config_dir),
             },
         )
         opts["character-set-server"] = cell.charset
         opts["collation-server"] = cell.collation
-        if rc.has_axes:
+        if resolved.has_axes:
             e = self.catalog.get(cell.server_id)
             opts.update(
                 axes.server_options(cell, rules.rules_for(e.product, e.version), self._axes())
@@ -229,7 +229,7 @@ class Runner:
 
     def _axes(self) -> axes.Axes:
         if "axes" not in self._meta:
-            self._meta["axes"] = axes.load(self.config_dir)
+            self._meta["axes"] = axes.read_axes(self.config_dir)
         return self._meta["axes"]
 
     def _measurer(self) -> Measurer:
@@ -365,10 +365,10 @@ class Runner:
         reason: str,
         started: str,
         prog: Progress,
-        **kw: Any,
+        **fields: Any,
     ) -> None:
         for rc in cells:
-            self._record(rc, attempt, "failed", reason, started, **kw)
+            self._record(rc, attempt, "failed", reason, started, **fields)
             prog.tick(f"{_label(rc.cell)}: FAILED {reason}")
 
     def _run_group(self, cells: list[plan.Cell], attempt: int, prog: Progress) -> None:
@@ -418,7 +418,7 @@ class Runner:
         """Load the group's data (on a server started for it, unless its datadir came from
         a template); return the effective settings, verified in every group."""
         if fresh and srv.template is None:
-            datasets.load(srv, grp.cells, self.rd.logs)
+            datasets.load_datasets(srv, grp.cells, self.rd.logs)
         eff = readback.verify(srv, grp.cells, self._axes(), self.rd.logs)
         return {**eff, "server_lifetime": "run"} if self._servers.kept else eff
 
@@ -474,7 +474,7 @@ class Runner:
     def _measure_one(
         self,
         srv: Server,
-        rc: ResolvedCell,
+        resolved: ResolvedCell,
         attempt: int,
         eff: dict[str, Any],
         prog: Progress,
@@ -482,10 +482,10 @@ class Runner:
     ) -> tuple[str, str | None, str | None, bool]:
         """Measure and record one cell attempt: (status, why later cells cannot run, why
         its window was noisy, whether its throughput was still moving)."""
-        cell = rc.cell
+        cell = resolved.cell
         started = now()
         dead_reason = None
-        m: Measured = self._measurer().measure(srv, rc)
+        m: Measured = self._measurer().measure(srv, resolved)
         status, reason, result, sampled = m.status, m.reason, m.result, m.sampled
         tail = None
         if not srv.alive():
@@ -504,7 +504,7 @@ class Runner:
         if repeat_of is not None:  # marks the re-measure, also when it failed
             host = sampled["host"] = {**(host or {"noisy": False}), "repeat_of": repeat_of}
         self._record(
-            rc,
+            resolved,
             attempt,
             status,
             reason,

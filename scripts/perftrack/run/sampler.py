@@ -64,7 +64,7 @@ def load_limits(config_dir: Path) -> NoiseLimits:
     path = config_dir / "runners.yaml"
     if not path.is_file():
         return NoiseLimits()
-    data = yamlfile.load(path)
+    data = yamlfile.read_yaml(path)
     raw = data.get("noise_limits") if isinstance(data, dict) else None
     if raw is None:
         return NoiseLimits()
@@ -211,11 +211,13 @@ def _delta(a: float | None, b: float | None) -> float | None:
     return None if a is None or b is None else max(b - a, 0.0)
 
 
-def _ctx_delta(a: dict[int, tuple[int, int]], b: dict[int, tuple[int, int]]) -> tuple[int, int]:
+def _ctx_delta(
+    before: dict[int, tuple[int, int]], after: dict[int, tuple[int, int]]
+) -> tuple[int, int]:
     """Switches of every thread alive at the end (a thread new in the window counts whole)."""
     vol = invol = 0
-    for tid, (v, i) in b.items():
-        v0, i0 = a.get(tid, (0, 0))
+    for tid, (v, i) in after.items():
+        v0, i0 = before.get(tid, (0, 0))
         if v < v0 or i < i0:  # a tid reused by a new thread
             v0 = i0 = 0
         vol, invol = vol + v - v0, invol + i - i0
@@ -224,24 +226,26 @@ def _ctx_delta(a: dict[int, tuple[int, int]], b: dict[int, tuple[int, int]]) -> 
 
 def _sample(
     target: Target,
-    a: Snapshot,
-    b: Snapshot,
+    before: Snapshot,
+    after: Snapshot,
     counts: dict[str, float | str],
     perf_reason: str | None,
 ) -> WindowSample:
     unavailable: dict[str, str] = {}
-    for what, reason in {**a.server.unavailable, **b.server.unavailable}.items():
+    for what, reason in {**before.server.unavailable, **after.server.unavailable}.items():
         unavailable[what] = reason
-    user = _delta(a.server.cpu_user_us, b.server.cpu_user_us)
-    sys_ = _delta(a.server.cpu_sys_us, b.server.cpu_sys_us)
-    vol, invol = _ctx_delta(a.server.ctx, b.server.ctx) if b.server.ctx else (None, None)
+    user = _delta(before.server.cpu_user_us, after.server.cpu_user_us)
+    sys_ = _delta(before.server.cpu_sys_us, after.server.cpu_sys_us)
+    vol, invol = (
+        _ctx_delta(before.server.ctx, after.server.ctx) if after.server.ctx else (None, None)
+    )
     totals: dict[str, float | None] = {
         "cpu_user_us": user,
         "cpu_sys_us": sys_,
         "ctx_vol": vol,
         "ctx_invol": invol,
-        "read_bytes": _delta(a.server.read_bytes, b.server.read_bytes),
-        "write_bytes": _delta(a.server.write_bytes, b.server.write_bytes),
+        "read_bytes": _delta(before.server.read_bytes, after.server.read_bytes),
+        "write_bytes": _delta(before.server.write_bytes, after.server.write_bytes),
         "instructions": None,
         "cycles": None,
     }
@@ -253,20 +257,20 @@ def _sample(
     return WindowSample(
         source=target.source,
         pid=target.pid,
-        window_s=round(b.t - a.t, 3),
+        window_s=round(after.t - before.t, 3),
         totals=totals,
-        peak_rss_bytes=b.server.peak_rss_bytes,
-        host=host_signals(a, b, (user or 0.0) + (sys_ or 0.0)),
+        peak_rss_bytes=after.server.peak_rss_bytes,
+        host=host_signals(before, after, (user or 0.0) + (sys_ or 0.0)),
         unavailable=unavailable,
     )
 
 
-def host_signals(a: Snapshot, b: Snapshot, server_cpu_us: float) -> dict[str, Any]:
+def host_signals(before: Snapshot, after: Snapshot, server_cpu_us: float) -> dict[str, Any]:
     """Steal, iowait and foreign CPU over the window, in % of all the host's CPUs."""
-    d = [y - x for x, y in zip(a.host_cpu, b.host_cpu, strict=True)]
+    d = [y - x for x, y in zip(before.host_cpu, after.host_cpu, strict=True)]
     user, nice, system, _idle, iowait, irq, softirq, steal = d
     total = sum(d)
-    mhz = [m for m in (a.mhz, b.mhz) if m is not None]
+    mhz = [m for m in (before.mhz, after.mhz) if m is not None]
     out: dict[str, Any] = {
         "steal_pct": None,
         "iowait_pct": None,
@@ -279,7 +283,7 @@ def host_signals(a: Snapshot, b: Snapshot, server_cpu_us: float) -> dict[str, An
         return out
     busy_us = (user + nice + system + irq + softirq) * 1e6 / CLK_TCK
     capacity_us = total * 1e6 / CLK_TCK
-    own_us = max(b.own_cpu_us - a.own_cpu_us, 0.0)
+    own_us = max(after.own_cpu_us - before.own_cpu_us, 0.0)
 
     def pct(x: float) -> float:
         return round(min(max(100.0 * x / capacity_us, 0.0), 100.0), 3)

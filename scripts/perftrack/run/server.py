@@ -506,6 +506,8 @@ class Server:
 
 
 @contextlib.contextmanager
-def running(install: Install, options: dict[str, str | None], **kw: Any) -> Iterator[Server]:
-    with Server(install=install, options=options, **kw) as srv:
+def running(
+    install: Install, options: dict[str, str | None], **server_args: Any
+) -> Iterator[Server]:
+    with Server(install=install, options=options, **server_args) as srv:
         yield srv

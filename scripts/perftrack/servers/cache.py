@@ -331,7 +331,9 @@ def safe_extract_zip(archive: Path, dest: Path) -> None:
         raise FetchError(f"{archive.name} is not a valid zip archive: {err}") from None
 
 
-def _extract_member(zf: zipfile.ZipFile, info: zipfile.ZipInfo, root: Path, archive: Path) -> None:
+def _extract_member(
+    zip_file: zipfile.ZipFile, info: zipfile.ZipInfo, root: Path, archive: Path
+) -> None:
     relative = _member_path(info.filename, archive)
     target = root / relative
     _check_inside(target.parent, root, info.filename, archive)
@@ -343,9 +345,9 @@ def _extract_member(zf: zipfile.ZipFile, info: zipfile.ZipInfo, root: Path, arch
         raise FetchError(f"refusing to write {info.filename!r} of {archive.name} through a symlink")
     mode = _unix_mode(info)
     if mode is not None and stat.S_ISLNK(mode):
-        _extract_symlink(zf, info, target, root, archive)
+        _extract_symlink(zip_file, info, target, root, archive)
         return
-    with zf.open(info) as source, open(target, "wb") as sink:
+    with zip_file.open(info) as source, open(target, "wb") as sink:
         shutil.copyfileobj(source, sink, HASH_CHUNK_BYTES)
     if mode is not None and mode & PERMISSION_BITS:
         target.chmod(mode & PERMISSION_BITS)
@@ -363,9 +365,9 @@ def _member_path(name: str, archive: Path) -> Path:
 
 
 def _extract_symlink(
-    zf: zipfile.ZipFile, info: zipfile.ZipInfo, target: Path, root: Path, archive: Path
+    zip_file: zipfile.ZipFile, info: zipfile.ZipInfo, target: Path, root: Path, archive: Path
 ) -> None:
-    link = zf.read(info).decode("utf-8", errors="replace")
+    link = zip_file.read(info).decode("utf-8", errors="replace")
     resolved = Path(os.path.realpath(target.parent / link))
     if os.path.isabs(link) or not resolved.is_relative_to(root):
         raise FetchError(

@@ -89,7 +89,7 @@ def default_path() -> Path:
     return paths.config_dir() / CATALOG_FILENAME
 
 
-def load(path: Path | None = None) -> Catalog:
+def read_catalog(path: Path | None = None) -> Catalog:
     """Read and validate a catalog file (default: `default_path`)."""
     path = default_path() if path is None else Path(path)
     data = read_yaml(path)
@@ -114,5 +114,5 @@ __all__ = [
     "MavenArtifact",
     "Tarball",
     "default_path",
-    "load",
+    "read_catalog",
 ]

@@ -146,7 +146,7 @@ def parse_entries(
     servers = data["servers"]
     if not isinstance(servers, list):
         where.fail(f"'servers' must be a list of entries, got {_kind(servers)}")
-    lines = lines or releases.load(releases.beside(path))
+    lines = lines or releases.read_releases(releases.beside(path))
     entries = tuple(_parse_entry(raw, index, where, lines) for index, raw in enumerate(servers))
     _check_unique_ids(entries, servers, where)
     return entries

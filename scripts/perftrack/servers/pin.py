@@ -99,7 +99,7 @@ def write(path: Path, pins: list[Pin]) -> None:
     """Replace each pinned entry's ``unpinned`` marker in ``path``; atomic, validated."""
     if not pins:
         return
-    old = catalog.load(path)
+    old = catalog.read_catalog(path)
     text = path.read_text(encoding="utf-8")
     lines = text.splitlines(keepends=True)
     for p in pins:
@@ -107,21 +107,23 @@ def write(path: Path, pins: list[Pin]) -> None:
     files.replace_text(path, "".join(lines), check=lambda tmp: _verify(tmp, old, pins, path))
 
 
-def _replace_marker(lines: list[str], p: Pin, path: Path) -> list[str]:
-    start = next((i for i, line in enumerate(lines) if _entry_id(line) == p.server_id), None)
+def _replace_marker(lines: list[str], pin: Pin, path: Path) -> list[str]:
+    start = next((i for i, line in enumerate(lines) if _entry_id(line) == pin.server_id), None)
     if start is None:
-        raise ConfigError(f"{path}: cannot find the entry {p.server_id!r} as text; nothing written")
+        raise ConfigError(
+            f"{path}: cannot find the entry {pin.server_id!r} as text; nothing written"
+        )
     end = next(
         (i for i in range(start + 1, len(lines)) if _entry_id(lines[i]) is not None), len(lines)
     )
-    marker = re.compile(rf"(\b{p.key}:\s*)['\"]?{UNPINNED}['\"]?")
-    value = f'"{p.value}"' if p.key == "digest" else p.value
+    marker = re.compile(rf"(\b{pin.key}:\s*)['\"]?{UNPINNED}['\"]?")
+    value = f'"{pin.value}"' if pin.key == "digest" else pin.value
     for i in range(start, end):
         new, n = marker.subn(lambda m: m.group(1) + value, lines[i], count=1)
         if n:
             return [*lines[:i], new, *lines[i + 1 :]]
     raise ConfigError(
-        f"{path}: entry {p.server_id!r} has no '{p.key}: {UNPINNED}' line; nothing written"
+        f"{path}: entry {pin.server_id!r} has no '{pin.key}: {UNPINNED}' line; nothing written"
     )
 
 
@@ -132,7 +134,7 @@ def _entry_id(line: str) -> str | None:
 
 def _verify(tmp: Path, old: Catalog, pins: list[Pin], path: Path) -> None:
     try:
-        new = catalog.load(tmp)
+        new = catalog.read_catalog(tmp)
     except ConfigError as err:
         raise ConfigError(f"pinning would make {path} invalid ({err}); nothing written") from None
     by_id = {p.server_id: p for p in pins}

@@ -91,7 +91,7 @@ def parse(text: str, where: str) -> dict[str, str | None]:
     return options
 
 
-def load(name: str, config_dir: Path) -> dict[str, str | None]:
+def read_profile(name: str, config_dir: Path) -> dict[str, str | None]:
     path = config_dir / "profiles" / f"{name}.cnf"
     if not path.is_file():
         known = sorted(p.stem for p in (config_dir / "profiles").glob("*.cnf"))

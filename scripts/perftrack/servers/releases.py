@@ -171,7 +171,7 @@ def beside(catalog_path: Path) -> Path:
 _CACHE: dict[tuple[Path, int, int], Releases] = {}
 
 
-def load(path: Path | None = None) -> Releases:
+def read_releases(path: Path | None = None) -> Releases:
     """Read and validate a release table (default: the configs directory's)."""
     path = default_path() if path is None else Path(path)
     try:
@@ -180,7 +180,7 @@ def load(path: Path | None = None) -> Releases:
         raise ConfigError(f"{display(path)}: no such file (the release lines table)") from None
     key = (path.resolve(), st.st_mtime_ns, st.st_size)
     if key not in _CACHE:
-        _CACHE[key] = Releases(path=path, lines=parse(yamlfile.load(path), path))
+        _CACHE[key] = Releases(path=path, lines=parse(yamlfile.read_yaml(path), path))
     return _CACHE[key]
 
 
@@ -196,8 +196,8 @@ def parse(data: Any, path: Path) -> tuple[Line, ...]:
     return out
 
 
-def _line(raw: Any, n: int, where: str) -> Line:
-    here = f"{where}: lines[{n}]"
+def _line(raw: Any, index: int, where: str) -> Line:
+    here = f"{where}: lines[{index}]"
     if not isinstance(raw, dict):
         raise ConfigError(f"{here} must be a mapping ({', '.join(LINE_KEYS)})")
     unknown = sorted(set(map(str, raw)) - {*LINE_KEYS, *OPTIONAL_KEYS})

@@ -28,7 +28,7 @@ versions.
 ``--write`` appends one entry per new version after the catalog's last entry as text, so
 every comment of the file survives: image ``mysql:X.Y.Z`` pinned by the Docker Hub tag's
 digest (the entry's ``digest``, which the docker provider checks against the pulled
-image's RepoDigests). The result is re-loaded with `perftrack.catalog.load` and must hold
+image's RepoDigests). The result is re-loaded with `perftrack.catalog.read_catalog` and must hold
 the old entries unchanged plus the new ones, then replaces the file atomically (nothing
 half-written on any error).
 """
@@ -325,7 +325,7 @@ def new_releases(
 ) -> None:
     """Fill ``check.new`` (in the order to add them: newest first) from the two sources and
     the catalog, and ``check.deferred`` with what is over the per-run cap."""
-    table = releases.load(releases.beside(cat.path))
+    table = releases.read_releases(releases.beside(cat.path))
     today = today or dt.date.today()
     have = {e.version for e in cat if e.product == PRODUCT and e.provider == PROVIDER}
     scratch = Check()  # one-sided releases are reported, their line reasons are not
@@ -413,7 +413,7 @@ def append(path: Path, added: list[Release], today: str | None = None) -> None:
     """Append ``added`` to the catalog file at ``path``; atomic, validated, or nothing."""
     if not added:
         return
-    old = catalog.load(path)
+    old = catalog.read_catalog(path)
     try:
         text = path.read_text(encoding="utf-8")
     except OSError as err:
@@ -428,7 +428,7 @@ def append(path: Path, added: list[Release], today: str | None = None) -> None:
 
 def _verify(tmp: Path, old: catalog.Catalog, added: list[Release], path: Path) -> None:
     try:
-        new = catalog.load(tmp)
+        new = catalog.read_catalog(tmp)
     except ConfigError as err:
         raise ConfigError(
             f"appending to {path} would make it invalid ({err}); nothing written: check that "

@@ -54,11 +54,11 @@ def write_notes(path: Path) -> Path:
 
 
 def build_db(db: Path, notes_path: Path) -> Path:
-    notes = annotations.load(write_notes(notes_path))
+    notes = annotations.read_annotations(write_notes(notes_path))
     for night in (1, 2, 3):
         with store.open_db(db, write=True) as st:
             for threads, first in SERIES_NIGHT.items():
                 if first == night:
                     st.ingest(_releases(threads))
-            detect.run(st, notes, None, now=NIGHT1 + timedelta(days=night - 1))
+            detect.detect_and_store(st, notes, None, now=NIGHT1 + timedelta(days=night - 1))
     return db

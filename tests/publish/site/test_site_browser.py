@@ -266,10 +266,23 @@ def test_run_page_shows_the_explanation_of_its_versions(
     old, new = "synthetic-mysql-8.4.0", "synthetic-mysql-9.1.0"
     cand = candidates.Candidate("innodb_buffer_pool_size", "innodb_buffer_pool_size", "128M", "1G")
     res = explanation.Explanation(
-        old, new, {"workload": "oltp_point_select", "threads": 4, "metric": "tps"}, [cand], []
+        a=old,
+        b=new,
+        cell={"workload": "oltp_point_select", "threads": 4, "metric": "tps"},
+        candidates=[cand],
+        left=[],
     )
-    res.groups.append(explanation.Group("g1", (cand,), 1, state=explanation.MOVED, share=0.62,
-                                        share_low=0.41, share_high=0.83))  # fmt: skip
+    res.groups.append(
+        explanation.Group(
+            label="g1",
+            members=(cand,),
+            stage=1,
+            state=explanation.MOVED,
+            share=0.62,
+            share_low=0.41,
+            share_high=0.83,
+        )
+    )
     res.isolated.append("g1")
     explanations.save(db, explanation.to_json(res))
     site = build.build(db, tmp_path / "site").out

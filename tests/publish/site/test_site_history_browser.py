@@ -7,7 +7,7 @@ The DB is SYNTHETIC (tests/fixtures/records/synthetic_history.py): 60 nights of 
 versions; in oltp_read_only the newest 10% slower from night 20, then every version 20%
 slower from night 40 (an "environment" step: the control server moved too), the other
 workloads flat; `perftrack detect`'s own
-analysis (detect.run, the control server 8.0.36) finds the change points.
+analysis (detect.detect_and_store, the control server 8.0.36) finds the change points.
 """
 
 from __future__ import annotations
@@ -57,7 +57,7 @@ def site(tmp_path_factory: pytest.TempPathFactory) -> Path:
     db = root / "results.duckdb"
     with store.open_db(db, write=True) as st:
         st.ingest(list(_records()))
-        detect.run(st, [], CONTROL)
+        detect.detect_and_store(st, [], CONTROL)
     return build.build(db, root / "site").out
 
 
@@ -160,7 +160,7 @@ def test_after_detect_a_cell_without_change_points_says_detect_ran(
     db = tmp_path / "results.duckdb"
     with store.open_db(db, write=True) as st:  # SYNTHETIC: the flat workloads only
         st.ingest([r for r in _records() if r["cell"]["workload"] != "oltp_read_only"])
-        detect.run(st, [], CONTROL)
+        detect.detect_and_store(st, [], CONTROL)
     quiet = build.build(db, tmp_path / "site").out
     tab.open(url(quiet, "#workload=oltp_point_select&collation=latin1_swedish_ci&threads=4"))
     cells = tab.page.evaluate("window.perftrack.lib.rows('history_cells')")

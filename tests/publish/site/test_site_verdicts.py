@@ -39,7 +39,7 @@ def test_p95_verdicts_use_the_stored_noise_while_it_is_current(tmp_path: Path) -
     db = tmp_path / "v.duckdb"
     with store.open_db(db, write=True) as st:
         st.ingest(_records(0, 6))
-        detect.run(st, [], None)
+        detect.detect_and_store(st, [], None)
         metrics = {m for (m,) in st.con.execute("SELECT DISTINCT metric FROM noise").fetchall()}
     assert metrics == {"tps", "p95"}  # detect.NOISE_ALSO
     with store.open_db(db, write=False) as st:
@@ -73,7 +73,7 @@ def test_a_verdict_row_says_if_it_is_paired_and_what_an_inconclusive_one_needs(
         rec["result"]["tps"] = tps
     with store.open_db(db, write=True) as st:
         st.ingest(recs)
-        detect.run(st, [], None)
+        detect.detect_and_store(st, [], None)
     with store.open_db(db, write=False) as st:
         ((t,),) = [detect.verdict_tables(st)]
         c = t.rows[1].vs_previous

@@ -36,7 +36,7 @@ cp "$FAKE_DEBS/$name.deb" "./${name}_fake_amd64.deb"
 
 
 def real_entry() -> Entry:
-    return catalog.load(REPO / "configs" / "versions.yaml").get(SERVER_ID)
+    return catalog.read_catalog(REPO / "configs" / "versions.yaml").get(SERVER_ID)
 
 
 def progress_log() -> tuple[list[str], providers.Progress]:

@@ -103,7 +103,7 @@ def load_catalog(tmp_path: Path, chroot: str, provider: str = "debian-chroot") -
             chroot: {chroot}
         """)
     )
-    return catalog.load(path)
+    return catalog.read_catalog(path)
 
 
 PACKAGES = "[{name: mysql-server-core, version: 9.7.4-2, sha256: " + "a" * 64 + "}]"
@@ -408,7 +408,7 @@ def test_real_cell_sysbench_over_tcp_with_caching_sha2(tmp_path, config_dir, wor
             "table_size": 500,
         }
     )
-    cat = catalog.load(config_dir / "versions.yaml")
+    cat = catalog.read_catalog(config_dir / "versions.yaml")
     rd = runner.create(m, cat, tmp_path / "runs", "test")
     summary = runner.Runner(
         rd=rd, catalog=cat, config_dir=config_dir, emit=lambda _m: None, workroot=workroot

@@ -197,7 +197,7 @@ def load_one(tmp_path: Path, image: str, version: str = "8.4.3") -> catalog.Cata
             digest: unpinned
         """)
     )
-    return catalog.load(path)
+    return catalog.read_catalog(path)
 
 
 @pytest.mark.parametrize(
@@ -237,7 +237,7 @@ def test_catalog_digest_is_validated(tmp_path: Path, extra, complaint) -> None:
         '    image: "mysql:8.4.3"\n' + extra
     )
     with pytest.raises(ConfigError, match=complaint) as info:
-        catalog.load(path)
+        catalog.read_catalog(path)
     assert "\n" not in str(info.value)
 
 
@@ -248,7 +248,7 @@ def test_catalog_digest_belongs_to_docker_only(tmp_path: Path) -> None:
         "    basedir: /opt/x\n    digest: sha256:" + "a" * 64 + "\n"
     )
     with pytest.raises(ConfigError, match="'digest' belongs to provider 'docker', not 'path'"):
-        catalog.load(path)
+        catalog.read_catalog(path)
 
 
 def test_catalog_digest_is_kept(tmp_path: Path) -> None:
@@ -258,7 +258,7 @@ def test_catalog_digest_is_kept(tmp_path: Path) -> None:
         "servers:\n  - id: s\n    product: mysql\n    version: 8.4.3\n    provider: docker\n"
         f'    image: "mysql:8.4.3"\n    digest: "{digest}"\n'
     )
-    assert catalog.load(path).get("s").digest == digest
+    assert catalog.read_catalog(path).get("s").digest == digest
 
 
 # The shape of `docker image inspect` for an image pulled from Docker Hub (RepoDigests set)
@@ -292,7 +292,7 @@ def test_verify_digest_accepts_repo_digest_or_image_id(info, recorded, accepted)
 
 
 def test_real_catalog_docker_entries() -> None:
-    cat = catalog.load(Path(__file__).resolve().parents[3] / "configs" / "versions.yaml")
+    cat = catalog.read_catalog(Path(__file__).resolve().parents[3] / "configs" / "versions.yaml")
     images = {e.image for e in cat if e.provider == "docker"}
     assert {"mysql:8.0.40", "mysql:8.4.3"} <= images
 
@@ -566,7 +566,7 @@ def test_real_cell_runs_in_a_container_and_records_the_digest(
             "table_size": 500,
         }
     )
-    cat = catalog.load(config_dir / "versions.yaml")
+    cat = catalog.read_catalog(config_dir / "versions.yaml")
     rd = runner.create(m, cat, tmp_path / "runs", "test")
     r = runner.Runner(
         rd=rd,

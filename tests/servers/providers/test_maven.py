@@ -184,7 +184,7 @@ def test_entry_without_artifact_is_a_config_error(tmp_path: Path) -> None:
 @pytest.mark.integration
 @pytest.mark.skipif(shutil.which("mvn") is None, reason="needs mvn (apt-get install maven)")
 def test_real_fetch_of_10_2_11(tmp_path: Path) -> None:
-    entry = catalog.load(REPO / "configs" / "versions.yaml").get("mariadb-10.2.11")
+    entry = catalog.read_catalog(REPO / "configs" / "versions.yaml").get("mariadb-10.2.11")
     install = providers.fetch(entry, cache_dir=tmp_path / "cache")
     assert install.mysqld == install.basedir / "bin" / "mysqld"
     assert install.install_db == install.basedir / "scripts" / "mysql_install_db"

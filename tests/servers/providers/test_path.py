@@ -100,7 +100,7 @@ def test_entry_without_basedir(tmp_path: Path) -> None:
 @pytest.mark.skipif(shutil.which("apt-get") is None, reason="needs apt-get (a Debian host)")
 def test_path_provider_on_the_extracted_debian_tree(tmp_path_factory) -> None:
     cache_root = tmp_path_factory.mktemp("path-provider-cache")
-    real = catalog.load(REPO / "configs" / "versions.yaml").get("mariadb-10.11.18")
+    real = catalog.read_catalog(REPO / "configs" / "versions.yaml").get("mariadb-10.11.18")
     fetched = providers.fetch(real, cache_dir=cache_root)
     entry = dataclasses.replace(
         path_entry(fetched.basedir), id="local-10.11.18", product="mariadb", version="10.11.18"

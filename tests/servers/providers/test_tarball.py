@@ -132,7 +132,7 @@ def load_one(tmp_path: Path, body: str) -> catalog.Catalog:
     path = tmp_path / "versions.yaml"
     head = "servers:\n  - id: mysql-8.4.3-tarball\n    product: mysql\n    version: 8.4.3\n"
     path.write_text(head + "    provider: tarball\n" + textwrap.indent(body, "    "))
-    return catalog.load(path)
+    return catalog.read_catalog(path)
 
 
 def test_catalog_tarball_sha256_may_be_explicitly_unpinned(tmp_path: Path) -> None:
@@ -161,7 +161,7 @@ def test_catalog_tarball_section_is_validated(tmp_path: Path, body: str, complai
 
 
 def test_real_catalog_tarball_entries_wait_for_their_checksum(tmp_path: Path) -> None:
-    cat = catalog.load(REPO / "configs" / "versions.yaml")
+    cat = catalog.read_catalog(REPO / "configs" / "versions.yaml")
     entries = [e for e in cat if e.provider == "tarball"]
     assert {e.version.split(".")[0] for e in entries} >= {"8", "9"}
     for e in entries:
@@ -341,7 +341,7 @@ def test_archive_without_a_server_is_refused(mirror, tmp_path: Path) -> None:
 def test_real_mariadb_tarball_from_local_http_server_starts(
     http_server, tmp_path: Path, workroot: Path
 ) -> None:
-    cat = catalog.load(REPO / "configs" / "versions.yaml")
+    cat = catalog.read_catalog(REPO / "configs" / "versions.yaml")
     debian_tree = providers.fetch(cat.get("mariadb-10.11.19")).basedir  # .../usr
     top = "mariadb-10.11.19-linux-x86_64"
     buf = io.BytesIO()

@@ -49,7 +49,7 @@ TABLES = (
 # (the example "Every night of a series"), from the results' monthly Parquet parts.
 
 
-@dataclass
+@dataclass(kw_only=True)
 class BuildResult:
     out: Path
     pages: list[str] = field(default_factory=list)
@@ -116,7 +116,7 @@ def build(
     root = source.site_dir()
     source.verify_vendor(root)
     _check_out(out, root)
-    notes = ann.load(annotations_path) if annotations_path else []
+    notes = ann.read_annotations(annotations_path) if annotations_path else []
     studies = study_files.load_all(studies_dir)
     tmp = out.parent / f".{out.name}.building-{os.getpid()}"
     shutil.rmtree(tmp, ignore_errors=True)

@@ -78,7 +78,7 @@ def version_sort_key(product: str, version: str, server: str) -> tuple[Any, ...]
     return (product, v, server)
 
 
-@dataclass
+@dataclass(kw_only=True)
 class SiteData:
     meta: dict[str, Any]
     verdicts: list[dict[str, Any]] = field(default_factory=list)

@@ -75,7 +75,7 @@ def render(
     """Write `out` (PNG); returns (rows drawn, the filters applied)."""
     root = source.site_dir()
     spec = source.spec(root, chart)  # unknown chart -> ConfigError listing the known ones
-    notes = ann.load(annotations_path) if annotations_path else []
+    notes = ann.read_annotations(annotations_path) if annotations_path else []
     with store.open_db(db, write=False) as st:
         data = export.export_for_chart(st, notes, source.CHARTS[chart])
     rows, chosen = apply_filters(chart, data["table"], filters)

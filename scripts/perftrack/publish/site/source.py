@@ -38,7 +38,7 @@ SQL_CSP = CSP.replace("script-src 'self'", "script-src 'self' 'wasm-unsafe-eval'
 SPEC_SUFFIX = ".vl.json"
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Page:
     name: str  # file stem: NAME.html
     title: str  # shown in the navigation and <title>; never data from the DB
@@ -53,26 +53,38 @@ class Page:
 
 
 PAGES: tuple[Page, ...] = (
-    Page("index", "Overview", ("meta", "verdicts", "headline"), ("overview",)),
-    Page("trend", "Trend", ("meta", "summary"), ("trend",)),
-    Page("scaling", "Thread scaling", ("meta", "summary"), ("scaling",)),
-    Page("charset", "Charset impact", ("meta", "charset"), ("charset",)),
-    Page("heatmap", "Heatmap", ("meta", "verdicts", "metric_verdicts"), ("heatmap",)),
-    Page("cost", "Cost per transaction", ("meta", "cost"), ("cost",)),
     Page(
-        "history",
-        "Nightly history",
-        ("meta", "history_cells", "hardware_changes", "annotations"),
-        ("history",),
+        name="index", title="Overview", data=("meta", "verdicts", "headline"), specs=("overview",)
+    ),
+    Page(name="trend", title="Trend", data=("meta", "summary"), specs=("trend",)),
+    Page(name="scaling", title="Thread scaling", data=("meta", "summary"), specs=("scaling",)),
+    Page(name="charset", title="Charset impact", data=("meta", "charset"), specs=("charset",)),
+    Page(
+        name="heatmap",
+        title="Heatmap",
+        data=("meta", "verdicts", "metric_verdicts"),
+        specs=("heatmap",),
+    ),
+    Page(name="cost", title="Cost per transaction", data=("meta", "cost"), specs=("cost",)),
+    Page(
+        name="history",
+        title="Nightly history",
+        data=("meta", "history_cells", "hardware_changes", "annotations"),
+        specs=("history",),
         before=("assets/history.js",),
     ),
-    Page("runs", "Runs", ("meta", "runs")),
-    Page("studies", "Studies", ("meta", "studies")),
-    Page("advisor", "Upgrade advisor", ("meta", "advisor"), vega=True),
-    Page("regressions", "Regressions", ("meta", "regressions"), before=("assets/regressions.js",)),
-    Page("sql", "SQL", ("meta",), script="assets/sql.js", csp=SQL_CSP),
+    Page(name="runs", title="Runs", data=("meta", "runs")),
+    Page(name="studies", title="Studies", data=("meta", "studies")),
+    Page(name="advisor", title="Upgrade advisor", data=("meta", "advisor"), vega=True),
+    Page(
+        name="regressions",
+        title="Regressions",
+        data=("meta", "regressions"),
+        before=("assets/regressions.js",),
+    ),
+    Page(name="sql", title="SQL", data=("meta",), script="assets/sql.js", csp=SQL_CSP),
 )
-STUDY_PAGE = Page("study", "Study", ("meta", "studies"), nav=False, vega=True)
+STUDY_PAGE = Page(name="study", title="Study", data=("meta", "studies"), nav=False, vega=True)
 
 # chart name -> the data set it draws (the spec's "table"); `site png` uses the same map.
 CHARTS: dict[str, str] = {

@@ -1,7 +1,7 @@
 """StudyPage pages: one per `configs/studies/*.yaml`, our ratios next to the article's.
 
 The page says what `perftrack study report` says, from the same code: the study file is
-read by `planning.study.load`, the rows, intervals, "outside the noise" marks and claim
+read by `planning.study.read_study`, the rows, intervals, "outside the noise" marks and claim
 checks come from `publish.study_report`, fed with the results DB's records of the cells the
 study plans (latest attempt of each, `study_runs.db_records`) instead of a run directory.
 The scale shown is the one whose servers have the most cells (`full` wins a tie): a
@@ -48,8 +48,8 @@ def load_all(directory: Path | None) -> list[StudyPage]:
     for p in sorted(directory.glob("*.yaml")):
         if not NAME_RE.match(p.stem):
             raise ConfigError(f"{p}: study file names are letters, digits, '.', '_' and '-'")
-        st = study_mod.load(p.stem, directory.parent)
-        cat = cat or catalog_mod.load(directory.parent / catalog_mod.CATALOG_FILENAME)
+        st = study_mod.read_study(p.stem, directory.parent)
+        cat = cat or catalog_mod.read_catalog(directory.parent / catalog_mod.CATALOG_FILENAME)
         out.append(StudyPage(p.stem, st.title, st, cat))
     return out
 

@@ -77,7 +77,7 @@ def container_command(docker: str, image: str, command: list[str], name: str) ->
     ]
 
 
-def run(image: str, command: list[str]) -> int:
+def run_container(image: str, command: list[str]) -> int:
     """Run ``command`` in a container of ``image`` until it exits; its exit status."""
     set_parent_death_signal(signal.SIGTERM)
     docker = shutil.which("docker")
@@ -127,7 +127,7 @@ def main(argv: list[str] | None = None) -> int:
     if len(args) < 3 or args[1] != "--":
         print(USAGE, file=sys.stderr)
         return EXIT_USAGE
-    return run(args[0], args[2:])
+    return run_container(args[0], args[2:])
 
 
 if __name__ == "__main__":

@@ -106,7 +106,7 @@ def _opens(path: Path) -> bool:
 def _git(directory: Path, *args: str) -> bytes | None:
     """Run git in `directory`; None when git is missing, it is not a repo, or git fails."""
     try:
-        done = git.run(directory, *args, timeout=GIT_TIMEOUT_S, text=False)
+        done = git.run_git(directory, *args, timeout=GIT_TIMEOUT_S, text=False)
     except (OSError, subprocess.SubprocessError, EnvironmentProblem):
         return None
     return done.stdout if done.returncode == 0 else None

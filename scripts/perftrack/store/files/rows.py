@@ -68,7 +68,7 @@ def _timestamp(value: str, field: str, where: str) -> datetime:
     return parsed.astimezone(UTC).replace(tzinfo=None)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class IntervalSummary:
     p5: float | None
     p50: float | None
@@ -84,7 +84,7 @@ def summarize_intervals(tps: Sequence[float]) -> IntervalSummary:
     chunks and averages each; a series that is already short is kept as it is.
     """
     if not tps:
-        return IntervalSummary(None, None, None, None, None)
+        return IntervalSummary(p5=None, p50=None, p95=None, cv=None, series=None)
     values = np.asarray(tps, dtype=float)
     p5, p50, p95 = (
         round(float(x), SERIES_DECIMALS) for x in np.percentile(values, TPS_PERCENTILES)
@@ -102,7 +102,7 @@ def summarize_intervals(tps: Sequence[float]) -> IntervalSummary:
     starts = np.concatenate(([0], np.cumsum(lengths)[:-1]))
     means = np.add.reduceat(values, starts) / lengths
     series = [float(f"{x:.{SERIES_SIGNIFICANT}g}") for x in means]
-    return IntervalSummary(p5, p50, p95, cv, series)
+    return IntervalSummary(p5=p5, p50=p50, p95=p95, cv=cv, series=series)
 
 
 # (column, DuckDB type) of `results`, in table order; values come from `_result_row`.
@@ -189,7 +189,7 @@ RESULT_METRICS = tuple(f for f in (*record.RESULT_FIELDS, *record.COST_FIELDS) i
 CELL_FIELDS = record.CELL_FIELDS
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class PreparedRecord:
     """One validated record as the rows it adds to each table."""
 

@@ -14,22 +14,14 @@ from typing import Any
 
 import duckdb
 
+from perftrack.core.cell import DURATION_FIELDS
 from perftrack.core.errors import DatabaseError
 from perftrack.store.files.dbfile import first_line
 from perftrack.store.queries.base import QueryBase
 
 PLANNING_MIN_SCHEMA = 2  # results, servers and verdicts: all planning reads
 # A cell's duration key after its server: the fields that decide how long it takes.
-DURATION_KEY = (
-    "workload",
-    "threads",
-    "collation",
-    "profile",
-    "tables",
-    "table_size",
-    "duration_s",
-    "warmup_s",
-)
+DURATION_KEY = DURATION_FIELDS
 SIMILAR_KEY = ("workload", "duration_s", "warmup_s", "tables", "table_size")
 
 

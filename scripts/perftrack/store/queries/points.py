@@ -19,7 +19,7 @@ Key = tuple[Any, ...]  # (series…, server_id)
 Point = tuple[Any, ...]  # (run_id, first started_at, median value)
 
 
-@dataclass(frozen=True, eq=False)
+@dataclass(frozen=True, eq=False, kw_only=True)
 class NightlyPoints(Mapping[Key, list[Point]]):
     """Points in the order (key, time, run id). `series_keys` and `runs` are the distinct keys and
     run ids (`runs` in string order); `key`, `run`, `at` and `value` hold, per point, its
@@ -61,13 +61,13 @@ class NightlyPoints(Mapping[Key, list[Point]]):
         ]
         cols = list(zip(*flat, strict=True)) if flat else [(), (), (), ()]
         return cls(
-            keys,
-            runs,
-            np.array(cols[0], dtype=np.int64),
-            np.array(cols[1], dtype=np.int64),
-            np.array(cols[2], dtype=np.int64),
-            np.array([np.nan if v is None else float(v) for v in cols[3]], dtype=float),
-            times.__getitem__,
+            series_keys=keys,
+            runs=runs,
+            key=np.array(cols[0], dtype=np.int64),
+            run=np.array(cols[1], dtype=np.int64),
+            at=np.array(cols[2], dtype=np.int64),
+            value=np.array([np.nan if v is None else float(v) for v in cols[3]], dtype=float),
+            at_of=times.__getitem__,
         )
 
     def rows(self, i: int) -> slice:

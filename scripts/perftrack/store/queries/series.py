@@ -338,16 +338,16 @@ class SeriesQueries(QueryBase):
         combined = (run_class[ri] * n_k + ki) * n_s + si
         found, key = np.unique(combined, return_inverse=True)
         return NightlyPoints(
-            [
+            series_keys=[
                 (*classes[c // (n_k * n_s)], *keys[c // n_s % n_k][1:], servers[c % n_s])
                 for c in found.tolist()
             ],
-            [r[0] for r in runs],
-            key.reshape(-1),
-            ri,
-            np.asarray(a["t"], dtype=np.int64),
-            np.asarray(a["v"], dtype=float),
-            _from_epoch_us,
+            runs=[r[0] for r in runs],
+            key=key.reshape(-1),
+            run=ri,
+            at=np.asarray(a["t"], dtype=np.int64),
+            value=np.asarray(a["v"], dtype=float),
+            at_of=_from_epoch_us,
         )
 
     def series_last_run(self) -> dict[tuple[Any, ...], tuple[datetime, str]]:
