@@ -19,13 +19,13 @@ analysis/grading.py; a row with a side measured on another product's stand-in (a
 from __future__ import annotations
 
 import csv
-import statistics
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from perftrack.analysis import compare, grading, stats
+from perftrack.analysis.medians import median
 from perftrack.core.errors import ConfigError
 from perftrack.planning.study import AXIS_OF, Claim, Player, Study
 from perftrack.publish.study_runs import read_records, run_status
@@ -120,7 +120,7 @@ def collect(st: Study, scale: str, recs: Iterable[dict[str, Any]]) -> tuple[Side
 
 
 def _median(values: list[float] | None) -> float | None:
-    return statistics.median(values) if values else None
+    return median(values) if values else None
 
 
 # Fields a reference row may leave empty, meaning "not an axis of the article" (collation
