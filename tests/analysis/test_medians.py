@@ -56,3 +56,10 @@ def test_the_interval_covers_the_median_at_the_confidence_asked(n: int) -> None:
     assert 1 - 2 * sps.binom.cdf(k - 1, n, 0.5) >= medians.CONFIDENCE
     # and k is the largest such: one more order statistic in would fall short
     assert 1 - 2 * sps.binom.cdf(k, n, 0.5) < medians.CONFIDENCE
+
+
+def test_ratio_of_medians_needs_both_sides() -> None:
+    assert medians.ratio_of_medians([2.0, 4.0, 9.0], [1.0, 2.0]) == 4.0 / 1.5
+    assert medians.ratio_of_medians([2.0], None) is None
+    assert medians.ratio_of_medians([], [1.0]) is None
+    assert medians.ratio_of_medians([1.0], [0.0]) is None

@@ -62,3 +62,12 @@ def with_interval(values: Sequence[float]) -> tuple[float | None, float | None, 
         return None, None, None
     lo, hi = median_interval(values) or (None, None)
     return median(values), lo, hi
+
+
+def ratio_of_medians(num: Sequence[float] | None, den: Sequence[float] | None) -> float | None:
+    """median(num) / median(den), None when either side has no values (or den's median
+    is 0): a study row's ratio where no comparison could be made (one side unmeasured)."""
+    if not num or not den:
+        return None
+    below = median(den)
+    return median(num) / below if below else None
