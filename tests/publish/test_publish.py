@@ -317,7 +317,7 @@ def test_token_reaches_git_only_through_the_environment(remote: Path, tmp_path: 
 
 def changes(repo: Path) -> list[str]:
     """`git status` lines, without the store's lock file and read cache (both gitignored in
-    the project: `detect` keeps its answers in the cache, store/answers.py)."""
+    the project: `detect` keeps its answers in the cache, store/files/answers.py)."""
     return [
         line
         for line in git(repo, "status", "--porcelain").splitlines()

@@ -19,7 +19,7 @@ from act_run import add_matrix, add_server, commit, git, run_act, work_repo
 
 from leaks import processes_mentioning
 from perftrack.servers import catalog, providers
-from perftrack.store import nightfiles
+from perftrack.store.files import nightfiles
 from replay import Replay
 
 pytestmark = pytest.mark.integration

@@ -149,7 +149,8 @@ def ttest_pvalues(d: np.ndarray) -> np.ndarray:
     var *= np.asarray(n, dtype=d.dtype) / np.asarray(n - 1, dtype=d.dtype)
     with np.errstate(divide="ignore", invalid="ignore"):
         t = np.divide(mean, np.sqrt(var / n))
-    return 2 * special.stdtr(np.asarray(n - 1, dtype=t.dtype), -np.abs(t))
+    p: np.ndarray = 2 * special.stdtr(np.asarray(n - 1, dtype=t.dtype), -np.abs(t))
+    return p
 
 
 def compare_paired_all(
@@ -176,7 +177,7 @@ def compare_paired_all(
             continue
         xa = np.asarray([pairs[i][0] for i in idx], dtype=float).reshape(len(idx), n)
         xb = np.asarray([pairs[i][1] for i in idx], dtype=float).reshape(len(idx), n)
-        ok = ~((xa <= 0).any(axis=1) | (xb <= 0).any(axis=1))
+        ok = np.asarray(~((xa <= 0).any(axis=1) | (xb <= 0).any(axis=1)))
         idx = [i for i, keep in zip(idx, ok, strict=True) if keep]
         xa, xb = xa[ok], xb[ok]
         d = np.log(xb) - np.log(xa)

@@ -8,7 +8,7 @@ One call does what the workflow's single `publish` job needs, in this order:
 2. ingest them into the DB file of a git work tree (idempotent by record id), recompute
    the derived statistics (`detect`), close the DB (CHECKPOINT: no `.wal` beside it);
 3. commit the DB file and its new night files (`data/results/<yyyy>/…parquet`, see
-   store/nightfiles.py) and push the commit to the remote branch.
+   store/files/nightfiles.py) and push the commit to the remote branch.
 
 A push can lose a race: another publish (or any commit) reached the branch first. The DB
 is a binary file, so the commits are never merged: on a rejected push the local commit is
@@ -36,11 +36,12 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from perftrack.analysis import annotations
+from perftrack.analysis import annotations as acks  # not `annotations`: the __future__ name
 from perftrack.analysis import detect as detect_mod
 from perftrack.core import git, paths, record, yamlfile
 from perftrack.core.errors import ConfigError, EnvironmentProblem, RecordError
-from perftrack.store import nightfiles, store
+from perftrack.store import store
+from perftrack.store.files import nightfiles
 
 DEFAULT_ATTEMPTS = 5
 MAX_ATTEMPTS = 20
@@ -198,7 +199,7 @@ def read_records(sources: Sequence[Path]) -> tuple[list[store.PreparedRecord], l
 def ingest_and_detect(db: Path, prepared: Sequence[store.PreparedRecord]) -> store.IngestResult:
     """Ingest (idempotent) and recompute noise/verdicts/change points; closes with CHECKPOINT."""
     cfg = paths.config_dir()
-    notes = annotations.load_file(cfg / "annotations.yaml")
+    notes = acks.load_file(cfg / "annotations.yaml")
     runners = yamlfile.load(cfg / "runners.yaml") if (cfg / "runners.yaml").is_file() else {}
     control = runners.get("control_server") if isinstance(runners, dict) else None
     with store.open_db(db, write=True) as st:

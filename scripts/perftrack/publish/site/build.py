@@ -267,5 +267,5 @@ def page_bytes(site: Path, page: str) -> int:
     import re
 
     html = (site / f"{page}.html").read_text(encoding="utf-8")
-    refs = re.findall(r'(?:src|href)="([^"#?:]+\.(?:js|css))"', html)
+    refs: list[str] = re.findall(r'(?:src|href)="([^"#?:]+\.(?:js|css))"', html)
     return len(html.encode()) + sum((site / r).stat().st_size for r in set(refs))

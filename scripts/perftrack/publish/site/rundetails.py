@@ -8,6 +8,7 @@ import hashlib
 import itertools
 import json
 from collections import defaultdict
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from perftrack.publish.site import why
@@ -36,18 +37,23 @@ class RunDetails:
 
     def runs(self) -> list[dict[str, Any]]:
         rows = self.st.runs_overview()
-        for i, r in enumerate(rows):
-            r["file"] = f"r{len(rows) - i:05d}"  # a safe file name, oldest run = r00001
-            r["started_at"] = iso(r.pop("first_started_at"))
-            r["finished_at"] = iso(r.pop("last_finished_at"))
-        return rows
+        out: list[dict[str, Any]] = []
+        for i, r in enumerate(rows):  # the run's columns, its times last, as ISO text
+            run = {k: v for k, v in r.items() if k not in ("first_started_at", "last_finished_at")}
+            run["file"] = f"r{len(rows) - i:05d}"  # a safe file name, oldest run = r00001
+            run["started_at"] = iso(r["first_started_at"])
+            run["finished_at"] = iso(r["last_finished_at"])
+            out.append(run)
+        return out
 
     @staticmethod
-    def _by_run(rows: list[dict[str, Any]]) -> dict[str, list[dict[str, Any]]]:
-        """Rows of every run split by run_id (one query per run is ~50x slower)."""
+    def _by_run(rows: Sequence[Mapping[str, Any]]) -> dict[str, list[dict[str, Any]]]:
+        """Rows of every run split by run_id (one query per run is ~50x slower), each
+        without its run_id (the store's rows are left as they are)."""
         out: dict[str, list[dict[str, Any]]] = defaultdict(list)
         for r in rows:
-            out[r.pop("run_id")].append(r)
+            row = dict(r)
+            out[row.pop("run_id")].append(row)
         return out
 
     def fingerprint(self, run: dict[str, Any]) -> str:
@@ -76,7 +82,7 @@ class RunDetails:
         failures = self._by_run(self.st.run_failures(only))
         varsets = self._by_run(self.st.run_varsets(only))
         cache: dict[tuple[str, str], list[tuple[str, str | None, str | None, str]]] = {}
-        explained: dict[tuple[str, str], list[dict[str, Any]]] = {}
+        explained: dict[tuple[str, str], list[explanations.StoredExplanation]] = {}
         out = {}
         for run in runs:
             rid = run["run_id"]
@@ -107,7 +113,9 @@ class RunDetails:
         return out
 
     def _explanations(
-        self, servers: list[dict[str, Any]], cache: dict[tuple[str, str], list[dict[str, Any]]]
+        self,
+        servers: list[dict[str, Any]],
+        cache: dict[tuple[str, str], list[explanations.StoredExplanation]],
     ) -> list[dict[str, Any]]:
         """`perftrack explain`'s newest result for each consecutive pair of the run's
         versions (the pairs whose verdicts and variable diffs the run shows)."""

@@ -1,4 +1,4 @@
-"""The results file format of schema v10 (store/nightformat.py): fewer bytes, the same
+"""The results file format of schema v10 (store/files/nightformat.py): fewer bytes, the same
 values. Real DuckDB files and Parquet files in tmp_path; records are synthetic fixtures,
 except the copy of the real data/ (read, never modified)."""
 
@@ -14,9 +14,10 @@ import pytest
 from fixtures.records.synthetic import make_record
 from gitrepo import git
 from perftrack.core.files import sha256_file
-from perftrack.store import migrations, nightfiles, nightformat, rows, store
+from perftrack.store import store
+from perftrack.store.files import migrations, nightfiles, nightformat, rows
 
-REPO = Path(__file__).resolve().parents[2]
+REPO = Path(__file__).resolve().parents[3]
 REAL_DB = REPO / "data" / "results.duckdb"
 FILE_TABLES = tuple(nightfiles.FILE_TABLES)
 

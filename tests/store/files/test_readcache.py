@@ -1,4 +1,4 @@
-"""The read cache (store/readcache.py): the store's views read a consolidated file per
+"""The read cache (store/files/readcache.py): the store's views read a consolidated file per
 table and closed month, and give exactly the rows the night files give. Real DuckDB
 files and Parquet files in tmp_path; records are synthetic fixtures (tests/fixtures)."""
 
@@ -18,9 +18,10 @@ import pytest
 from fixtures.records.synthetic import BASE_VARIABLES, make_record
 from perftrack.core.errors import DatabaseError
 from perftrack.core.files import sha256_file
-from perftrack.store import migrations, nightfiles, readcache, store
+from perftrack.store import store
+from perftrack.store.files import migrations, nightfiles, readcache
 
-REPO = Path(__file__).resolve().parents[2]
+REPO = Path(__file__).resolve().parents[3]
 FIXTURE = REPO / "tests" / "fixtures" / "db" / "schema_v9.duckdb"  # v6 and v9 files
 FILE_TABLES = tuple(nightfiles.FILE_TABLES)
 
