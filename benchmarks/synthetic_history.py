@@ -220,7 +220,7 @@ def _record(
     series = [max(0.01, round(tps * (1 + rng.gauss(0, wobble)), 2)) for _ in range(n)]
     qpt = {"oltp_point_select": 1, "oltp_read_only": 16, "oltp_read_write": 20}[wl]
     lat = 1000.0 * threads / tps
-    version = server.removeprefix("synthetic-").split("-", 1)[1]
+    version = server.removeprefix("synthetic-").split("-")[1]  # mysql-9.7.4-docker: 9.7.4
     return {
         "schema": record.SCHEMA_ID,
         "record_id": record.record_id(run_id, cell_id, 1),

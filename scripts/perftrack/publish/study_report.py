@@ -19,13 +19,13 @@ analysis/grading.py; a row with a side measured on another product's stand-in (a
 from __future__ import annotations
 
 import csv
-import statistics
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from perftrack.analysis import compare, grading, stats
+from perftrack.analysis.medians import ratio_of_medians
 from perftrack.core.errors import ConfigError
 from perftrack.planning.study import AXIS_OF, Claim, Player, Study
 from perftrack.publish.study_runs import read_records, run_status
@@ -117,10 +117,6 @@ def collect(st: Study, scale: str, recs: Iterable[dict[str, Any]]) -> tuple[Side
         side.ours.setdefault(k, []).append(float(rec["result"]["qps"]))
         side.rounds.setdefault(k, []).append((rec["run_id"], int(rec["cell"].get("repeat") or 0)))
     return side, sorted(set(skipped))
-
-
-def _median(values: list[float] | None) -> float | None:
-    return statistics.median(values) if values else None
 
 
 # Fields a reference row may leave empty, meaning "not an axis of the article" (collation
@@ -231,7 +227,7 @@ def rows(st: Study, side: Side, players: dict[str, Player]) -> list[ReportRow]:
                     ReportRow(
                         comparison=name,
                         label=_label(cell) if not (nk and bk) or nk == bk else _defaults(a, nk, bk),
-                        ours=c.ratio if c else _ratio(_median(new), _median(base)),
+                        ours=c.ratio if c else ratio_of_medians(new, base),
                         n=(len(new or []), len(base or [])),
                         article=_ratio(_article(side, role, cell), _article(side, b, bk or cell)),
                         interval=c,
@@ -270,7 +266,7 @@ def _axis_rows(
                 ReportRow(
                     comparison=f"{comparison} {_who(st, role)}",
                     label=f"{baseline} / {_label(k)}",
-                    ours=c.ratio if c else _ratio(_median(num), _median(den)),
+                    ours=c.ratio if c else ratio_of_medians(num, den),
                     n=(len(num or []), len(den or [])),
                     article=article,
                     interval=c,

@@ -11,7 +11,6 @@ import re
 import shutil
 from pathlib import Path
 
-import numpy as np
 import pytest
 from site_helpers import HOSTILE_VERSION, SYNTHETIC_STUDY, synthetic_studies
 
@@ -58,25 +57,6 @@ def test_data_files_cannot_break_out_of_a_script(tmp_path: Path) -> None:
     text = path.read_text(encoding="ascii")
     assert "<" not in text.split("=", 1)[1] and "&" not in text.split("=", 1)[1]
     assert columns.read_data_file(path) == value
-
-
-def test_median_interval_from_order_statistics() -> None:
-    assert export.median_interval([5.0, 1.0, 3.0, 2.0, 4.0]) == (1.0, 5.0)  # n=5: min..max
-    assert export.median_interval([float(i) for i in range(1, 11)]) == (2.0, 9.0)  # 97.9%
-    assert export.median_interval([]) is None
-
-
-def test_the_median_interval_s_order_statistic_is_scipy_stats_binomial_s() -> None:
-    """export uses scipy.special's binomial so that the site build does not import
-    scipy.stats (0.45 s): its k must be the one scipy.stats.binom.cdf gives, at every n."""
-    from scipy import stats as sps
-
-    tail = (1 - export.CONFIDENCE) / 2
-    for n in range(1, 1201):
-        ks = np.arange(1, (n + 1) // 2)  # every k that may still grow by one
-        below = sps.binom.cdf(ks, n, 0.5) <= tail  # one call per n, as export's loop reads it
-        k = 1 + (int(np.argmin(below)) if not below.all() else len(ks))
-        assert export._order_k(n) == k, n
 
 
 # --- build ----------------------------------------------------------------------------

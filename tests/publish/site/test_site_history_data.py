@@ -1,5 +1,5 @@
 """The history page's data (publish/site/history.py): one file per cell, change points as
-steps with their before/after medians, environment change points told apart.
+steps (their levels: analysis/levels.py), environment change points told apart.
 
 Rows are SYNTHETIC (made up here, in the exporter's row shape)."""
 
@@ -49,23 +49,6 @@ def _cp(night: int, server: str, **over: Any) -> dict[str, Any]:
         "acknowledged": None,
         **over,
     }
-
-
-def test_steps_are_the_medians_between_neighbouring_change_points() -> None:
-    # SYNTHETIC: 100 for nights 0-9, 90 for 10-19, 120 from 20 on; a second version flat
-    pts = [_point(n, "a", 100.0 if n < 10 else 90.0 if n < 20 else 120.0) for n in range(30)]
-    pts += [_point(n, "b", 50.0) for n in range(30)]
-    cps = [{**_cp(10, "a"), "kind": "server"}, {**_cp(20, "a"), "kind": "environment"}]
-    got = history.steps(pts, cps, ["tps"])
-    assert [(s["cp"], s["before"], s["after"]) for s in got] == [(0, 100.0, 90.0), (1, 90.0, 120.0)]
-    first, second = got
-    assert (first["from_at"], first["at"], first["to_at"]) == (
-        pts[0]["at"],
-        pts[10]["at"],
-        pts[19]["at"],
-    )
-    assert (second["from_at"], second["to_at"]) == (pts[10]["at"], pts[29]["at"])
-    assert second["kind"] == "environment"
 
 
 def test_split_writes_one_file_per_cell_with_its_metrics_and_change_point_kinds() -> None:

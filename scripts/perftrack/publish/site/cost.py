@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from typing import Any
 
-import numpy as np
+from perftrack.analysis.medians import median
 
 # (panel order, panel title, part label, column), in drawing order
 PARTS: tuple[tuple[int, str, str, str], ...] = (
@@ -53,7 +53,7 @@ def rows(ex: Any) -> list[dict[str, Any]]:
                     "porder": porder,
                     "panel": panel,
                     "part": part,
-                    "value": float(np.median(values)),
+                    "value": median(values),
                     "n_value": len(values),
                 }
             )

@@ -17,17 +17,13 @@ Which results each data set uses:
 from __future__ import annotations
 
 import datetime as dt
-import functools
 from collections import defaultdict
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-import numpy as np
-from scipy import special
-
 from perftrack import __version__
-from perftrack.analysis import axis, compare, headline, stats
+from perftrack.analysis import axis, compare, headline, medians, stats
 from perftrack.analysis.annotations import Annotation
 from perftrack.publish.site import cost, metrics, verdicts
 from perftrack.publish.site import history as history_files
@@ -39,35 +35,10 @@ from perftrack.store.queries.history import HistoryTable
 from perftrack.store.queries.shapes import NewestRepeats, ServerSummary
 from perftrack.store.store import Store
 
-CONFIDENCE = stats.CONFIDENCE  # the bands' coverage, the same as the verdicts' intervals
+CONFIDENCE = medians.CONFIDENCE  # the bands' coverage, the same as the verdicts' intervals
 BASELINE_CHARSET = "latin1"  # the charset impact page's reference (article 000's tables)
 # Preferred latin1 collation when a group measured more than one: the server default.
 BASELINE_COLLATION = "latin1_swedish_ci"
-
-
-def median_interval(values: list[float]) -> tuple[float, float] | None:
-    """Distribution-free interval for the median from order statistics.
-
-    [x(k), x(n-k+1)] with the largest k whose binomial tail P(B <= k-1), B ~ Bin(n, 1/2),
-    is at most (1 - CONFIDENCE)/2. Below 6 values no k reaches 95% and the interval is
-    min..max (coverage 1 - 2^(1-n): 94% at n = 5). Cheap at any n, unlike a bootstrap.
-    """
-    x = sorted(values)
-    n = len(x)
-    if n == 0:
-        return None
-    k = _order_k(n)
-    return x[k - 1], x[n - k]
-
-
-@functools.cache  # one per sample size: the summary asks ~1,600 times per build
-def _order_k(n: int) -> int:
-    """median_interval's k for n values."""
-    tail = (1 - CONFIDENCE) / 2
-    k = 1
-    while k + 1 <= (n + 1) // 2 and special.bdtr(k, n, 0.5) <= tail:  # binom.cdf
-        k += 1
-    return k
 
 
 def version_sort_key(product: str, version: str, server: str) -> tuple[Any, ...]:
@@ -245,26 +216,26 @@ class Exporter:
         out = []
         for r in newest:
             values = [float(v) for v in r["tps"]]
-            lo, hi = median_interval(values) or (None, None)
+            tps, lo, hi = medians.with_interval(values)
             p95 = [float(v) for v in r["p95"] if v is not None]
-            p95_lo, p95_hi = median_interval(p95) or (None, None)
+            p95_ms, p95_lo, p95_hi = medians.with_interval(p95)
             out.append(
                 {
                     **self.describe(r),
                     "server": r["server"],
                     "vorder": self.order.get(r["server"], -1),
                     "n": len(values),
-                    "tps": float(np.median(values)),
+                    "tps": tps,
                     "tps_low": lo,
                     "tps_high": hi,
-                    "p95_ms": float(np.median(p95)) if p95 else None,
+                    "p95_ms": p95_ms,
                     "p95_ms_low": p95_lo,
                     "p95_ms_high": p95_hi,
                     "run_id": r["run_id"],
                     "_key": (*(r[c] for c in GROUP), r["server"], r["run_id"]),
                 }
             )
-        metrics.add_cost(out, self.newest_cost(), median_interval)
+        metrics.add_cost(out, self.newest_cost())
         out.sort(key=lambda r: (r["workload"], r["collation"], r["threads"], r["vorder"]))
         return out
 

@@ -17,23 +17,19 @@ A cell file holds:
   line of every cell of that class, a `workload` change on that server's line in every
   cell of the class's workload, a `server` change in every cell of the workload on any
   class;
-- `steps`: per change point and metric, the level before and after it, drawn as a step:
-  the medians of the nightly values between the previous change point of the same
-  version and hardware (or its first night) and this one, and from this one to the next
-  (or its last night). Detect's own before/after are means over Otava's window; these
-  are what the chart shows, for whichever metric is selected.
+- `steps`: per change point and metric, the level before and after it, drawn as a step
+  (computed by analysis/levels.py: medians of the nightly values between neighbouring
+  change points of the same version and hardware).
 """
 
 from __future__ import annotations
 
-import bisect
 import json
 from collections import defaultdict
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-import numpy as np
-
+from perftrack.analysis import levels
 from perftrack.publish.site import columns, metrics
 from perftrack.publish.site.histcache import HistoryCache
 from perftrack.store.queries.history import HistoryTable
@@ -61,101 +57,6 @@ def _sortable(v: Any) -> tuple[int, Any]:
 def kind(cp: dict[str, Any]) -> str:
     """ "environment" when the control server moved too (or it is the control), else "server"."""
     return "environment" if cp.get("environment") or cp.get("control") else "server"
-
-
-def steps(
-    points: Sequence[dict[str, Any]], cps: Sequence[dict[str, Any]], metrics: Sequence[str]
-) -> list[dict[str, Any]]:
-    """Before/after levels of each change point, for each metric (see the module doc),
-    from rows (`line_steps` of their lines)."""
-    by_line: dict[tuple[Any, Any], list[dict[str, Any]]] = defaultdict(list)
-    for p in points:
-        by_line[(p["server"], p["hw_key"])].append(p)
-    lines = {}
-    for line, pts in by_line.items():
-        pts = sorted(pts, key=lambda p: p["at"])
-        lines[line] = {
-            "at": [p["at"] for p in pts],
-            "run_id": [p["run_id"] for p in pts],
-            **{m: np.array([_number(p.get(m)) for p in pts], dtype=float) for m in metrics},
-        }
-    return line_steps(lines, cps, metrics)
-
-
-def _number(v: Any) -> float:
-    return float("nan") if v is None else float(v)
-
-
-def line_steps(
-    lines: Mapping[tuple[Any, Any], Mapping[str, Any]],
-    cps: Sequence[dict[str, Any]],
-    metrics: Sequence[str],
-) -> list[dict[str, Any]]:
-    """`steps` of lines given as columns: {(server, hw_key): {"at": [...], "run_id":
-    [...], metric: float array (NaN: none)}}, each by time. A level is the median of a
-    metric's values (NaN and null left out) over the nights before or after the change."""
-    cps_by_line: dict[tuple[Any, Any], list[tuple[int, dict[str, Any]]]] = defaultdict(list)
-    for i, c in enumerate(cps):
-        cps_by_line[(c["server"], c["hw_key"])].append((i, c))
-    out = []
-    for line, marks in cps_by_line.items():
-        cols = lines.get(line) or {"at": [], "run_id": []}
-        ats, n = cols["at"], len(cols["at"])
-        found = []  # (index of the first point after the change, cp number, cp)
-        for i, c in marks:
-            k = _last_of_run(ats, cols["run_id"], c)
-            if k is None:  # not one of the drawn nights: the first night from its time on
-                k = bisect.bisect_left(ats, c["at"])
-            if k < n:
-                found.append((k, i, c))
-        found.sort(key=lambda x: x[0])
-        bounds = [0, *(k for k, _, _ in found), n]
-        for j, (k, i, c) in enumerate(found):
-            lo, hi = bounds[j], bounds[j + 2]
-            if lo >= k or k >= hi:
-                continue
-            for m in metrics:
-                b, a = cols[m][lo:k], cols[m][k:hi]
-                b, a = b[~np.isnan(b)], a[~np.isnan(a)]
-                if not b.size or not a.size:
-                    continue
-                out.append(
-                    {
-                        "cp": i,
-                        "metric": m,
-                        "server": c["server"],
-                        "hw_key": c["hw_key"],
-                        "kind": c["kind"],
-                        "from_at": ats[lo],
-                        "at": ats[k],
-                        "to_at": ats[hi - 1],
-                        "before": _median(b),
-                        "after": _median(a),
-                    }
-                )
-    return out
-
-
-def _median(x: np.ndarray) -> float:
-    """np.median of a non-empty float array without NaN, with less overhead per call
-    (the same value: the middle one, or the mean of the two middle ones)."""
-    k = x.size // 2
-    if x.size % 2:
-        return float(np.partition(x, k)[k])
-    p = np.partition(x, [k - 1, k])
-    return float((p[k - 1] + p[k]) / 2)
-
-
-def _last_of_run(ats: Sequence[Any], runs: Sequence[Any], cp: Mapping[str, Any]) -> int | None:
-    """The last place of the change's run among a line's points (by time), None if it has
-    none: looked for among the points of the change's time first (a run's points share
-    its time), then among all."""
-    lo, hi = bisect.bisect_left(ats, cp["at"]), bisect.bisect_right(ats, cp["at"])
-    for k in range(hi - 1, lo - 1, -1):
-        if runs[k] == cp["run_id"]:
-            return k
-    hits = [k for k, r in enumerate(runs) if r == cp["run_id"]]
-    return hits[-1] if hits else None
 
 
 # The cell keys a change of each scope shares with the cells it covers (`series`: all).
@@ -247,7 +148,7 @@ def split(
     index, out = [], {}
     for key, name in zip(keys, files, strict=True):
         row = cells[name]
-        steps_of = line_steps(by_file.get(name, {}), cell_cps[name], present[name])
+        steps_of = levels.steps_of_lines(by_file.get(name, {}), cell_cps[name], present[name])
         parts = {
             "metrics": columns.script_json(present[name]),
             "points": columns.script_json_text(points[name])
@@ -401,7 +302,7 @@ def chart_datasets(
     ]
     cps = [{**c, "kind": kind(c)} for c in change_points]
     lines, marks = [], []
-    for s in steps(points, cps, ["tps"]):
+    for s in levels.steps_of_points(points, cps, ["tps"]):
         a, b, e = _ms(s["from_at"]), _ms(s["at"]), _ms(s["to_at"])
         for o, (t, y) in enumerate(
             ((a, s["before"]), (b, s["before"]), (b, s["after"]), (e, s["after"]))

@@ -1,19 +1,16 @@
 """The metrics the trend, heatmap and history pages offer (their metric selector, #20).
 
 The trend page draws, per series and server, the median of the newest run's repeats of
-the chosen metric with the 95% interval of that median (`export.median_interval`); the
+the chosen metric with the 95% interval of that median (`analysis/medians.py`); the
 heatmap colours the stored verdicts of the chosen metric (`verdicts.latest`, one verdict
 rule for every page). `DEFS` is the one list of them: the pages read it from `meta`.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Any
 
-import numpy as np
-
-from perftrack.analysis import compare
+from perftrack.analysis import compare, medians
 from perftrack.publish.site import verdicts
 from perftrack.publish.site.series import GROUP
 
@@ -56,11 +53,7 @@ def defs() -> list[dict[str, Any]]:
     ]
 
 
-def add_cost(
-    summary: list[dict[str, Any]],
-    cost_rows: list[dict[str, Any]],
-    interval: Callable[[list[float]], tuple[float, float] | None],
-) -> None:
+def add_cost(summary: list[dict[str, Any]], cost_rows: list[dict[str, Any]]) -> None:
     """Give each summary row (keyed by series, server and run) the median and its interval
     of every cost column its repeats have: FIELD, FIELD_low, FIELD_high."""
     by_key = {(*(r[c] for c in GROUP), r["server"], r["run_id"]): r for r in cost_rows}
@@ -69,9 +62,7 @@ def add_cost(
         for col in COST_COLUMNS:
             listed = "cpu_total" if col == "cpu_us_per_txn" else col
             values = [float(v) for v in (c or {}).get(listed) or []]
-            lo, hi = interval(values) or (None, None)
-            s[col] = float(np.median(values)) if values else None
-            s[col + "_low"], s[col + "_high"] = lo, hi
+            s[col], s[col + "_low"], s[col + "_high"] = medians.with_interval(values)
 
 
 def heatmap_verdicts(ex: Any) -> list[dict[str, Any]]:
