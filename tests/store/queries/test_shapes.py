@@ -12,6 +12,7 @@ from typing import Any
 import duckdb
 import pytest
 
+from perftrack.core import cell
 from perftrack.store import remeasures, store
 from perftrack.store.queries import shapes
 
@@ -69,7 +70,12 @@ def test_each_answers_shape_names_the_columns_it_returns(st: store.Store) -> Non
 
 
 def test_a_series_key_is_the_stores_series() -> None:
-    assert list(shapes.SeriesKey.__annotations__) == list(store.SERIES_COLS)
+    keys = list(shapes.SeriesKey.__annotations__)
+    assert sorted(keys) == sorted(store.SERIES_COLS) and len(keys) == len(store.SERIES_COLS)
+    # the cell's shape is core/cell.py's identity without the server, warm-up and repeat
+    not_stored = {"server_id", "warmup_s", "repeat"}
+    identity = {*cell.IDENTITY_FIELDS, *cell.OPTIONAL_IDENTITY_FIELDS} - not_stored
+    assert set(shapes.CellShape.__annotations__) == identity
     assert list(shapes.SiteSeries.__annotations__) == list(store.SITE_SERIES)
 
 

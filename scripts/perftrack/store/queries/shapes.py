@@ -2,7 +2,7 @@
 
 A row is still the dict DuckDB's columns make (`QueryBase._rows`), so a reader indexes it
 as before; the type checker (mypy --strict, `make lint`) now knows its keys and their
-types. `SeriesKey` is the series (`series.SERIES_COLS`, in that order) every keyed table
+types. `SeriesKey` is the series (the columns of `series.SERIES_COLS`) every keyed table
 starts with; a column an older schema lacks is simply absent from an older DB's rows.
 """
 
@@ -12,11 +12,10 @@ from datetime import datetime
 from typing import TypedDict
 
 
-class SeriesKey(TypedDict):
-    """The columns of a series (series.SERIES_COLS): hardware, runner class, cell shape."""
+class CellShape(TypedDict):
+    """A cell's shape as the tables store it (the identity of core/cell.py without the
+    server, warm-up and repeat): what a series and a run's cell have in common."""
 
-    hw_key: str
-    runner_class: str
     workload: str
     threads: int
     collation: str
@@ -31,6 +30,13 @@ class SeriesKey(TypedDict):
     handshake: str | None
     dataset_size: str | None
     phase: str | None
+
+
+class SeriesKey(CellShape):
+    """The columns of a series (series.SERIES_COLS): hardware, runner class, cell shape."""
+
+    hw_key: str
+    runner_class: str
 
 
 class AlertRow(SeriesKey):
@@ -240,26 +246,12 @@ class RunServer(TypedDict):
     results: int
 
 
-class RunCell(TypedDict):
+class RunCell(CellShape):
     """A cell a run measured on one server: its repeats' medians (run_cells)."""
 
     run_id: str
     server: str
-    workload: str
-    threads: int
     charset: str
-    collation: str
-    profile: str
-    tables: int
-    table_size: int
-    duration_s: int
-    connection: str
-    engine: str | None
-    isolation: str | None
-    durability: str | None
-    handshake: str | None
-    dataset_size: str | None
-    phase: str | None
     n: int
     ok: int
     tps: float | None
