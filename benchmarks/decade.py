@@ -1,0 +1,230 @@
+"""A decade of nights simulated, not extrapolated (docs/benchmarks.md, issue 39 item 2).
+
+SYNTHETIC DATA (benchmarks/synthetic_history.py: the nightly matrix × 3 runner classes,
+3 hardware keys, ~3,960 results a night, with the cost and host columns real records
+carry). Grows a scratch git repository under /tmp (never the checkout's data/) night
+after night through the real store, detect and site build, and at each checkpoint
+(1, 3, 5, 10 years) reports: the repository packed (`git gc`, then `git count-objects
+-v`'s size-pack), the largest file in its tree, the built site's size, the ingest /
+detect / site build times of the checkpoint's last night (warm: the nights before it
+ran the same steps), and a fresh clone's time (`git clone file://…`, a real transfer)
+and its first `perftrack detect` (cold: no read cache).
+
+The nights between checkpoints are batched: `--batch N` nights' rows go to the store in
+one `ingest_prepared` call (synthetic_history.FastNights: the store's own `prepare`
+once per cell, numpy draws every night), its night files named on that batch's last
+night, then `perftrack detect`, then one commit of data/ — so the history has one file set
+and one DB file version per batch, not per night (a real history has one a night: its
+pack is somewhat larger than this one's for the DB file's versions). The last
+`--warm` nights before each checkpoint are published one by one as the nightly does:
+that night's run-record files written (synthetic_history.write_records), `ingest` of
+them, `detect`, `site build` over the previous build, a commit.
+
+    .venv/bin/python benchmarks/decade.py --quick
+    .venv/bin/python benchmarks/decade.py --years 1 3 5 10 --batch 30
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import io
+import json
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from datetime import datetime, timedelta
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO / "scripts"))
+sys.path.insert(0, str(REPO / "benchmarks"))
+
+import numpy as np  # noqa: E402
+import synthetic_history as synth  # noqa: E402
+from per_night_files import stamped  # noqa: E402
+from repo_cost import commit_data, git, largest_file  # noqa: E402
+
+from perftrack import cli  # noqa: E402
+from perftrack.store import store  # noqa: E402
+
+NIGHTS_A_YEAR = 365
+QUICK = (30, 60)  # --quick: checkpoints in nights
+IGNORE = "*.lock\n*.wal\ndata/.results.duckdb.*\ndata/.*-cache/\n"  # as the project's
+
+
+def night_stamp(night: int) -> datetime:
+    """When the night's publish runs: the morning after its runs (synthetic dates)."""
+    return synth.START.replace(tzinfo=None) + timedelta(days=night, hours=6)
+
+
+def _quiet(fn: Callable[[], int]) -> int:
+    with contextlib.redirect_stdout(io.StringIO()):
+        return fn()
+
+
+def timed(step: str, fn: Callable[[], object]) -> float:
+    t0 = time.perf_counter()
+    rc = fn()
+    took = time.perf_counter() - t0
+    if isinstance(rc, int) and rc != 0:
+        raise SystemExit(f"error: {step} failed (exit {rc})")
+    return took
+
+
+def detect(db: Path) -> int:
+    return _quiet(lambda: cli.main(["detect", "--db", str(db)]))
+
+
+def site_build(db: Path, site: Path) -> int:
+    return _quiet(lambda: cli.main(["site", "build", "--db", str(db), "--out", str(site)]))
+
+
+class Decade:
+    """The scratch repository and the history grown in it so far."""
+
+    def __init__(self, work: Path, nights: int, batch: int, warm: int) -> None:
+        self.work, self.batch, self.warm = work, batch, warm
+        self.repo = work / "repo"
+        self.db = self.repo / "data" / "results.duckdb"
+        self.site = work / "site"  # deployed, never committed
+        self.setup = synth.load_setup(nights)
+        self.fast = synth.FastNights(self.setup, np, cost=True)
+        self.done = 0  # nights 0..done-1 are in the history
+        self.results = 0
+        self.db.parent.mkdir(parents=True)
+        synth.refuse_data_dir(self.db)
+        git(self.repo, "init", "--quiet")
+        git(self.repo, "config", "gc.auto", "0")  # packed only where measured
+        (self.repo / ".gitignore").write_text(IGNORE)
+        git(self.repo, "add", ".gitignore")
+        git(self.repo, "commit", "--quiet", "-m", "init (SYNTHETIC benchmark history)")
+
+    def bulk(self, upto: int) -> None:
+        """Nights done..upto-1 in batches: ingest, detect, commit."""
+        while self.done < upto:
+            last = min(upto, self.done + self.batch)
+            rows = [r for n in range(self.done, last) for r in self.fast.night(n)]
+            with stamped(night_stamp(last - 1)), store.open_db(self.db, write=True) as st:
+                self.results += st.ingest_prepared(rows).added
+            if detect(self.db) != 0:
+                raise SystemExit("error: detect failed")
+            commit_data(self.repo, self.db, f"SYNTHETIC nights {self.done}..{last - 1}")
+            self.done = last
+
+    def night(self) -> dict[str, float]:
+        """The next night as the nightly publishes it; its steps' times."""
+        night = self.done
+        recs = self.work / f"records-{night}"
+        synth.COST = True
+        try:
+            synth.write_records(self.setup, night, recs)
+        finally:
+            synth.COST = False
+        with stamped(night_stamp(night)):
+            t0 = time.perf_counter()
+            self.results += store.ingest_paths(self.db, [recs]).added
+            ingest_s = time.perf_counter() - t0
+        shutil.rmtree(recs)
+        out = {
+            "ingest_s": ingest_s,
+            "detect_s": timed("detect", lambda: detect(self.db)),
+            "build_s": timed("site build", lambda: site_build(self.db, self.site)),
+        }
+        commit_data(self.repo, self.db, f"SYNTHETIC night {night}")
+        self.done = night + 1
+        return out
+
+    def checkpoint(self, nights: int) -> dict[str, object]:
+        self.bulk(nights - self.warm)
+        times = [self.night() for _ in range(self.warm)]
+        row: dict[str, object] = {"nights": nights, "results": self.results}
+        row.update(times[-1])
+        row["warmup"] = times[:-1]
+        t0 = time.perf_counter()
+        git(self.repo, "gc", "--quiet")
+        row["gc_s"] = time.perf_counter() - t0
+        counts = dict(
+            line.split(": ", 1) for line in git(self.repo, "count-objects", "-v").splitlines()
+        )
+        row["pack_bytes"] = int(counts["size-pack"]) * 1024
+        row["largest_file"], row["largest_bytes"] = largest_file(self.repo)
+        row["site_bytes"] = sum(p.stat().st_size for p in self.site.rglob("*") if p.is_file())
+        row.update(self.fresh_clone())
+        return row
+
+    def fresh_clone(self) -> dict[str, float]:
+        clone = self.work / "clone"
+        shutil.rmtree(clone, ignore_errors=True)
+        t0 = time.perf_counter()
+        subprocess.run(
+            ["git", "clone", "--quiet", self.repo.as_uri(), str(clone)],
+            check=True,
+            capture_output=True,
+        )
+        clone_s = time.perf_counter() - t0
+        db = clone / "data" / "results.duckdb"
+        detect_s = timed("detect in the fresh clone", lambda: detect(db))
+        shutil.rmtree(clone)
+        return {"clone_s": clone_s, "clone_detect_s": detect_s}
+
+
+def _mb(n: object) -> str:
+    return f"{int(str(n)) / 1e6:,.1f} MB"
+
+
+def table(rows: list[dict[str, object]]) -> str:
+    out = [
+        "| history | results | repository (packed) | a night | largest file | built site "
+        "| ingest | detect | site build | fresh clone + detect |",
+        "|---|---|---|---|---|---|---|---|---|---|",
+    ]
+    for r in rows:
+        n = int(str(r["nights"]))
+        when = f"{n // NIGHTS_A_YEAR} y ({n:,} nights)" if n % NIGHTS_A_YEAR == 0 else f"{n} nights"
+        out.append(
+            f"| {when} | {int(str(r['results'])):,} | {_mb(r['pack_bytes'])} "
+            f"| {int(str(r['pack_bytes'])) / n / 1e3:.0f} KB "
+            f"| {_mb(r['largest_bytes'])} (`{r['largest_file']}`) | {_mb(r['site_bytes'])} "
+            f"| {r['ingest_s']:.1f} s | {r['detect_s']:.1f} s | {r['build_s']:.1f} s "
+            f"| {r['clone_s']:.1f} s + {r['clone_detect_s']:.1f} s |"
+        )
+    return "\n".join(out)
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--years", type=int, nargs="+", default=[1, 3, 5, 10])
+    ap.add_argument("--quick", action="store_true", help=f"checkpoints at {QUICK} nights")
+    ap.add_argument("--batch", type=int, default=30, help="nights per ingest between checkpoints")
+    ap.add_argument("--warm", type=int, default=2, help="nights published one by one at each")
+    ap.add_argument("--out", type=Path, help="scratch directory (new, under /tmp; kept)")
+    a = ap.parse_args(argv)
+    points = list(QUICK) if a.quick else sorted(y * NIGHTS_A_YEAR for y in a.years)
+    if a.batch < 1 or a.warm < 1 or min(points) <= a.warm:
+        print("error: --batch and --warm must be ≥ 1 and below every checkpoint", file=sys.stderr)
+        return 2
+    if a.out is not None and (a.out.exists() or REPO.resolve() in a.out.resolve().parents):
+        print(
+            f"error: --out {a.out} exists or is inside the checkout: give a new directory",
+            file=sys.stderr,
+        )
+        return 2
+    work = a.out or Path(tempfile.mkdtemp(prefix="perftrack-decade-"))
+    work.mkdir(parents=True, exist_ok=True)
+    print(f"SYNTHETIC DATA: a simulated history in {work}", flush=True)
+    decade = Decade(work, max(points), a.batch, a.warm)
+    rows = []
+    for nights in points:
+        rows.append(decade.checkpoint(nights))
+        print(json.dumps(rows[-1]), flush=True)
+    print("SYNTHETIC DATA (benchmarks/decade.py)")
+    print(table(rows))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
