@@ -106,6 +106,7 @@ class Decade:
     def bulk(self, upto: int) -> None:
         """Nights done..upto-1 in batches: ingest, detect, commit."""
         while self.done < upto:
+            t0 = time.perf_counter()
             last = min(upto, self.done + self.batch)
             rows = [r for n in range(self.done, last) for r in self.fast.night(n)]
             with stamped(night_stamp(last - 1)), store.open_db(self.db, write=True) as st:
@@ -113,6 +114,8 @@ class Decade:
             if detect(self.db) != 0:
                 raise SystemExit("error: detect failed")
             commit_data(self.repo, self.db, f"SYNTHETIC nights {self.done}..{last - 1}")
+            took = time.perf_counter() - t0
+            print(f"nights {self.done}..{last - 1}: {took:.0f} s", file=sys.stderr, flush=True)
             self.done = last
 
     def night(self) -> dict[str, float]:
