@@ -21,7 +21,13 @@ that night's run-record files written (synthetic_history.write_records), `ingest
 them, `detect`, `site build` over the previous build, a commit.
 
     .venv/bin/python benchmarks/decade.py --quick
-    .venv/bin/python benchmarks/decade.py --years 1 3 5 10 --batch 30
+    .venv/bin/python benchmarks/decade.py --years 1 3 5 10 --batch 30 --out /tmp/decade
+    .venv/bin/python benchmarks/decade.py --resume /tmp/decade  # after a stop: goes on
+
+A stopped run goes on with `--resume DIR`: the repository is reset to its last commit
+(a batch cut short, and the local caches, are thrown away) and the same nights follow
+(each night's draws depend on its number only). The first night after a resume runs
+with cold caches ("after_resume" in its checkpoint's JSON when it is the one measured).
 """
 
 from __future__ import annotations
@@ -53,6 +59,7 @@ from perftrack.store import store  # noqa: E402
 
 NIGHTS_A_YEAR = 365
 QUICK = (30, 60)  # --quick: checkpoints in nights
+STATE = "decade.json"  # in --out: where the run is, for --resume
 IGNORE = "*.lock\n*.wal\ndata/.results.duckdb.*\ndata/.*-cache/\n"  # as the project's
 
 
@@ -86,22 +93,49 @@ def site_build(db: Path, site: Path) -> int:
 class Decade:
     """The scratch repository and the history grown in it so far."""
 
-    def __init__(self, work: Path, nights: int, batch: int, warm: int) -> None:
-        self.work, self.batch, self.warm = work, batch, warm
+    def __init__(self, work: Path, points: list[int], batch: int, warm: int) -> None:
+        self.work, self.points, self.batch, self.warm = work, points, batch, warm
         self.repo = work / "repo"
         self.db = self.repo / "data" / "results.duckdb"
         self.site = work / "site"  # deployed, never committed
-        self.setup = synth.load_setup(nights)
+        self.setup = synth.load_setup(max(points))
         self.fast = synth.FastNights(self.setup, np, cost=True)
         self.done = 0  # nights 0..done-1 are in the history
         self.results = 0
-        self.db.parent.mkdir(parents=True)
+        self.rows: list[dict[str, object]] = []  # the checkpoints measured
+        self.last: dict[str, object] = {}  # the newest night's times
+        self.resumed = False  # and the next night is the first since, its caches cold
         synth.refuse_data_dir(self.db)
+        if (work / STATE).is_file():  # --resume: where the last commit left it
+            state = json.loads((work / STATE).read_text())
+            self.done, self.results = state["done"], state["results"]
+            self.rows, self.last = state["rows"], state["last"]
+            git(self.repo, "reset", "--quiet", "--hard")
+            git(self.repo, "clean", "-q", "-f", "-d", "-x")  # a killed batch's files, caches
+            self.resumed = True
+            return
+        self.db.parent.mkdir(parents=True)
         git(self.repo, "init", "--quiet")
         git(self.repo, "config", "gc.auto", "0")  # packed only where measured
         (self.repo / ".gitignore").write_text(IGNORE)
         git(self.repo, "add", ".gitignore")
         git(self.repo, "commit", "--quiet", "-m", "init (SYNTHETIC benchmark history)")
+        self.save()
+
+    def save(self) -> None:
+        """What --resume needs, written after each commit (atomically: a rename)."""
+        state = {
+            "points": self.points,
+            "batch": self.batch,
+            "warm": self.warm,
+            "done": self.done,
+            "results": self.results,
+            "rows": self.rows,
+            "last": self.last,
+        }
+        tmp = self.work / f".{STATE}.tmp"
+        tmp.write_text(json.dumps(state))
+        tmp.replace(self.work / STATE)
 
     def bulk(self, upto: int) -> None:
         """Nights done..upto-1 in batches: ingest, detect, commit."""
@@ -117,6 +151,7 @@ class Decade:
             took = time.perf_counter() - t0
             print(f"nights {self.done}..{last - 1}: {took:.0f} s", file=sys.stderr, flush=True)
             self.done = last
+            self.save()
 
     def night(self) -> dict[str, float]:
         """The next night as the nightly publishes it; its steps' times."""
@@ -139,14 +174,17 @@ class Decade:
         }
         commit_data(self.repo, self.db, f"SYNTHETIC night {night}")
         self.done = night + 1
+        self.last = {"night": night, **out, "after_resume": self.resumed}
+        self.resumed = False
+        self.save()
+        print(f"night {night}: {json.dumps(out)}", file=sys.stderr, flush=True)
         return out
 
     def checkpoint(self, nights: int) -> dict[str, object]:
         self.bulk(nights - self.warm)
-        times = [self.night() for _ in range(self.warm)]
-        row: dict[str, object] = {"nights": nights, "results": self.results}
-        row.update(times[-1])
-        row["warmup"] = times[:-1]
+        while self.done < nights:
+            self.night()
+        row: dict[str, object] = {"nights": nights, "results": self.results, **self.last}
         t0 = time.perf_counter()
         git(self.repo, "gc", "--quiet")
         row["gc_s"] = time.perf_counter() - t0
@@ -157,6 +195,8 @@ class Decade:
         row["largest_file"], row["largest_bytes"] = largest_file(self.repo)
         row["site_bytes"] = sum(p.stat().st_size for p in self.site.rglob("*") if p.is_file())
         row.update(self.fresh_clone())
+        self.rows.append(row)
+        self.save()
         return row
 
     def fresh_clone(self) -> dict[str, float]:
@@ -205,25 +245,37 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--batch", type=int, default=30, help="nights per ingest between checkpoints")
     ap.add_argument("--warm", type=int, default=2, help="nights published one by one at each")
     ap.add_argument("--out", type=Path, help="scratch directory (new, under /tmp; kept)")
+    ap.add_argument("--resume", type=Path, help="continue the run a stopped --out left")
     a = ap.parse_args(argv)
     points = list(QUICK) if a.quick else sorted(y * NIGHTS_A_YEAR for y in a.years)
     if a.batch < 1 or a.warm < 1 or min(points) <= a.warm:
         print("error: --batch and --warm must be ≥ 1 and below every checkpoint", file=sys.stderr)
         return 2
-    if a.out is not None and (a.out.exists() or REPO.resolve() in a.out.resolve().parents):
+    if a.resume is not None:
+        if not (a.resume / STATE).is_file():
+            print(
+                f"error: --resume {a.resume} holds no {STATE} (not a decade run)", file=sys.stderr
+            )
+            return 2
+        state = json.loads((a.resume / STATE).read_text())
+        work, points, a.batch, a.warm = a.resume, state["points"], state["batch"], state["warm"]
+    elif a.out is not None and (a.out.exists() or REPO.resolve() in a.out.resolve().parents):
         print(
             f"error: --out {a.out} exists or is inside the checkout: give a new directory",
             file=sys.stderr,
         )
         return 2
-    work = a.out or Path(tempfile.mkdtemp(prefix="perftrack-decade-"))
-    work.mkdir(parents=True, exist_ok=True)
+    else:
+        work = a.out or Path(tempfile.mkdtemp(prefix="perftrack-decade-"))
+        work.mkdir(parents=True, exist_ok=True)
     print(f"SYNTHETIC DATA: a simulated history in {work}", flush=True)
-    decade = Decade(work, max(points), a.batch, a.warm)
-    rows = []
+    decade = Decade(work, points, a.batch, a.warm)
     for nights in points:
-        rows.append(decade.checkpoint(nights))
-        print(json.dumps(rows[-1]), flush=True)
+        if any(r["nights"] == nights for r in decade.rows):
+            continue
+        decade.checkpoint(nights)
+        print(json.dumps(decade.rows[-1]), flush=True)
+    rows = decade.rows
     print("SYNTHETIC DATA (benchmarks/decade.py)")
     print(table(rows))
     return 0

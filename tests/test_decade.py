@@ -41,12 +41,16 @@ def test_fast_night_has_cost_and_host_columns(bench) -> None:  # type: ignore[no
         assert r[col["noisy"]] == (r[col["host_foreign_cpu_pct"]] > 25.0)
 
 
-def test_existing_out_is_refused(bench, tmp_path, capsys) -> None:  # type: ignore[no-untyped-def]
+def test_bad_out_or_resume_is_refused(bench, tmp_path, capsys) -> None:  # type: ignore[no-untyped-def]
     decade, _ = bench
     assert decade.main(["--quick", "--out", str(tmp_path)]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "exists" in err[0]
     assert list(tmp_path.iterdir()) == []  # nothing written
+    assert decade.main(["--resume", str(tmp_path)]) == 2  # no run was started there
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "decade.json" in err[0]
+    assert list(tmp_path.iterdir()) == []
 
 
 def test_table_says_per_night_growth(bench) -> None:  # type: ignore[no-untyped-def]
