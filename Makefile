@@ -43,6 +43,7 @@ lint: setup $(ACTIONLINT)
 	$(VENV)/bin/ruff check scripts tests benchmarks
 	$(VENV)/bin/ruff format --check scripts tests benchmarks
 	$(VENV)/bin/lint-imports
+	$(VENV)/bin/mypy
 	$(PY) scripts/lint_kwonly.py
 	shellcheck $(SHELL_SCRIPTS)
 	$(ACTIONLINT)
@@ -57,4 +58,4 @@ pytest: setup $(ACT)
 test: lint pytest
 
 clean:
-	rm -rf $(VENV) runs .pytest_cache .ruff_cache
+	rm -rf $(VENV) runs .pytest_cache .ruff_cache .mypy_cache

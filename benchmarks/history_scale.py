@@ -38,7 +38,8 @@ import synthetic_history as synth  # noqa: E402
 
 from perftrack import cli  # noqa: E402
 from perftrack.publish.site import build  # noqa: E402
-from perftrack.store import nightfiles, store  # noqa: E402
+from perftrack.store import store  # noqa: E402
+from perftrack.store.files import nightfiles  # noqa: E402
 
 STEPS_AT = 365  # where the synthetic step changes fall (a year's history)
 

@@ -25,7 +25,7 @@ have written them (docs/schema.md, "Night files"):
 
 Then it checks: the store's `check` (what `perftrack db check` runs) finds nothing, and
 every table's row count and a checksum of its rows (md5 of each row's text, as
-tests/store/test_nightformat.py's `fingerprint`, aggregated in SQL: 3.8 M rows' text as
+tests/store/files/test_nightformat.py's `fingerprint`, aggregated in SQL: 3.8 M rows' text as
 a Python dict would take gigabytes) are equal in SRC and DST. SRC is only read.
 
     .venv/bin/python benchmarks/per_night_files.py /work/bench/p1000 /work/bench/n1000
@@ -53,7 +53,8 @@ import duckdb  # noqa: E402
 import synthetic_history as synth  # noqa: E402
 
 from perftrack.core.errors import DatabaseError  # noqa: E402
-from perftrack.store import migrations, nightfiles, rows, store  # noqa: E402
+from perftrack.store import store  # noqa: E402
+from perftrack.store.files import batch, migrations, nightfiles  # noqa: E402
 
 DB_NAME = "synthetic-history.duckdb"
 RUN_ID = re.compile(r"^synthetic-(\d{5})-[a-z]+$")  # synthetic_history.night_records
@@ -155,7 +156,7 @@ def write_night(
     con: duckdb.DuckDBPyConnection, db: Path, night: int, now: datetime, version: int
 ) -> list[Path]:
     """Stage one night's rows as ingest stages them and write them with the store's writer."""
-    p = rows.STAGE_PREFIX
+    p = batch.STAGE_PREFIX
     stages = {
         "hardware": f"FROM _pn_all_hardware WHERE hw_key IN "
         f"(SELECT k FROM _pn_first_hardware WHERE night = {night})",

@@ -1,16 +1,16 @@
-"""One nightly publish over a long history, timed step by step (docs/benchmarks.md, "Budgets").
+"""One nightly publish over a long history, timed step by step (docs/benchmarks.md, "Scale").
 
 SYNTHETIC DATA. Takes a history `history_scale.py --keep DIR` left (the DB, its night
 files and the site built over it) and, `--runs` times, on a fresh copy of it: ingests one
 whole night of record files (the night after the history's last, all runner classes:
 3,960 records of the nightly matrix), runs `perftrack detect`, and `perftrack site
 build` over the copy's previous build, as the nightly workflow does. The history itself is
-never written. Each run starts with the store's read cache (store/readcache.py) as the
+never written. Each run starts with the store's read cache (store/files/readcache.py) as the
 previous night left it; one last run ("cold") starts without it, as a fresh clone does
 (its first open builds it). The new night's files are named (and dated) the day after the
 history's last night, as the nightly's would be, so they land in the open month; one more
 run ("new month") dates them the first of the next month instead, which closes the last
-month and consolidates its read-cache file (store/readcache.py), as one night a month does.
+month and consolidates its read-cache file (store/files/readcache.py), as one night a month does.
 First, in a scratch copy, the DB is migrated, detect run and the site built over the
 history's build by this code, as the previous night's publish would have (a change of the
 site's file layout, or the read cache's answers, is paid there once), so no run times a
@@ -42,7 +42,8 @@ import synthetic_history as synth  # noqa: E402
 from per_night_files import stamped  # noqa: E402
 
 from perftrack import cli  # noqa: E402
-from perftrack.store import nightfiles, readcache, store  # noqa: E402
+from perftrack.store import store  # noqa: E402
+from perftrack.store.files import nightfiles, readcache  # noqa: E402
 
 DB_NAME = "synthetic-history.duckdb"  # history_scale.py's
 

@@ -19,7 +19,7 @@ repository is reported too (the 50 MB limit).
 Variants of the night files' layout (issue 19, "Budgets"), for comparison in one run:
 `--results-format v9` writes results files as schemas v6 to v9 did (full record ids,
 doubles), `v10` as v10 did (timestamps as microseconds; v11, the default, is
-store/nightformat.py);
+store/files/nightformat.py);
 `--parquet-v2` adds DuckDB's PARQUET_VERSION V2 encodings; `--zstd-level N`;
 `--order time` writes results sorted by time, as files before schema v10 were (now: by
 series). `--cost` gives the committed nights' records the cost-per-operation and host
@@ -53,7 +53,8 @@ sys.path.insert(0, str(REPO / "benchmarks"))
 import synthetic_history as synth  # noqa: E402
 
 from perftrack import cli  # noqa: E402
-from perftrack.store import migrations, nightfiles, nightformat, rows, store  # noqa: E402
+from perftrack.store import store  # noqa: E402
+from perftrack.store.files import nightfiles, nightformat, rows  # noqa: E402
 
 TIME_ORDER = "started_at, record_id"  # how results files were ordered before schema v10
 
@@ -105,7 +106,7 @@ DERIVED = (
     "tps_p95",
     "tps_cv",
     "latency_max_ms",
-    *(c for c, t in migrations.V4_COST_COLUMNS if t == "DOUBLE"),
+    *(c for c, t in rows.V4_COST_COLUMNS if t == "DOUBLE"),
 )
 
 

@@ -42,7 +42,8 @@ import yaml  # noqa: E402
 
 from perftrack.core import record  # noqa: E402
 from perftrack.planning import matrix  # noqa: E402
-from perftrack.store import nightfiles, rows, store  # noqa: E402
+from perftrack.store import store  # noqa: E402
+from perftrack.store.files import nightfiles, rows  # noqa: E402
 
 START = datetime(2025, 1, 1, 1, 0, tzinfo=UTC)
 CV = {"oltp_point_select": 0.113, "oltp_read_only": 0.106, "oltp_read_write": 0.199}

@@ -55,8 +55,8 @@ PENDING: dict[str, str] = {
     "perftrack.publish.study_report.Side": "not yet converted: publish",
     "perftrack.publish.study_report.ReportRow": "not yet converted: publish",
     "perftrack.store.queries.points.NightlyPoints": "not yet converted: store",
-    "perftrack.store.rows.IntervalSummary": "not yet converted: store",
-    "perftrack.store.rows.PreparedRecord": "not yet converted: store",
+    "perftrack.store.files.rows.IntervalSummary": "not yet converted: store",
+    "perftrack.store.files.rows.PreparedRecord": "not yet converted: store",
 }
 
 SCAN_DIRS = ("scripts", "tests", "benchmarks")

@@ -26,6 +26,11 @@ COMMENTS_RE = re.compile(r"^/repos/([^/]+/[^/]+)/issues/([0-9]+)/comments(?:\?.*
 # test's end (34 tests of tags, pins and tarballs spent 15.8 s in teardown).
 POLL_S = 0.02
 COMMENT_RE = re.compile(r"^/repos/([^/]+/[^/]+)/issues/comments/([0-9]+)$")
+# The release endpoints the records archive uses (publish/archive.py), emulated in memory
+RELEASE_TAG_RE = re.compile(r"^/repos/([^/]+/[^/]+)/releases/tags/([^/?]+)$")
+RELEASES_RE = re.compile(r"^/repos/([^/]+/[^/]+)/releases$")
+ASSET_RE = re.compile(r"^/repos/([^/]+/[^/]+)/releases/assets/([0-9]+)$")
+UPLOAD_RE = re.compile(r"^/uploads/repos/([^/]+/[^/]+)/releases/([0-9]+)/assets\?name=([^&]+)$")
 
 
 @dataclass
@@ -51,6 +56,8 @@ class Replay:
         self.requests: list[Request] = []
         self.comments: dict[int, dict[str, Any]] = {}  # id -> comment
         self.comment_user = "github-actions[bot]"
+        self.releases: dict[str, dict[str, Any]] = {}  # tag -> release (assets: id list)
+        self.assets: dict[int, tuple[str, bytes]] = {}  # id -> (name, bytes)
         self._next_id = 1000
         self._on_request = on_request
         self._lock = threading.Lock()
@@ -130,9 +137,54 @@ class Replay:
             return Answer(200, {k: v for k, v in self.comments[cid].items() if k != "_pr"})
         return None
 
+    # --- the release endpoints (records archive) --------------------------------------------
+
+    def _release_json(self, rel: dict[str, Any]) -> dict[str, Any]:
+        assets = [{"id": i, "name": self.assets[i][0], "size": len(self.assets[i][1])}
+                  for i in rel["assets"]]  # fmt: skip
+        return {**rel, "assets": assets}
+
+    def _releases(self, method: str, path: str, body: Any) -> Answer | None:
+        m = RELEASE_TAG_RE.match(path)
+        if m and method == "GET":
+            rel = self.releases.get(m.group(2))
+            return Answer(200, self._release_json(rel)) if rel else None
+        m = RELEASES_RE.match(path)
+        if m and method == "POST":
+            self._next_id += 1
+            rid = self._next_id
+            upload = f"{self.url}/uploads/repos/{m.group(1)}/releases/{rid}/assets{{?name,label}}"
+            rel = {"id": rid, "tag_name": body["tag_name"], "upload_url": upload, "assets": []}
+            self.releases[body["tag_name"]] = rel
+            return Answer(201, self._release_json(rel))
+        m = ASSET_RE.match(path)
+        if m and int(m.group(2)) in self.assets:
+            aid = int(m.group(2))
+            if method == "GET":
+                return Answer(200, self.assets[aid][1])
+            if method == "DELETE":
+                del self.assets[aid]
+                for rel in self.releases.values():
+                    rel["assets"] = [i for i in rel["assets"] if i != aid]
+                return Answer(204, None)
+        m = UPLOAD_RE.match(path)
+        if m and method == "POST":
+            rel = next(r for r in self.releases.values() if r["id"] == int(m.group(2)))
+            if any(self.assets[i][0] == m.group(3) for i in rel["assets"]):
+                return Answer(422, {"message": "Validation Failed: already_exists"})
+            self._next_id += 1
+            self.assets[self._next_id] = (m.group(3), body)
+            rel["assets"].append(self._next_id)
+            return Answer(201, {"id": self._next_id, "name": m.group(3)})
+        return None
+
     def _answer(self, method: str, path: str, body: Any) -> Answer:
         with self._lock:
-            found = self.routes.get((method, path)) or self._comments(method, path, body)
+            found = (
+                self.routes.get((method, path))
+                or self._comments(method, path, body)
+                or self._releases(method, path, body)
+            )
         return found or Answer(404, {"message": "Not Found"})
 
     def _handler(self) -> type[http.server.BaseHTTPRequestHandler]:
@@ -142,22 +194,32 @@ class Replay:
             def _serve(self) -> None:
                 length = int(self.headers.get("Content-Length") or 0)
                 raw = self.rfile.read(length) if length else b""
-                body = json.loads(raw) if raw else None
+                kind = self.headers.get("Content-Type") or "application/json"
+                body = (json.loads(raw) if "json" in kind else raw) if raw else None
                 req = Request(self.command, self.path, dict(self.headers.items()), body)
                 replay.requests.append(req)
                 if replay._on_request:
                     replay._on_request(req)
                 ans = replay._answer(self.command, self.path, body)
-                data = b"" if ans.status == 204 else json.dumps(ans.body).encode()
+                binary = isinstance(ans.body, bytes)
+                data = (
+                    b""
+                    if ans.status == 204
+                    else ans.body
+                    if binary
+                    else json.dumps(ans.body).encode()
+                )
                 self.send_response(ans.status)
-                self.send_header("Content-Type", "application/json")
+                self.send_header(
+                    "Content-Type", "application/octet-stream" if binary else "application/json"
+                )
                 self.send_header("Content-Length", str(len(data)))
                 for k, v in ans.headers.items():
                     self.send_header(k, v)
                 self.end_headers()
                 self.wfile.write(data)
 
-            do_GET = do_POST = do_PATCH = _serve
+            do_GET = do_POST = do_PATCH = do_DELETE = _serve
 
             def log_message(self, *args: object) -> None:
                 pass

@@ -11,7 +11,8 @@ import pytest
 
 from fixtures.records.synthetic import make_record
 from perftrack.core.files import sha256_file
-from perftrack.store import nightfiles, store
+from perftrack.store import store
+from perftrack.store.files import nightfiles
 
 BENCHMARKS = Path(__file__).resolve().parents[1] / "benchmarks"
 NIGHTS = 7

@@ -492,7 +492,7 @@
     const link = readHash();
     const known = runs.some((r) => r.run_id === link.run);
     select.value = known ? link.run : runs[0].run_id;
-    if (link.run && !known) linkProblem(`No run "${link.run}" in the data: showing the newest run instead.`);
+    if (link.run && !known) linkProblem(`No run "${link.run}" in the data (the site keeps the runs of the last year; older ones are on the SQL page): showing the newest run instead.`);
     const show = (pair) => {
       const run = runs.find((r) => r.run_id === select.value);
       writeHash({ run: run.run_id, ...(pair || {}) });

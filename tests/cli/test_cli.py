@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from clirun import assert_one_line_error, perftrack
-from perftrack.store import nightfiles
+from perftrack.store.files import nightfiles
 
 REPO = Path(__file__).resolve().parents[2]
 

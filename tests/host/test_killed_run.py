@@ -27,7 +27,7 @@ from leaks import processes_mentioning
 from perftrack.core import dirlock
 from perftrack.host import sweep
 from perftrack.servers import catalog, providers
-from perftrack.store import nightfiles
+from perftrack.store.files import nightfiles
 
 pytestmark = pytest.mark.integration
 

@@ -6,6 +6,8 @@ synthetic fixtures (tests/fixtures/records/synthetic.py), written to tmp paths o
 
 from __future__ import annotations
 
+import hashlib
+import json
 import subprocess
 import sys
 from datetime import timedelta
@@ -317,7 +319,7 @@ def test_token_reaches_git_only_through_the_environment(remote: Path, tmp_path: 
 
 def changes(repo: Path) -> list[str]:
     """`git status` lines, without the store's lock file and read cache (both gitignored in
-    the project: `detect` keeps its answers in the cache, store/answers.py)."""
+    the project: `detect` keeps its answers in the cache, store/files/answers.py)."""
     return [
         line
         for line in git(repo, "status", "--porcelain").splitlines()
@@ -340,6 +342,52 @@ def test_a_file_over_the_limit_is_refused_before_any_commit(remote: Path, tmp_pa
     assert git(a, "rev-parse", "HEAD") == head == git(remote, "rev-parse", "main")
     assert changes(a) == []
     assert db_rows(a / DB)[2] == ["synthetic-night-1"] and first.pushed
+
+
+def test_a_night_far_over_the_growth_budget_is_refused(remote: Path, tmp_path: Path) -> None:
+    """The growth guard (issue 39) on a synthetic night: with a budget far below what its
+    night file weighs, the night is refused in one line naming it, nothing committed."""
+    assert publish.growth_limit(3960) == 810_000 == publish.growth_limit(10)
+    assert publish.growth_limit(7920) == 1_620_000
+    a = clone(remote, tmp_path / "a")
+    publish.publish([night(tmp_path, 1)], db=a / DB, pause=lambda _s: None)
+    head = git(a, "rev-parse", "HEAD")
+    with pytest.raises(publish.TooLarge) as exc:
+        publish.publish(
+            [night(tmp_path, 2)], db=a / DB, pause=lambda _s: None, growth_budget_kb=0.001
+        )
+    msg = str(exc.value)
+    assert msg.startswith("the night (") and ".results.parquet" in msg, msg
+    assert "over the growth limit of 0.0 KB" in msg and "\n" not in msg
+    assert git(a, "rev-parse", "HEAD") == head == git(remote, "rev-parse", "main")
+    assert changes(a) == []
+    # the default budget takes the same night
+    assert publish.publish([night(tmp_path, 2)], db=a / DB, pause=lambda _s: None).pushed
+
+
+def test_publish_archives_the_records_with_the_night_replayed(
+    remote: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`publish --archive` against a replayed GitHub API: the month's asset uploaded and
+    the manifest committed in the same commit as the night's DB and files."""
+    from replay import Replay
+
+    a = clone(remote, tmp_path / "a")
+    with Replay() as r:
+        monkeypatch.setenv("PERFTRACK_GITHUB_API_URL", r.url)
+        monkeypatch.setenv("GITHUB_REPOSITORY", "synthetic/perftrack")
+        monkeypatch.setenv("GITHUB_TOKEN", "ghs_test-token")
+        monkeypatch.chdir(a)
+        rc = cli.main(["publish", str(night(tmp_path, 1)), "--db", str(a / DB), "--archive"])
+        assert rc == 0
+        (entry,) = json.loads((a / "data/archive/manifest.json").read_text())["months"]
+        rel = r.releases[entry["tag"]]
+        (blob,) = [r.assets[i][1] for i in rel["assets"]]
+    assert entry["records"] == 8 and hashlib.sha256(blob).hexdigest() == entry["sha256"]
+    committed = git(a, "show", "--name-only", "--format=", "HEAD").split()
+    assert "data/archive/manifest.json" in committed and str(DB) in committed
+    assert git(a, "rev-parse", "HEAD") == git(remote, "rev-parse", "main")
+    assert changes(a) == []
 
 
 def test_the_cli_names_the_limit_and_exits_3(remote: Path, tmp_path: Path, capsys) -> None:

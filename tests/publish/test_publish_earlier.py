@@ -15,7 +15,7 @@ import subprocess
 from fixtures.records.synthetic import _cell_id, make_record
 from perftrack import cli
 from perftrack.core import record
-from perftrack.store import nightfiles
+from perftrack.store.files import nightfiles
 
 IDENT = {
     "GIT_AUTHOR_NAME": "t",

@@ -18,7 +18,8 @@ from perftrack.core.errors import ConfigError
 from perftrack.planning import study
 from perftrack.publish import study_report, study_runs
 from perftrack.servers import catalog
-from perftrack.store import migrations, nightfiles, store
+from perftrack.store import store
+from perftrack.store.files import migrations, nightfiles
 
 CONFIGS = Path(__file__).resolve().parents[2] / "configs"
 S000 = "000_charset_57_vs_80"

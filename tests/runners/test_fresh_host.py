@@ -52,7 +52,7 @@ from clirun import perftrack
 from fixtures.records.synthetic import make_record
 from perftrack.core import record
 from perftrack.servers import cache, catalog
-from perftrack.store import nightfiles
+from perftrack.store.files import nightfiles
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "workflows"))
 from act_run import GIT_ID, git, work_repo  # the act tests' copy of the repository

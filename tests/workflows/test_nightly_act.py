@@ -10,6 +10,7 @@ cells per night.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import re
 from pathlib import Path
@@ -19,7 +20,7 @@ from act_run import add_matrix, add_server, commit, git, run_act, work_repo
 
 from leaks import processes_mentioning
 from perftrack.servers import catalog, providers
-from perftrack.store import nightfiles
+from perftrack.store.files import nightfiles
 from replay import Replay
 
 pytestmark = pytest.mark.integration
@@ -95,15 +96,27 @@ def test_dispatch_runs_benches_publishes_and_deploys(repo: tuple[Path, Path], tm
     work, bare = repo
     before = git(bare, "rev-parse", "main")
     _plant_forged_cache(tmp_path)
-    run = run_act(
-        work,
-        tmp_path,
-        WORKFLOW,
-        "workflow_dispatch",
-        {"matrix": "act-tiny", "shards": "2"},
-        secrets={"PERFTRACK_CACHE_KEY": CACHE_SECRET},
-    )
+    with Replay() as api:  # GitHub's release endpoints, for the records archive
+        run = run_act(
+            work,
+            tmp_path,
+            WORKFLOW,
+            "workflow_dispatch",
+            {"matrix": "act-tiny", "shards": "2"},
+            env={"PERFTRACK_GITHUB_API_URL": api.url},
+            secrets={"PERFTRACK_CACHE_KEY": CACHE_SECRET, "GITHUB_TOKEN": "act-test-token"},
+            github={"GITHUB_REPOSITORY": REPOSITORY},
+        )
     assert run.returncode == 0, run.log[-6000:]
+    # the records archive, replayed: tonight's records are the month's one release asset,
+    # listed (sha256) in the manifest committed with the night (issue 39)
+    (month,) = json.loads(git(bare, "show", "main:data/archive/manifest.json"))["months"]
+    (asset,) = [api.assets[i] for i in api.releases[month["tag"]]["assets"]]
+    assert asset[0] == month["asset"] and hashlib.sha256(asset[1]).hexdigest() == month["sha256"]
+    assert month["records"] == len(
+        list((run.artifacts / "records-shard-0").glob("*/records/*.json"))
+    )
+    assert "data/archive/manifest.json" in git(bare, "show", "--name-only", "--format=", "main")
     # plan: 2 shards asked, 1 planned — the two servers are a version pair, which runs on
     # one runner (test_a_failed_shard_still_publishes_the_others runs two shards) -> its
     # records and logs, uploaded
@@ -251,7 +264,8 @@ def test_a_failed_shard_still_publishes_the_others(repo: tuple[Path, Path], tmp_
     # first-night pin: made by the plan job (Docker Hub asked twice), in the night plan ...
     pin = plan["pins"][TOFU]
     assert (pin["image"], pin["digest"], pin["pinned_by"]) == ("mysql:8.4.3", D843, "plan")
-    assert [r.path for r in api.requests if r.method == "GET"] == [HUB_TAG, HUB_TAG]
+    hub = [r.path for r in api.requests if r.method == "GET" and "/releases" not in r.path]
+    assert hub == [HUB_TAG, HUB_TAG]  # (the rest: the records archive's release look-up)
     assert TOFU in by_server  # planned with the rest, not skipped
     # ... carried by every record of the server ...
     shard_dir = run.artifacts / f"records-shard-{by_server[TOFU]}"
@@ -266,7 +280,8 @@ def test_a_failed_shard_still_publishes_the_others(repo: tuple[Path, Path], tmp_
     proposed.write_text(git(bare, "show", f"{branch}:configs/versions.yaml"))
     entry = catalog.load(proposed).get(TOFU)
     assert entry.digest == D843 and not entry.unpinned
-    pull, dispatched = [r for r in api.requests if r.method == "POST"]
+    posts = [r for r in api.requests if r.method == "POST" and "/releases" not in r.path]
+    pull, dispatched = posts
     assert pull.path == PULLS and pull.body["head"] == branch
     assert pull.body["title"] == "catalog: pin 1 image digest(s)"
     assert (

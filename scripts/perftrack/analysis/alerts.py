@@ -35,16 +35,19 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from typing import Any
+from typing import Any, TypeVar
 
 from perftrack.analysis import compare
 from perftrack.analysis.annotations import Annotation, matching
 from perftrack.analysis.changepoints import Points
 from perftrack.store import remeasures
+from perftrack.store.queries.shapes import RemeasureRow, VerdictRow
 from perftrack.store.store import SERIES_COLS, Store
+
+AlertT = TypeVar("AlertT", bound=Mapping[str, Any])  # a stored alert row or one detect made
 
 METRIC = "tps"  # the metric alerts are reported for (the nightly's and the site's)
 STATES = ("new", "acknowledged", "false_positive", "fixed", "not_reproduced", "expired")
@@ -111,7 +114,7 @@ class Found:
         return {**self.key, "server_id": self.server_id}
 
 
-def subject_of(alert: dict[str, Any]) -> dict[str, Any]:
+def subject_of(alert: Mapping[str, Any]) -> dict[str, Any]:
     """The annotation subject of a stored alert row."""
     key = {c: alert[c] for c in SERIES_COLS}
     if alert["kind"] == "verdict":
@@ -137,8 +140,11 @@ def state_of(
         return "not_reproduced"
     if note is not None:
         return "acknowledged"
-    old = expire_days is not None and news_at is not None
-    if old and now - news_at > timedelta(days=expire_days):  # type: ignore[operator]
+    if (
+        expire_days is not None
+        and news_at is not None
+        and now - news_at > timedelta(days=expire_days)
+    ):
         return "expired"
     return "new"
 
@@ -207,7 +213,7 @@ def from_tables(
 
 def from_change_points(
     cps: Sequence[tuple[Any, ...]],
-    points: dict[tuple[Any, ...], list[tuple[Any, ...]]],
+    points: Mapping[tuple[Any, ...], list[tuple[Any, ...]]],
     metric: str,
 ) -> list[Found]:
     """Regressing change points (rows as detect writes them), each with whether the
@@ -272,10 +278,10 @@ def _row(name: str, values: list[float]) -> compare.Row:
 # --- paired re-measurements ------------------------------------------------------------
 
 # remeasures.newest: (*series key, base server, new server) -> the newest re-measurement
-Remeasures = dict[tuple[Any, ...], dict[str, Any]]
+Remeasures = dict[tuple[Any, ...], RemeasureRow]
 
 
-def remeasure_of(alert: dict[str, Any], remeasured: Remeasures) -> dict[str, Any] | None:
+def remeasure_of(alert: Mapping[str, Any], remeasured: Remeasures) -> RemeasureRow | None:
     """The newest paired re-measurement of a verdict alert's own cell, pair and hardware
     key (the one that settles it), if any."""
     if alert["kind"] != "verdict":
@@ -284,23 +290,27 @@ def remeasure_of(alert: dict[str, Any], remeasured: Remeasures) -> dict[str, Any
     return remeasured.get(key)
 
 
-def _elsewhere(alert: dict[str, Any], remeasured: Remeasures) -> dict[str, Any] | None:
+def _elsewhere(alert: Mapping[str, Any], remeasured: Remeasures) -> RemeasureRow | None:
     """The newest paired re-measurement of the alert's cell and pair on another hardware
     key: shown, never settling (a series never crosses hardware keys)."""
     if alert["kind"] != "verdict":
         return None
     rest = [c for c in SERIES_COLS if c != "hw_key"]
+
+    def same_cell(r: Mapping[str, Any]) -> bool:  # the series but its hardware key
+        return all(r[c] == alert[c] for c in rest)
+
     found = [
         r
         for r in remeasured.values()
         if r["base_server"] == alert["base_server"]
         and r["new_server"] == alert["server_id"]
-        and all(r[c] == alert[c] for c in rest)
+        and same_cell(r)
     ]
     return max(found, key=lambda r: r["measured_at"], default=None)
 
 
-def paired_text(r: dict[str, Any]) -> str:
+def paired_text(r: RemeasureRow) -> str:
     """One paired re-measurement in words: verdict, ratio [interval], n, date."""
     ratio = (
         "no ratio"
@@ -312,7 +322,7 @@ def paired_text(r: dict[str, Any]) -> str:
 
 
 def evidence(
-    alert: dict[str, Any], remeasured: Remeasures, verdict: dict[str, Any] | None
+    alert: Mapping[str, Any], remeasured: Remeasures, verdict: VerdictRow | None
 ) -> dict[str, str | None]:
     """Both results of a verdict alert in words, for every place that lists alerts:
     `found` (detect's stored verdict of the pair: the `verdicts` row of its id) and
@@ -345,7 +355,9 @@ def evidence(
     return {"found": first, "paired": second}
 
 
-def evidence_of(st: Store, alerts: list[dict[str, Any]], metric: str) -> list[dict[str, Any]]:
+def evidence_of(
+    st: Store, alerts: Sequence[Mapping[str, Any]], metric: str
+) -> list[dict[str, str | None]]:
     """`evidence` of each alert, in order, from the store's verdicts and re-measurements."""
     again = remeasures.newest(st, metric)
     verdicts = {v["verdict_id"]: v for v in st.stored_verdicts(metric)}
@@ -362,17 +374,17 @@ def _base_state(state: str) -> str:
 
 def _claim_near(
     f: Found,
-    stored: list[dict[str, Any]],
+    stored: Sequence[Mapping[str, Any]],
     claimed: set[str],
-    points: dict[tuple[Any, ...], list[tuple[Any, ...]]],
-) -> dict[str, Any] | None:
+    points: Mapping[tuple[Any, ...], list[tuple[Any, ...]]],
+) -> Mapping[str, Any] | None:
     """The stored change-point alert of the same series found within CP_MATCH_POINTS
     nights of `f` (the nearest), if any and not taken by another change tonight."""
     series = points.get((*(f.key[c] for c in SERIES_COLS), f.server_id), [])
     index = {p[0]: i for i, p in enumerate(series)}
     if f.run_id not in index:
         return None
-    best: tuple[int, dict[str, Any]] | None = None
+    best: tuple[int, Mapping[str, Any]] | None = None
     for a in stored:
         if a["kind"] != "change_point" or a["alert_id"] in claimed:
             continue
@@ -386,10 +398,10 @@ def _claim_near(
 
 
 def update(
-    stored: list[dict[str, Any]],
+    stored: Sequence[Mapping[str, Any]],
     found: list[Found],
     notes: list[Annotation],
-    points: dict[tuple[Any, ...], list[tuple[Any, ...]]],
+    points: Mapping[tuple[Any, ...], list[tuple[Any, ...]]],
     metric: str,
     expire_days: int,
     now: datetime,
@@ -436,7 +448,7 @@ def update(
 
 def _restated(
     row: dict[str, Any],
-    prev: dict[str, Any] | None,
+    prev: Mapping[str, Any] | None,
     notes: list[Annotation],
     expire_days: int | None,
     now: datetime,
@@ -448,7 +460,7 @@ def _restated(
     again = own["verdict"] if own else None
     base = state_of(note, row["fixed_by"], None, now, None, again)
     changed = prev is None or base != _base_state(prev["state"])
-    news = now if changed else prev["news_at"]  # found, or its state changed: news
+    news = prev["news_at"] if prev is not None and not changed else now  # found or changed: news
     state = state_of(note, row["fixed_by"], news, now, expire_days, again)
     row.update(
         state=state,
@@ -462,7 +474,7 @@ def _restated(
 
 
 def restate(
-    stored: list[dict[str, Any]],
+    stored: Sequence[Mapping[str, Any]],
     notes: list[Annotation],
     expire_days: int,
     now: datetime,
@@ -503,7 +515,7 @@ def compute(
     return as_rows(alerts, st.alert_columns())
 
 
-def newly_reported(alerts: list[dict[str, Any]]) -> list[dict[str, Any]]:
+def newly_reported(alerts: Sequence[AlertT]) -> list[AlertT]:
     """The alerts the newest detect found first: what a summary reports as new (once)."""
     if not alerts:
         return []

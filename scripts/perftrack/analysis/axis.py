@@ -13,12 +13,16 @@ that measured both sides with one side missing, a metric without values.
 from __future__ import annotations
 
 from collections import defaultdict
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from perftrack.analysis import compare
 from perftrack.core.errors import ConfigError
 from perftrack.store.store import Store
+
+# A series_values row (store/queries/shapes.py ValueRow), read here by column name.
+Values = Mapping[str, Any]
 
 # axis -> the series columns its value sets (dataset_size sizes table_size with it)
 AXES: dict[str, tuple[str, ...]] = {
@@ -44,7 +48,7 @@ def canonical(axis: str) -> str:
     return name
 
 
-def value_of(axis: str, d: dict[str, Any]) -> str:
+def value_of(axis: str, d: Values) -> str:
     """A result row's value on the axis ("default" when the cell did not set it)."""
     v = d[AXES[axis][0]]
     return UNSET if v is None else str(v)
@@ -59,7 +63,7 @@ class AxisResult:
     one_sided: int = 0  # series of the server with only one of the two values: not compared
 
 
-def _side(axis: str, values: tuple[str, str], d: dict[str, Any], charset_of: dict[str, str]) -> int:
+def _side(axis: str, values: tuple[str, str], d: Values, charset_of: dict[str, str]) -> int:
     """0 or 1: which value the row has; -1: neither. A charset value matches each of its
     collations; a collation named exactly wins over its charset."""
     own = value_of(axis, d)
@@ -97,7 +101,7 @@ def tables(
             "a metric needs results that measured it (see `perftrack compare --help`)"
         )
     charset_of = st.collation_charsets()
-    sides: list[list[dict[str, Any]]] = [[], []]
+    sides: list[list[Values]] = [[], []]
     for d in rows:
         i = _side(axis, values, d, charset_of)
         if i >= 0:
@@ -109,10 +113,10 @@ def tables(
                 f"no result of {server} has {axis} {v!r}; its {axis} values: {', '.join(have)}"
             )
     fixed = fixed_columns(axis)
-    groups: dict[tuple[Any, ...], list[list[dict[str, Any]]]] = defaultdict(lambda: [[], []])
+    groups: dict[tuple[Any, ...], list[list[Values]]] = defaultdict(lambda: [[], []])
     for i, side in enumerate(sides):
-        for d in side:
-            groups[tuple(d[c] for c in fixed)][i].append(d)
+        for row in side:
+            groups[tuple(row[c] for c in fixed)][i].append(row)
     both = {k: g for k, g in groups.items() if g[0] and g[1]}
     if not both:
         raise ConfigError(_differ(axis, values, server, fixed, sides))
@@ -133,12 +137,12 @@ def fixed_columns(axis: str) -> tuple[str, ...]:
     return tuple(c for c in compare.GROUP_COLS if c not in AXES[axis])
 
 
-Sides = tuple[list[dict[str, Any]], list[dict[str, Any]]]
+Sides = tuple[Sequence[Values], Sequence[Values]]
 
 
 def compared_all(
     axis: str,
-    items: list[tuple[tuple[str, str], dict[str, Any], Sides]],
+    items: Sequence[tuple[tuple[str, str], dict[str, Any], Sides]],
     metric: str,
     noise: dict[Any, float],
     spreads: dict[Any, float],
@@ -164,7 +168,7 @@ def compared_all(
     return tables
 
 
-def _row(axis: str, value: str, ds: list[dict[str, Any]]) -> compare.Row:
+def _row(axis: str, value: str, ds: Sequence[Values]) -> compare.Row:
     """One side as a compare row: its values, rounds, and the axis columns it has."""
     cells = {c: sorted({str(d[c]) for d in ds}) for c in AXES[axis]}
     many = {c: v for c, v in cells.items() if len(v) > 1 and c != "table_size"}
@@ -191,8 +195,8 @@ def _check_rounds(
     values: tuple[str, str],
     server: str,
     key: dict[str, Any],
-    da: list[dict[str, Any]],
-    db: list[dict[str, Any]],
+    da: list[Values],
+    db: list[Values],
 ) -> None:
     """In a run that measured both values, every round must have both: a round with one
     side missing (a failed cell) would pair the wrong values."""
@@ -215,7 +219,7 @@ def _differ(
     values: tuple[str, str],
     server: str,
     fixed: tuple[str, ...],
-    sides: list[list[dict[str, Any]]],
+    sides: list[list[Values]],
 ) -> str:
     """Why no series has both values: the columns (besides the axis) the sides differ in."""
     seen = [{c: {d[c] for d in side} for c in fixed} for side in sides]

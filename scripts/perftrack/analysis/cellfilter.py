@@ -33,8 +33,8 @@ def matches(key: dict[str, Any], name: str, value: Any) -> bool:
     (`--charset utf8mb4` keeps utf8mb4_0900_ai_ci)."""
     have = key.get(COLUMNS[name])
     if name == "charset":
-        return have == value or str(have).split("_")[0] == value
-    return have == value
+        return bool(have == value) or str(have).split("_")[0] == value
+    return bool(have == value)
 
 
 def select(ts: list[compare.Table], want: dict[str, Any], where: str) -> list[compare.Table]:

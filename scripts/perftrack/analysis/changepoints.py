@@ -266,13 +266,13 @@ def _class_changes(
     if ctl:
         found_env = steps_on(combined(y[ctl]))
         bounds = [0, *(n for n, _ in found_env), y.shape[1]]
-        for k, (night, s) in enumerate(found_env):
-            sized = pooled_step(y, rest, night, bounds[k], bounds[k + 2]) if rest else None
+        for e, (night, s) in enumerate(found_env):
+            sized = pooled_step(y, rest, night, bounds[e], bounds[e + 2]) if rest else None
             env.append((night, sized or s))
             out.append(_row(cs, "class", strongest(ctl, night), night, sized or s, y0, len(rest)))
-        for k, (night, _) in enumerate(env):
+        for e, (night, _) in enumerate(env):
             for rows in removal:
-                remove_step(y, night, rows, bounds[k], bounds[k + 2])
+                remove_step(y, night, rows, bounds[e], bounds[e + 2])
     days = [_day(at) for _, at in cs.runs]  # the class's, shared by its signals
     run_of_day = {d: run for d, run in zip(days, cs.runs, strict=True)}
     night_of_day = {d: i for i, d in enumerate(days)}

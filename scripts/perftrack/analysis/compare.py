@@ -106,7 +106,7 @@ def group_cv(rows: list[Row]) -> float | None:
 # repeats (a tag-vs-tag run has far fewer). One window, so a verdict reads the same
 # everywhere, and it costs the same after three years of nightly runs as after two months
 # (the site's advisor compared every night's values: 116 s of a 230 s build at 1,000
-# nights, docs/benchmarks.md).
+# nights: `git log -p docs/benchmarks.md`).
 RECENT_VALUES = 200
 
 

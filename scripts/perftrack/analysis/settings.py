@@ -39,7 +39,7 @@ def same(a: Any, b: Any) -> bool:
     na, nb = normalise(a), normalise(b)
     if isinstance(na, float) and isinstance(nb, float):
         return math.isclose(na, nb, rel_tol=1e-9, abs_tol=1e-12)
-    return na == nb
+    return bool(na == nb)
 
 
 def changed(diff: dict[str, list[Any]]) -> dict[str, list[Any]]:

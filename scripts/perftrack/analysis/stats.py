@@ -149,7 +149,8 @@ def ttest_pvalues(d: np.ndarray) -> np.ndarray:
     var *= np.asarray(n, dtype=d.dtype) / np.asarray(n - 1, dtype=d.dtype)
     with np.errstate(divide="ignore", invalid="ignore"):
         t = np.divide(mean, np.sqrt(var / n))
-    return 2 * special.stdtr(np.asarray(n - 1, dtype=t.dtype), -np.abs(t))
+    p: np.ndarray = 2 * special.stdtr(np.asarray(n - 1, dtype=t.dtype), -np.abs(t))
+    return p
 
 
 def compare_paired_all(
@@ -162,7 +163,7 @@ def compare_paired_all(
     """`compare_paired` of each pair (A, B) with its threshold and direction: the pairs of
     one size as rows of one array, one numpy and scipy call per size for all of them (the
     same floats as one call per pair, which took ~2 s of detect's 1,455 verdicts at 1,000
-    nights, and most of a site build's advisor: docs/benchmarks.md). A threshold is a
+    nights, and most of a site build's advisor: git log -p docs/benchmarks.md). A threshold is a
     number, or a function of the pair's per-round log-ratios' spread (`paired_spread`,
     its own noise) that gives it."""
     out: list[Comparison | None] = [None] * len(pairs)
@@ -176,7 +177,7 @@ def compare_paired_all(
             continue
         xa = np.asarray([pairs[i][0] for i in idx], dtype=float).reshape(len(idx), n)
         xb = np.asarray([pairs[i][1] for i in idx], dtype=float).reshape(len(idx), n)
-        ok = ~((xa <= 0).any(axis=1) | (xb <= 0).any(axis=1))
+        ok = np.asarray(~((xa <= 0).any(axis=1) | (xb <= 0).any(axis=1)))
         idx = [i for i, keep in zip(idx, ok, strict=True) if keep]
         xa, xb = xa[ok], xb[ok]
         d = np.log(xb) - np.log(xa)

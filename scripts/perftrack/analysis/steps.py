@@ -119,7 +119,8 @@ def _nan_medians(rows: np.ndarray) -> np.ndarray:
     s = np.sort(rows, axis=1)
     count = np.count_nonzero(~np.isnan(rows), axis=1)
     at = np.arange(len(rows))
-    return (s[at, (count - 1) // 2] + s[at, count // 2]) / 2
+    medians: np.ndarray = (s[at, (count - 1) // 2] + s[at, count // 2]) / 2
+    return medians
 
 
 def window_medians(y: np.ndarray, w: int) -> np.ndarray:
@@ -129,7 +130,7 @@ def window_medians(y: np.ndarray, w: int) -> np.ndarray:
     even, else the middle one), from two rank filters of the sorted window as it slides
     (scipy.ndimage) instead of a copy and partition of every window (np.median over
     sliding windows, twice per split, was the largest part of detect's change points at
-    1,000 nights: docs/benchmarks.md)."""
+    1,000 nights: git log -p docs/benchmarks.md)."""
     n = len(y)
     if n < w:
         return np.empty(0)
@@ -137,12 +138,14 @@ def window_medians(y: np.ndarray, w: int) -> np.ndarray:
     origin = -(w // 2)  # output[i] ranks y[i:i+w]
 
     def rank(k: int) -> np.ndarray:
-        return ndimage.rank_filter(x, k, size=w, mode="nearest", origin=origin)[: n - w + 1]
+        ranked: np.ndarray = ndimage.rank_filter(x, k, size=w, mode="nearest", origin=origin)
+        return ranked[: n - w + 1]
 
     # np.median's mean of the middle values sums from +0.0 (so a -0.0 comes out +0.0)
     if w % 2:
         return 0.0 + rank(w // 2)
-    return (0.0 + rank(w // 2 - 1) + rank(w // 2)) / 2
+    middle: np.ndarray = (0.0 + rank(w // 2 - 1) + rank(w // 2)) / 2
+    return middle
 
 
 def segment_step(y: np.ndarray, t: int, lo: int, hi: int, sigma: float) -> Step | None:

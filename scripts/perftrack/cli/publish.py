@@ -42,11 +42,20 @@ def publish_cmd(
             "record stops everything before anything is written",
         ),
     ] = False,
+    archive_records: Annotated[
+        bool,
+        typer.Option(
+            "--archive",
+            help="add the records to their months' GitHub Release assets and commit "
+            "data/archive/manifest.json with the night (env: GITHUB_REPOSITORY, GITHUB_TOKEN)",
+        ),
+    ] = False,
 ) -> None:
     """Ingest a night's records, detect, commit the DB and push it (retrying push races)."""
+    from perftrack.publish import archive, publish
     from perftrack.publish import job_summary as summary
-    from perftrack.publish import publish
 
+    archive_to = archive.remote_from_env() if archive_records else None
     plan = summary.load_plan(plan_file) if plan_file else None
     if not earlier:
         late: set[str] = set()
@@ -64,6 +73,7 @@ def publish_cmd(
         say=emit,
         max_file_mb=max_file_mb,
         hold_back_bad=hold_back_bad,
+        archive_to=archive_to,
     )
     state = f"pushed as `{res.commit[:12]}`" if res.pushed and res.commit else "no new commit"
     head = (
@@ -130,3 +140,64 @@ def cache_verify(
     from perftrack.publish import cacheseal
 
     _cache_say(cacheseal.verify(directory, key), summary_file)
+
+
+archive_app = typer.Typer(
+    help="The monthly archive of run records: GitHub Release assets listed in "
+    "data/archive/manifest.json (docs/workflows.md). Env: GITHUB_REPOSITORY, GITHUB_TOKEN, "
+    "PERFTRACK_GITHUB_API_URL or GITHUB_API_URL.",
+    no_args_is_help=True,
+)
+ManifestOpt = Annotated[Path, typer.Option(help="the manifest in git")]
+MonthOpt = Annotated[str, typer.Option("--month", help="YYYY-MM")]
+
+
+@archive_app.command("upload")
+def archive_upload(
+    sources: Annotated[list[Path], typer.Argument(help="record files or directories")],
+    manifest: ManifestOpt = Path("data/archive/manifest.json"),
+    fresh: Annotated[
+        bool,
+        typer.Option(
+            "--fresh",
+            help="the records are their months' whole content: the current asset is not "
+            "read (puts right an asset that no longer matches the manifest)",
+        ),
+    ] = False,
+) -> None:
+    """Add the records to their months' assets (each replaced) and update the manifest."""
+    from perftrack.core.errors import ConfigError
+    from perftrack.publish import archive
+
+    missing = [str(s) for s in sources if not s.exists()]
+    if missing:
+        raise ConfigError(f"no such file or directory: {', '.join(missing)}")
+    done = archive.archive(archive.remote_from_env(), sources, manifest, fresh=fresh)
+    for e in done:
+        emit(f"{e.month}: {e.asset} ({e.records} records, {e.bytes} bytes, sha256 {e.sha256})")
+    if not done:
+        emit("archive: nothing new")
+
+
+@archive_app.command("verify")
+def archive_verify(
+    month: MonthOpt, manifest: ManifestOpt = Path("data/archive/manifest.json")
+) -> None:
+    """Download one month's asset and check it against the manifest; nothing written."""
+    from perftrack.publish import archive
+
+    e = archive.verify(archive.remote_from_env(), manifest, month)
+    emit(f"{e.month}: {e.asset} verified ({e.records} records, sha256 {e.sha256})")
+
+
+@archive_app.command("fetch")
+def archive_fetch(
+    month: MonthOpt,
+    out: Annotated[Path, typer.Option(help="a new directory for the records")],
+    manifest: ManifestOpt = Path("data/archive/manifest.json"),
+) -> None:
+    """Download one month's asset, verify it, unpack its records into a new directory."""
+    from perftrack.publish import archive
+
+    e = archive.fetch(archive.remote_from_env(), manifest, month, out)
+    emit(f"{e.month}: {e.records} records into {out}")

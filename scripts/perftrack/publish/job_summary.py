@@ -14,7 +14,7 @@ links the PNG it deploys with the site.
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -79,18 +79,24 @@ def markdown(
     per_server: list[tuple[Any, ...]] = []
     seen: set[str] = set()
     ok: set[str] = set()
-    verdicts: list[dict[str, Any]] = []
+    verdicts: list[Mapping[str, Any]] = []
     alerts: list[dict[str, Any]] = []
     if run_ids:  # nothing arrived: the DB may not even exist yet
         with store.open_db(db, write=False) as st:
             per_server = st.status_by_server(run_ids)
             seen, ok = st.cells_seen(run_ids)
-            verdicts = st.verdicts_touched(run_ids, METRIC)
-            for v, (paired, needed) in _rounds_of(st, verdicts):
-                v["paired"], v["rounds_needed"] = paired, needed
-            alerts = st.stored_alerts(METRIC)
-            for a, e in zip(alerts, alerts_mod.evidence_of(st, alerts, METRIC), strict=True):
-                a["paired"] = e["paired"]  # its paired re-measurement, in words (or None)
+            rounds = st.verdict_rounds(METRIC)
+            verdicts = [  # each with (paired, rounds a side that would decide it) if stored
+                {**v, "paired": rounds[vid][0], "rounds_needed": rounds[vid][1]}
+                if (vid := v["verdict_id"]) in rounds
+                else v
+                for v in st.verdicts_touched(run_ids, METRIC)
+            ]
+            stored = st.stored_alerts(METRIC)
+            alerts = [  # each with its paired re-measurement, in words (or None)
+                {**a, "paired": e["paired"]}
+                for a, e in zip(stored, alerts_mod.evidence_of(st, stored, METRIC), strict=True)
+            ]
     fresh = {a["alert_id"] for a in alerts_mod.newly_reported(alerts)} if detected else set()
     by_id = {a["alert_id"]: a for a in alerts}
     verdicts.sort(
@@ -164,13 +170,6 @@ def _alert_lines(alerts: list[dict[str, Any]], fresh: set[str]) -> list[str]:
     return out
 
 
-def _rounds_of(st: Any, verdicts: list[dict[str, Any]]) -> list[tuple[dict[str, Any], Any]]:
-    """Each verdict with its (paired, rounds a side that would decide it), where detect
-    stored them."""
-    rounds = st.verdict_rounds(METRIC)
-    return [(v, rounds[v["verdict_id"]]) for v in verdicts if v["verdict_id"] in rounds]
-
-
 def _change(a: dict[str, Any]) -> str:
     if a["kind"] == "verdict":
         return f"{a['base_server']} → {a['server_id']}"
@@ -195,7 +194,7 @@ def _alert_note(alert: dict[str, Any] | None, fresh: set[str]) -> str:
 
 
 def _verdict_lines(
-    verdicts: list[dict[str, Any]], alerts: dict[str, dict[str, Any]], fresh: set[str]
+    verdicts: Sequence[Mapping[str, Any]], alerts: dict[str, dict[str, Any]], fresh: set[str]
 ) -> list[str]:
     if not verdicts:
         return ["No verdicts for tonight's series yet (a series needs two versions).", ""]

@@ -24,7 +24,8 @@ from typing import Any
 
 import yaml
 
-from perftrack.analysis import alerts, annotations, compare, stats
+from perftrack.analysis import alerts, compare, stats
+from perftrack.analysis import annotations as acks  # not `annotations`: the __future__ name
 from perftrack.core import git
 from perftrack.core.errors import ConfigError, EnvironmentProblem
 from perftrack.planning import matrix
@@ -143,9 +144,11 @@ def read_pairs(path: Path) -> list[Pair]:
     for item in data:
         new = item.get("new") if isinstance(item, dict) else None
         prev = item.get("previous") if isinstance(item, dict) else None
-        ok = isinstance(new, str) and catalog.ID_RE.match(new)
-        ok = ok and (prev is None or (isinstance(prev, str) and catalog.ID_RE.match(prev)))
-        if not ok:
+        if not (
+            isinstance(new, str)
+            and catalog.ID_RE.match(new)
+            and (prev is None or (isinstance(prev, str) and catalog.ID_RE.match(prev)))
+        ):
             raise ConfigError(f"{path}: each item must be {{new: ID, previous: ID or null}}")
         pairs.append(Pair(new, prev))
     return pairs
@@ -211,12 +214,12 @@ class PrReport:
 
 
 def _alert_state(
-    st: store.Store, notes: list[annotations.Annotation], key: dict[str, Any], pair: Pair
+    st: store.Store, notes: list[acks.Annotation], key: dict[str, Any], pair: Pair
 ) -> tuple[str, str | None, str | None]:
     """A regression's alert state, when it was first reported (None: not before) and its
     paired re-measurement in words (None: none)."""
     subject = {**key, "base_server": pair.previous, "new_server": pair.new}
-    note = annotations.matching(notes, subject)
+    note = acks.matching(notes, subject)
     if note is not None:
         return note.state, None, None
     aid = alerts.verdict_alert_id(
@@ -236,7 +239,7 @@ def run_ids(runs_dir: Path) -> list[str]:
 
 
 def build_report(
-    db: Path, runs: list[str], pairs: list[Pair], notes: list[annotations.Annotation]
+    db: Path, runs: list[str], pairs: list[Pair], notes: list[acks.Annotation]
 ) -> PrReport:
     """Every pair's verdicts from the PR's runs (interleaved repeats, same run only)."""
     rep = PrReport()
@@ -281,7 +284,7 @@ def build_report(
                                 p_value=c.p_value,
                                 threshold=c.threshold,
                                 verdict=c.verdict,
-                                acknowledged=annotations.acknowledged(notes, subject),
+                                acknowledged=acks.acknowledged(notes, subject),
                                 state=state,
                                 reported=reported,
                                 n=(c.n_a, c.n_b),

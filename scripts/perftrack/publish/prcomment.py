@@ -25,6 +25,7 @@ import urllib.parse
 import urllib.request
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from perftrack.core.errors import ConfigError, EnvironmentProblem, PerftrackError
 
@@ -77,7 +78,7 @@ def target_from_env(pr: str | None = None, env: dict[str, str] | None = None) ->
 
 
 def _request(
-    t: CommentTarget, method: str, url: str, body: dict | None = None
+    t: CommentTarget, method: str, url: str, body: dict[str, Any] | None = None
 ) -> tuple[object, str]:
     data = None if body is None else json.dumps(body).encode()
     req = urllib.request.Request(url, data=data, method=method)

@@ -30,6 +30,7 @@ import re
 import sys
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from perftrack.core.errors import ConfigError, PerftrackError
 from perftrack.publish import prcomment
@@ -79,7 +80,7 @@ def count_cells(runs: Path) -> dict[str, object]:
     return {"counts": counts, "first_failure": _one_line(first)}
 
 
-def _read_json(path: Path) -> dict | None:
+def _read_json(path: Path) -> dict[str, Any] | None:
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, ValueError):

@@ -8,7 +8,7 @@ One call does what the workflow's single `publish` job needs, in this order:
 2. ingest them into the DB file of a git work tree (idempotent by record id), recompute
    the derived statistics (`detect`), close the DB (CHECKPOINT: no `.wal` beside it);
 3. commit the DB file and its new night files (`data/results/<yyyy>/…parquet`, see
-   store/nightfiles.py) and push the commit to the remote branch.
+   store/files/nightfiles.py) and push the commit to the remote branch.
 
 A push can lose a race: another publish (or any commit) reached the branch first. The DB
 is a binary file, so the commits are never merged: on a rejected push the local commit is
@@ -36,11 +36,13 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from perftrack.analysis import annotations
+from perftrack.analysis import annotations as acks  # not `annotations`: the __future__ name
 from perftrack.analysis import detect as detect_mod
 from perftrack.core import git, paths, record, yamlfile
 from perftrack.core.errors import ConfigError, EnvironmentProblem, RecordError
-from perftrack.store import nightfiles, store
+from perftrack.publish import archive
+from perftrack.store import store
+from perftrack.store.files import nightfiles
 
 DEFAULT_ATTEMPTS = 5
 MAX_ATTEMPTS = 20
@@ -76,7 +78,7 @@ class TooLarge(EnvironmentProblem):
 
 # The largest file publish commits. GitHub refuses a push with a file over 100 MB, and a
 # refused push would fail every night from then on; the repository's budget is 50 MB
-# (docs/benchmarks.md, "Repository cost").
+# (docs/benchmarks.md, "Budgets: what a night costs the repository").
 DEFAULT_MAX_FILE_MB = 50
 
 
@@ -198,7 +200,7 @@ def read_records(sources: Sequence[Path]) -> tuple[list[store.PreparedRecord], l
 def ingest_and_detect(db: Path, prepared: Sequence[store.PreparedRecord]) -> store.IngestResult:
     """Ingest (idempotent) and recompute noise/verdicts/change points; closes with CHECKPOINT."""
     cfg = paths.config_dir()
-    notes = annotations.load_file(cfg / "annotations.yaml")
+    notes = acks.load_file(cfg / "annotations.yaml")
     runners = yamlfile.load(cfg / "runners.yaml") if (cfg / "runners.yaml").is_file() else {}
     control = runners.get("control_server") if isinstance(runners, dict) else None
     with store.open_db(db, write=True) as st:
@@ -222,6 +224,16 @@ def _is_race(stderr: str) -> bool:
     return any(m in stderr for m in RACE_MARKERS)
 
 
+def _restore(git: Git, top: Path, rel: Path) -> None:
+    """Put the DB file and its night files back as the branch has them (a refused night)."""
+    files = str(nightfiles.files_dir(rel))
+    git.run("reset", "--quiet", "--", str(rel), files)
+    git.run("checkout", "--quiet", "--", str(rel), files, check=False)
+    git.run("clean", "-fdq", "--", files)  # this night's new files
+    if not git.out("ls-files", "--", str(rel)):  # new file: not on the branch yet
+        (top / rel).unlink(missing_ok=True)
+
+
 def _check_sizes(git: Git, top: Path, rel: Path, max_file_mb: float) -> None:
     """`TooLarge` naming the file and the limit if a staged file is over it; the DB file
     and its night files are then restored to the branch's (the night's records stay in
@@ -231,17 +243,52 @@ def _check_sizes(git: Git, top: Path, rel: Path, max_file_mb: float) -> None:
     for name in staged:
         size = (top / name).stat().st_size if (top / name).is_file() else 0
         if size > limit:
-            files = str(nightfiles.files_dir(rel))
-            git.run("reset", "--quiet", "--", str(rel), files)
-            git.run("checkout", "--quiet", "--", str(rel), files, check=False)
-            git.run("clean", "-fdq", "--", files)  # this night's new files
-            if not git.out("ls-files", "--", str(rel)):  # new file: not on the branch yet
-                (top / rel).unlink(missing_ok=True)
+            _restore(git, top, rel)
             raise TooLarge(
                 f"{name} would be {size / 1e6:.1f} MB, over the {max_file_mb:g} MB limit "
                 "for a file in the repository: nothing committed or pushed (the records are "
                 "in the run's artifacts); see docs/schema.md for the storage layout"
             )
+
+
+# The growth guard (issue 39): the committed history's budget is 270 KB of git growth a
+# night at the nightly's 3,960 results. A night whose new night files weigh more than
+# GROWTH_FACTOR times that budget, scaled by its result count (never below one night's
+# budget: a small night's files are mostly Parquet metadata), is refused: something wrote
+# far more than the measured values (docs/schema.md, "The growth guard").
+GROWTH_BUDGET_KB = 270.0
+GROWTH_RESULTS = 3960
+GROWTH_FACTOR = 3.0
+
+
+def growth_limit(results: int, budget_kb: float = GROWTH_BUDGET_KB) -> int:
+    """The most bytes of new night files a night of `results` results may commit."""
+    return int(GROWTH_FACTOR * budget_kb * 1000 * max(1.0, results / GROWTH_RESULTS))
+
+
+def _check_growth(git: Git, top: Path, rel: Path, results: int, budget_kb: float) -> None:
+    """`TooLarge` naming the night's new files and their size if they are over
+    `growth_limit`; the DB and its night files are then restored to the branch's."""
+    files = str(nightfiles.files_dir(rel))
+    added = git.out("diff", "--cached", "--name-only", "--diff-filter=A", "-z", "--", files)
+    names = [n for n in added.split("\0") if n]
+    size = sum((top / n).stat().st_size for n in names if (top / n).is_file())
+    limit = growth_limit(results, budget_kb)
+    if size > limit:
+        _restore(git, top, rel)
+        night = ", ".join(Path(n).name for n in names[:3]) + (" …" if len(names) > 3 else "")
+        raise TooLarge(
+            f"the night ({night}) would add {size / 1000:.1f} KB of night files for "
+            f"{results} result(s), over the growth limit of {limit / 1000:.1f} KB "
+            f"({GROWTH_FACTOR:g} x {budget_kb:g} KB a {GROWTH_RESULTS}-result night): "
+            "nothing committed or pushed (the records are in the run's artifacts)"
+        )
+
+
+def _record_files(sources: Sequence[Path], held: Sequence[HeldBack]) -> list[Path]:
+    """The record files of every batch under `sources` that was not held back."""
+    skip = {h.batch for h in held}
+    return [f for batch, files in batches(sources) if batch not in skip for f in files]
 
 
 def default_message(run_ids: Sequence[str], added: int) -> str:
@@ -262,6 +309,8 @@ def publish(
     pause: Callable[[float], None] = time.sleep,
     max_file_mb: float = DEFAULT_MAX_FILE_MB,
     hold_back_bad: bool = False,
+    growth_budget_kb: float = GROWTH_BUDGET_KB,
+    archive_to: archive.Remote | None = None,
 ) -> Result:
     """Ingest `sources` into `db`, detect, commit the DB and push (retrying lost races).
 
@@ -269,7 +318,11 @@ def publish(
     nightly's), only its batch (`batches`: one shard's artifact) is held back, named in a
     line, and the others publish — one broken shard does not cost the night.
     A commit that would hold a file over `max_file_mb` is refused before it is made: the
-    DB file is put back as the branch has it, and nothing is committed or pushed."""
+    DB file is put back as the branch has it, and nothing is committed or pushed; so is
+    a night whose new files are far over the growth budget (`growth_limit`).
+    With `archive_to`, the night's records are added to their months' release assets
+    (publish/archive.py) once the checks pass, and the manifest is committed with the
+    night (at every attempt: a lost race takes the remote's manifest, then archives again)."""
     if not 1 <= attempts <= MAX_ATTEMPTS:
         raise ConfigError(f"--attempts must be 1..{MAX_ATTEMPTS}, not {attempts}")
     if not 0 < max_file_mb <= 100:
@@ -294,12 +347,27 @@ def publish(
         res = ingest_and_detect(db, prepared)
         result.added = res.added
         say(f"attempt {attempt}: {res.added} record(s) added, {res.already} already in {rel}")
-        ours = (str(rel), str(nightfiles.files_dir(rel)))  # the DB and its night files
+        ours: tuple[str, ...] = (
+            str(rel),
+            str(nightfiles.files_dir(rel)),
+        )  # the DB and its night files
         git.run("add", "-A", "--", *ours)
         if git.run("diff", "--cached", "--quiet", "--", *ours, check=False).returncode == 0:
             say(f"{rel} unchanged: nothing to commit")
             return result
         _check_sizes(git, top, rel, max_file_mb)
+        _check_growth(git, top, rel, res.added, growth_budget_kb)
+        if archive_to is not None:
+            try:
+                archive.archive(archive_to, _record_files(sources, held), top / archive.MANIFEST)
+            except (ConfigError, EnvironmentProblem, RecordError) as exc:
+                # the night is published all the same (its records stay in the run's
+                # artifacts); the archive is put right by hand (docs/workflows.md)
+                git.run("checkout", "--quiet", "--", str(archive.MANIFEST), check=False)
+                say(f"records archive NOT updated: {_one_line(str(exc))}")
+            if (top / archive.MANIFEST).exists():
+                git.run("add", "--", str(archive.MANIFEST))
+                ours = (*ours, str(archive.MANIFEST))
         git.run(
             "commit", "--quiet", "-m", message or default_message(run_ids, res.added), "--",
             *ours,
@@ -337,6 +405,7 @@ __all__ = [
     "TooLarge",
     "batches",
     "default_message",
+    "growth_limit",
     "ingest_and_detect",
     "publish",
     "read_batches",

@@ -13,7 +13,7 @@ import hashlib
 import json
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, TypedDict
 
 from perftrack.store import store
 
@@ -34,9 +34,29 @@ CREATE TABLE IF NOT EXISTS explanations (
 """
 
 
-def isolated_settings(result: dict[str, Any]) -> list[dict[str, Any]]:
+class IsolatedSetting(TypedDict):
+    """A group of settings an explanation isolated, with its share of the A→B gap."""
+
+    settings: list[str]  # option=value, as A has it
+    share: float
+    share_low: float
+    share_high: float
+
+
+class StoredExplanation(TypedDict):
+    """The newest explanation of a pair on one workload × threads (`latest`)."""
+
+    workload: str
+    threads: int
+    metric: str
+    conclusion: str
+    isolated: list[IsolatedSetting]
+    computed_at: str
+
+
+def isolated_settings(result: dict[str, Any]) -> list[IsolatedSetting]:
     """The isolated groups of a `explanation.to_json` result: settings and share."""
-    out = []
+    out: list[IsolatedSetting] = []
     for g in result["groups"]:
         if g["label"] in result["isolated"]:
             out.append(
@@ -85,7 +105,7 @@ def _has_table(con: Any, name: str) -> bool:
     )
 
 
-def latest(st: store.Store, base: str, new: str) -> list[dict[str, Any]]:
+def latest(st: store.Store, base: str, new: str) -> list[StoredExplanation]:
     """The newest explanation of base → new per workload × threads (none: [])."""
     con = st.con
     if not _has_table(con, "explanations"):

@@ -25,10 +25,11 @@ from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from datetime import datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from perftrack.store import store
 from perftrack.store.queries.series import SERIES_COLS
+from perftrack.store.queries.shapes import RemeasureRow
 
 TABLE = "remeasures"
 _TYPES = {
@@ -139,7 +140,7 @@ def _has_table(st: store.Store) -> bool:
     return bool(row and row[0])
 
 
-def newest(st: store.Store, metric: str) -> dict[tuple[Any, ...], dict[str, Any]]:
+def newest(st: store.Store, metric: str) -> dict[tuple[Any, ...], RemeasureRow]:
     """The newest re-measurement of each cell and pair of `metric`, keyed by
     (*series key, base server, new server); {} when nothing was re-measured."""
     if not _has_table(st):
@@ -152,9 +153,12 @@ def newest(st: store.Store, metric: str) -> dict[tuple[Any, ...], dict[str, Any]
         [metric],
     )
     names = [d[0] for d in cur.description]
-    out: dict[tuple[Any, ...], dict[str, Any]] = {}
+    out: dict[tuple[Any, ...], RemeasureRow] = {}
     for row in cur.fetchall():
         d = dict(zip(names, row, strict=True))
         d["run_ids"] = json.loads(d["run_ids"])
-        out[(*(d[c] for c in SERIES_COLS), d["base_server"], d["new_server"])] = d
+        out[(*(d[c] for c in SERIES_COLS), d["base_server"], d["new_server"])] = cast(
+            RemeasureRow,
+            d,  # the table's columns (test_shapes), run_ids decoded
+        )
     return out

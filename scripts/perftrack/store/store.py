@@ -30,8 +30,9 @@ import duckdb
 
 from perftrack.core import record
 from perftrack.core.errors import ConfigError, DatabaseError
-from perftrack.store import migrations, nightfiles
-from perftrack.store.dbfile import (
+from perftrack.store.files import migrations, nightfiles
+from perftrack.store.files.batch import stored_record_ids, write_records
+from perftrack.store.files.dbfile import (
     check_version,
     connect,
     create,
@@ -42,24 +43,9 @@ from perftrack.store.dbfile import (
     rewrite,
     worth_compacting,
 )
-from perftrack.store.intake import read_prepared
-from perftrack.store.lock import LOCK_TIMEOUT_S, Lock, lock_path
-from perftrack.store.queries.alerts import ALERTS_TABLE, AlertQueries
-from perftrack.store.queries.derived import DERIVED_TABLES, DerivedQueries, NoiseKey
-from perftrack.store.queries.history import HistoryQueries
-from perftrack.store.queries.planning import (
-    DURATION_KEY,
-    PLANNING_MIN_SCHEMA,
-    SIMILAR_KEY,
-    PastRuns,
-    PlanningQueries,
-)
-from perftrack.store.queries.runs import RunQueries
-from perftrack.store.queries.series import SERIES_COLS, SeriesQueries
-from perftrack.store.queries.site import SITE_SERIES, SiteQueries
-from perftrack.store.queries.snapshot import SnapshotQueries
-from perftrack.store.queries.studies import StudyQueries
-from perftrack.store.rows import (
+from perftrack.store.files.intake import read_prepared
+from perftrack.store.files.lock import LOCK_TIMEOUT_S, Lock, lock_path
+from perftrack.store.files.rows import (
     RESULT_COLUMNS,
     SERIES_POINTS,
     VALID_STATUSES,
@@ -67,17 +53,31 @@ from perftrack.store.rows import (
     PreparedRecord,
     prepare,
     server_key,
-    stored_record_ids,
     summarize_intervals,
-    write_records,
 )
-from perftrack.store.variables import (
+from perftrack.store.files.variables import (
     KEY_HEX_DIGITS,
     VOLATILE_VARIABLES,
     VariableSets,
     stored_variables,
     varset_hash,
 )
+from perftrack.store.queries.alerts import ALERTS_TABLE, AlertQueries
+from perftrack.store.queries.cells import CellQueries
+from perftrack.store.queries.history import HistoryQueries
+from perftrack.store.queries.pastruns import (
+    DURATION_KEY,
+    PLANNING_MIN_SCHEMA,
+    SIMILAR_KEY,
+    PastRunQueries,
+    PastRuns,
+)
+from perftrack.store.queries.results import SITE_SERIES, ResultQueries
+from perftrack.store.queries.runs import RunQueries
+from perftrack.store.queries.series import SERIES_COLS, SeriesQueries
+from perftrack.store.queries.servers import ServerQueries
+from perftrack.store.queries.snapshot import SnapshotQueries
+from perftrack.store.queries.verdicts import DERIVED_TABLES, NoiseKey, VerdictQueries
 
 
 @dataclass(frozen=True)
@@ -98,7 +98,7 @@ def open_db(
     write=True: take the exclusive lock (waiting up to `lock_timeout_s`), create the file
     if missing, migrate it forward. write=False: take a shared lock, open read-only, and
     refuse a missing file or one whose schema is not the current one. Either way a file
-    holding code perftrack did not create is refused (store/codecheck.py), and the
+    holding code perftrack did not create is refused (store/files/codecheck.py), and the
     connection reads and writes files only in the DB's directory and the directories in
     `allow` (where the caller has the store write, e.g. a site being built).
     """
@@ -174,14 +174,15 @@ def open_for_planning(
 
 class Store(
     SeriesQueries,
-    DerivedQueries,
+    VerdictQueries,
     AlertQueries,
-    SiteQueries,
+    ResultQueries,
+    ServerQueries,
     HistoryQueries,
     RunQueries,
-    PlanningQueries,
+    PastRunQueries,
     SnapshotQueries,
-    StudyQueries,
+    CellQueries,
 ):
     """An open results DB. Every read another stage makes is a named query inherited from
     the rooms of `store/queries/`; `con` is the connection, for the store's own modules

@@ -144,7 +144,7 @@ def test_history_marks_change_points_and_annotations(
     tmp_path: Path, history_db: Path, tab: Tab
 ) -> None:
     from perftrack.publish.site import build
-    from perftrack.store import nightfiles
+    from perftrack.store.files import nightfiles
 
     db = tmp_path / "results.duckdb"
     nightfiles.copy_db(history_db, db)
@@ -258,7 +258,8 @@ def test_run_page_shows_the_explanation_of_its_versions(
     from perftrack.analysis import candidates
     from perftrack.experiments import explanation
     from perftrack.publish.site import build
-    from perftrack.store import explanations, nightfiles
+    from perftrack.store import explanations
+    from perftrack.store.files import nightfiles
 
     db = tmp_path / "results.duckdb"
     nightfiles.copy_db(history_db, db)

@@ -96,8 +96,8 @@ def test_build_writes_a_self_contained_site(sites: dict[str, Path]) -> None:
         assert spec["$schema"].endswith("vega-lite/v6.json")
     for name in source.VENDOR_FILES:
         assert (site / "vendor" / name).stat().st_size > 10_000
-    assert (site / "data" / "csv" / "verdicts.csv").read_text().startswith("runner_class,")
-    assert (site / "data" / "csv" / "headline.csv").read_text().startswith("pair,cells,")
+    # no CSV files (issue 39 item 3): tables' CSVs are made in the browser
+    assert not (site / "data" / "csv").exists()
     runs = columns.decode(columns.read_data_file(site / "data" / "runs.js"))
     assert len(runs) == 12
     assert all((site / "data" / "runs" / f"{r['file']}.js").is_file() for r in runs)
@@ -347,3 +347,25 @@ def test_build_output_may_not_overlap_the_sources(tmp_path: Path, history_db: Pa
 
     with pytest.raises(ConfigError, match="overlaps the site sources"):
         build.build(history_db, REPO / "site" / "out")
+
+
+def test_duckdb_wasm_is_loaded_by_the_sql_page_only(sites: dict[str, Path]) -> None:
+    """Issue 39: the 34 MB engine is the SQL page's alone. Every page's references (its
+    scripts and stylesheets, and what those scripts name) are read: only sql.html's reach
+    DuckDB-WASM's module, worker or .wasm."""
+    site = sites["history"]
+    engine = re.compile(r"duckdb[\w.-]*\.(?:wasm|worker\.js|mjs)")
+    pages = sorted(site.glob("*.html"))
+    assert len(pages) > 5
+    reach: dict[str, set[str]] = {}
+    for page in pages:
+        html = page.read_text(encoding="utf-8")
+        refs = set(re.findall(r'(?:src|href)="([^"#?:]+\.(?:js|css|mjs))"', html))
+        named = set(engine.findall(html))
+        for ref in refs:
+            named |= set(engine.findall((site / ref).read_text(encoding="utf-8")))
+            if engine.search(ref):
+                named.add(ref)
+        reach[page.name] = named
+    assert reach["sql.html"] >= {"duckdb-eh.wasm", "duckdb-browser-eh.worker.js"}, reach
+    assert {p for p, n in reach.items() if n} == {"sql.html"}, reach

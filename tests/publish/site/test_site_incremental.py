@@ -5,6 +5,7 @@ scratch. SYNTHETIC history in tmp_path (tests/fixtures/records/synthetic_history
 from __future__ import annotations
 
 import json
+import re
 import threading
 from datetime import UTC, datetime
 from pathlib import Path
@@ -13,7 +14,8 @@ import duckdb
 import pytest
 
 from fixtures.records.synthetic_history import build_db
-from perftrack.core.errors import DatabaseError
+from perftrack.cli import main as cli
+from perftrack.core.errors import ConfigError, DatabaseError
 from perftrack.publish.site import build, columns, parquet
 from perftrack.store import explanations, store
 
@@ -161,3 +163,70 @@ def test_a_part_that_fails_in_its_thread_fails_the_build_and_keeps_the_old_site(
     assert threads and threads[0] != threading.main_thread().name  # it ran beside
     assert files(out) == before
     assert sorted(p.name for p in tmp_path.iterdir()) == ["history", "site"]  # no temp left
+
+
+@pytest.mark.parametrize("recorded", [True, False], ids=["sha256", "no-sha256"])
+def test_a_damaged_part_in_the_previous_build_stops_the_build_naming_it(
+    db: Path, tmp_path: Path, recorded: bool
+) -> None:
+    """Bad input (issue 39): a previous build's results part that the next build would
+    take over, truncated: one clear error naming it, and nothing replaced."""
+    out = tmp_path / "site"
+    build.build(db, out)
+    january = out / SQL / "results-202601.parquet"
+    if not recorded:  # a manifest of older code: the Parquet framing is checked
+        path = out / SQL / parquet.MANIFEST
+        manifest = json.loads(path.read_text())
+        del manifest["tables"]["results"]["part_sha256"]
+        path.write_text(json.dumps(manifest))
+    january.write_bytes(january.read_bytes()[:-100])
+    before = files(out)
+    with pytest.raises(ConfigError, match=r"results-202601\.parquet is damaged"):
+        build.build(db, out)
+    assert files(out) == before
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["history", "site"]  # no temp left
+
+
+def test_cli_names_a_damaged_part_in_one_line(
+    db: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = tmp_path / "site"
+    build.build(db, out)
+    (out / SQL / "results-202601.parquet").write_bytes(b"PAR1")
+    assert cli(["site", "build", "--db", str(db), "--out", str(out)]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "results-202601.parquet is damaged" in err[0], err
+
+
+def test_a_new_night_changes_only_its_month_and_the_small_files(tmp_path: Path) -> None:
+    """Deploy stays incremental (issue 39 item 4): after a night of the open month
+    (February), every file of the closed month (January: its results part, its history
+    aggregate, the cells' closed rows) and every earlier run's file is byte-identical;
+    what changed is the open month's parts, the new run and the small recomputed files."""
+    db = tmp_path / "history" / "results.duckdb"
+    build_db(db, 3, repeats=2, threads=(1,), nights_per_batch=3, start=START)  # Jan 29-31
+    build_db(db, 5, repeats=2, threads=(1,), nights_per_batch=5, start=START)  # Feb 1-2
+    out = tmp_path / "site"
+    build.build(db, out)
+    before = all_files(out)
+    build_db(db, 6, repeats=2, threads=(1,), nights_per_batch=6, start=START)  # Feb 3
+    build.build(db, out)
+    after = all_files(out)
+    past = [p for p in before if re.fullmatch(r"data/history/p[0-9a-f]+\.js", p)]
+    assert len(past) == 6  # each cell's closed rows (3 workloads x 2 collations)
+    closed = [p for p in before if "202601" in p] + past
+    assert {"data/sql/results-202601.parquet", "data/history/parts/202601.parquet"} <= set(closed)
+    old_runs = [p for p in before if p.startswith("data/runs/")]
+    for p in closed + old_runs:
+        assert after.get(p) == before[p], p
+    changed = {p for p in after if after[p] != before.get(p)}
+    assert "data/sql/results-202602.parquet" in changed
+    big = {p for p in changed if len(after[p]) > 20_000}
+    # only the open month's files, the new runs' and the cells' open rows may be large
+    assert all(
+        p.endswith("202602.parquet") or p.startswith(("data/runs/", "data/history/h")) for p in big
+    ), big
+
+
+def all_files(site: Path) -> dict[str, bytes]:
+    return {p.relative_to(site).as_posix(): p.read_bytes() for p in site.rglob("*") if p.is_file()}

@@ -24,7 +24,8 @@ from test_site_browser import chart_rows, url
 from fixtures.records.synthetic_history import HW_KEYS, build_db, night_records
 from perftrack.core import record
 from perftrack.publish.site import build
-from perftrack.store import nightfiles, store
+from perftrack.store import store
+from perftrack.store.files import nightfiles
 
 VERDICT_COLOURS = {  # the Overview's (overview.vl.json) and the heatmap's
     "regression": "#c0392b",

@@ -26,7 +26,7 @@ from site_helpers import HOSTILE_VERSION, READY_TIMEOUT_MS, Tab
 
 from perftrack.core.errors import EnvironmentProblem
 from perftrack.publish.site import build, parquet, serve, source
-from perftrack.store import nightfiles
+from perftrack.store.files import nightfiles
 
 # A query a reader might type: integers (BIGINT), doubles, text, a timestamp, a date, a
 # list and a NULL, so every way a value reaches the page is compared.

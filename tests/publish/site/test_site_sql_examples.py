@@ -15,12 +15,12 @@ from typing import Any
 
 import pytest
 
-from perftrack.store import nightfiles
+from perftrack.store.files import nightfiles
 
 REPO = Path(__file__).resolve().parents[3]
 DB = REPO / "data" / "results.duckdb"
 SQL_JS = REPO / "site" / "assets" / "sql.js"
-# A series: what the history page and detect keep apart (store/queries/site.py SITE_SERIES)
+# A series: what the history page and detect keep apart (store/queries/results.py SITE_SERIES)
 SERIES = (
     "runner_class", "hw_key", "profile", "tables", "table_size", "duration_s", "connection",
     "engine", "isolation", "durability", "handshake", "dataset_size", "phase", "workload",

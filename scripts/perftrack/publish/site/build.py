@@ -11,8 +11,6 @@ a failed build leaves the previous site untouched and never a half-written one.
 
 from __future__ import annotations
 
-import csv
-import io
 import json
 import os
 import shutil
@@ -30,7 +28,9 @@ from perftrack.store import store
 
 MARKER = ".perftrack-site"  # identifies a directory this command wrote (safe to replace)
 DEFAULT_OUT = Path("build/site")
-# Tabular data sets (lists of rows) written as data/NAME.js (encoded) and data/csv/NAME.csv.
+# Tabular data sets (lists of rows) written as data/NAME.js (encoded). No CSV files: each
+# table's "Download CSV" is made in the browser from the rows shown, and any query's (the
+# whole history's) on the SQL page, from DuckDB-WASM's result (issue 39 item 3).
 TABLES = (
     "verdicts",
     "headline",
@@ -102,24 +102,6 @@ def _render(root: Path, page: source.Page, study: str | None = None) -> str:
         body=body,
         scripts=_scripts(page, study),
     )
-
-
-FORMULA_START = ("=", "+", "-", "@", "\t", "\r")  # a spreadsheet would run such a cell
-
-
-def _csv_cell(value: Any) -> Any:
-    if isinstance(value, str) and value.startswith(FORMULA_START):
-        return "'" + value
-    return value
-
-
-def _csv(rows: list[dict[str, Any]]) -> str:
-    buf = io.StringIO()
-    if rows:
-        w = csv.DictWriter(buf, fieldnames=list(rows[0]), lineterminator="\n")
-        w.writeheader()
-        w.writerows({k: _csv_cell(v) for k, v in r.items()} for r in rows)
-    return buf.getvalue()
 
 
 def build(
@@ -217,8 +199,6 @@ def _write(
         res.data_bytes[name] = columns.write_data_file(
             data_dir / f"{name}.js", name, columns.encode(rows)
         )
-        (data_dir / "csv").mkdir(exist_ok=True)
-        (data_dir / "csv" / f"{name}.csv").write_text(_csv(rows), encoding="utf-8")
     for key, cell in data.history_files.items():
         columns.write_data_text(data_dir / "history" / f"{key}.js", f"history:{key}", cell)
     for key, detail in data.run_details.items():
@@ -267,5 +247,5 @@ def page_bytes(site: Path, page: str) -> int:
     import re
 
     html = (site / f"{page}.html").read_text(encoding="utf-8")
-    refs = re.findall(r'(?:src|href)="([^"#?:]+\.(?:js|css))"', html)
+    refs: list[str] = re.findall(r'(?:src|href)="([^"#?:]+\.(?:js|css))"', html)
     return len(html.encode()) + sum((site / r).stat().st_size for r in set(refs))

@@ -19,6 +19,7 @@ from __future__ import annotations
 import datetime as dt
 import functools
 from collections import defaultdict
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -35,6 +36,7 @@ from perftrack.publish.site.rundetails import RunDetails
 from perftrack.publish.site.series import AXES, GROUP, axis_label, dataset_label, iso
 from perftrack.servers import rules
 from perftrack.store.queries.history import HistoryTable
+from perftrack.store.queries.shapes import NewestRepeats, ServerSummary
 from perftrack.store.store import Store
 
 CONFIDENCE = stats.CONFIDENCE  # the bands' coverage, the same as the verdicts' intervals
@@ -105,7 +107,14 @@ class SiteData:
 
 
 # What `Exporter.describe` reads of a row besides its collation: the key of its answer.
-DESCRIBED = ("runner_class", "hw_key", "profile", "tables", "table_size", "duration_s")
+DESCRIBED: tuple[str, ...] = (
+    "runner_class",
+    "hw_key",
+    "profile",
+    "tables",
+    "table_size",
+    "duration_s",
+)
 DESCRIBED += ("connection", *AXES, "workload", "threads")
 
 # What `series_samples` gives of a series' server after the series columns (its stored
@@ -129,12 +138,12 @@ class Exporter:
         self._history: HistoryTable | None = None
         self._newest_cost: list[dict[str, Any]] | None = None
 
-    def _servers(self) -> list[dict[str, Any]]:
+    def _servers(self) -> list[ServerSummary]:
         rows = self.st.server_summaries()
         rows.sort(key=lambda s: version_sort_key(s["product"], s["version"], s["server"]))
         return rows
 
-    def describe(self, d: dict[str, Any]) -> dict[str, Any]:
+    def describe(self, d: Mapping[str, Any]) -> dict[str, Any]:
         """The common fields of a series row, from a group dict (compare's or ours).
         Computed once per series (the history has a row per series and run): callers copy
         the dict (`{**describe(r), …}`), never change it."""
@@ -144,7 +153,7 @@ class Exporter:
             self._described[key] = self._describe(d, coll)
         return self._described[key]
 
-    def _describe(self, d: dict[str, Any], coll: Any) -> dict[str, Any]:
+    def _describe(self, d: Mapping[str, Any], coll: Any) -> dict[str, Any]:
         return {
             "runner_class": d["runner_class"],
             "hw_key": d["hw_key"],
@@ -219,7 +228,7 @@ class Exporter:
             )
         return out
 
-    def newest(self) -> list[dict[str, Any]]:
+    def newest(self) -> list[NewestRepeats]:
         """Per group and server: the newest run's repeats (current hardware only)."""
         rows = self.st.newest_repeats()
         return [r for r in rows if self.current_hw.get(r["runner_class"]) == r["hw_key"]]
@@ -232,7 +241,7 @@ class Exporter:
             self._newest_cost = self.st.newest_cost(listed)
         return self._newest_cost
 
-    def summary(self, newest: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    def summary(self, newest: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
         out = []
         for r in newest:
             values = [float(v) for v in r["tps"]]

@@ -242,8 +242,8 @@ def split(
     drawn_metrics = [m for m in names if any(m in present[f] for f, _, _ in drawn)]
     line_cols = history.line_points(drawn, drawn_metrics)
     by_file: dict[str, dict[tuple[Any, Any], Any]] = defaultdict(dict)
-    for (f, server, hw), cols in line_cols.items():
-        by_file[f][(server, hw)] = cols
+    for (f, server, hw), line in line_cols.items():
+        by_file[f][(server, hw)] = line
     index, out = [], {}
     for key, name in zip(keys, files, strict=True):
         row = cells[name]

@@ -14,7 +14,9 @@ previous build (`previous`), so a build costs the same after ten years as after 
 Its entry also has `parts` (per file, the sha256 of the schema version, the partitioning
 and its night files' sha256s: what the next build compares), `part_rows` (per file) and
 `night_files` (per night file, its sha256 and the months of its results: read once per
-file, as a file is never rewritten). The page combines a table's files by column name.
+file, as a file is never rewritten), and `part_sha256` (per file, the sha256 of its bytes:
+a previous part whose bytes differ — truncated, edited — stops the build with one line
+naming it, before anything is replaced). The page combines a table's files by column name.
 """
 
 from __future__ import annotations
@@ -27,6 +29,8 @@ import threading
 from pathlib import Path
 from typing import Any
 
+from perftrack.core.errors import ConfigError
+from perftrack.core.files import sha256_file
 from perftrack.store.store import Store
 
 SUBDIR = "data/sql"  # in the built site
@@ -114,6 +118,7 @@ class Export:
         entry = self._entry
         entry["rows"] = sum(entry["part_rows"][f] for f in entry["files"])
         entry["bytes"] = sum((self._out / f).stat().st_size for f in entry["files"])
+        entry["part_sha256"] = {f: sha256_file(self._out / f) for f in entry["files"]}
         manifest = {
             "format": MANIFEST_FORMAT,
             "schema_version": self._st.schema_version,
@@ -158,6 +163,7 @@ def _plan_parts(
     old_parts, old_months = previous_parts(previous)
     files, months, file_months = results_months(st, old_months)
     entry: dict[str, Any] = {"files": [], "rows": 0, "bytes": 0, "parts": {}, "part_rows": {}}
+    old_shas = previous_shas(previous)
     todo: list[tuple[str, list[str], str]] = []
     for month, month_files in sorted(months.items()):
         name = f"{PARTED}-{month}.parquet"
@@ -169,6 +175,7 @@ def _plan_parts(
         old_digest, old_rows = old_parts.get(name, (None, None))
         rows = None
         if old_digest == digest and old_rows is not None and previous is not None:
+            _check_intact(previous / SUBDIR / name, old_shas.get(name))
             rows = old_rows if reuse(previous / SUBDIR / name, out / name) else None
         if rows is None:
             todo.append((name, [p for p, _, _ in month_files], month))
@@ -206,6 +213,38 @@ def previous_parts(
     except (OSError, ValueError, KeyError, TypeError, AttributeError):
         return {}, {}
     return parts, nights
+
+
+def previous_shas(previous: Path | None) -> dict[str, str]:
+    """{part file: sha256} the previous build's manifest records ({} if none)."""
+    if previous is None:
+        return {}
+    try:
+        manifest = json.loads((previous / SUBDIR / MANIFEST).read_text(encoding="utf-8"))
+        shas = manifest["tables"][PARTED].get("part_sha256", {})
+        return {str(k): str(v) for k, v in shas.items()}
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):
+        return {}
+
+
+def _check_intact(path: Path, sha: str | None) -> None:
+    """Refuse to take a previous build's part whose bytes are not what its manifest
+    recorded (or, without a recorded sha256, not a whole Parquet file)."""
+    if not path.is_file():
+        return  # missing: written again
+    if sha is not None:
+        ok = sha256_file(path) == sha
+    else:
+        size = path.stat().st_size
+        with path.open("rb") as f:
+            head = f.read(4)
+            f.seek(max(size - 4, 0))
+            ok = size >= 12 and head == b"PAR1" and f.read(4) == b"PAR1"
+    if not ok:
+        raise ConfigError(
+            f"{path} is damaged (not the Parquet part the previous build wrote): "
+            "delete it, or the whole site directory, and build again"
+        )
 
 
 def reuse(old: Path, new: Path) -> bool:

@@ -14,6 +14,7 @@ from __future__ import annotations
 import datetime as dt
 import urllib.parse
 import xml.etree.ElementTree as ET
+from collections.abc import Mapping
 from typing import Any
 
 from perftrack.analysis import alerts
@@ -46,13 +47,13 @@ def _hash(params: dict[str, Any]) -> str:
     )
 
 
-def _change(a: dict[str, Any]) -> str:
+def _change(a: Mapping[str, Any]) -> str:
     if a["kind"] == "verdict":
         return f"{a['base_server']} → {a['server_id']}"
     return f"{a['server_id']}: nightly change point"
 
 
-def _run_link(a: dict[str, Any]) -> dict[str, Any]:
+def _run_link(a: Mapping[str, Any]) -> dict[str, Any]:
     """The run page's deep link to one alert's pair and cell (a change point has no pair)."""
     link = {"run": a["run_id"]}
     if a["kind"] != "verdict":
@@ -67,7 +68,7 @@ def _run_link(a: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def row(a: dict[str, Any], both: dict[str, str | None] | None = None) -> dict[str, Any]:
+def row(a: Mapping[str, Any], both: dict[str, str | None] | None = None) -> dict[str, Any]:
     """One alert as the page shows it: texts, numbers, the two deep links and, for a
     verdict, both results (alerts.evidence: detect's verdict it was found from, its
     paired re-measurement)."""
@@ -188,4 +189,5 @@ def feed(data: dict[str, Any]) -> bytes:
         _sub(e, "category", term=r["state"])
         _sub(e, "summary", _summary(r), type="text")
     ET.indent(root)
-    return ET.tostring(root, encoding="utf-8", xml_declaration=True) + b"\n"
+    feed: bytes = ET.tostring(root, encoding="utf-8", xml_declaration=True)
+    return feed + b"\n"

@@ -8,6 +8,8 @@ import hashlib
 import itertools
 import json
 from collections import defaultdict
+from collections.abc import Mapping, Sequence
+from datetime import timedelta
 from typing import Any
 
 from perftrack.publish.site import why
@@ -25,6 +27,22 @@ MAX_VALUE_CHARS = 300
 RUN_DETAIL_FORMAT = 2  # 2: diff rows ranked as explain tries them; explain commands
 
 
+# The run page lists, and the site ships a detail file for, the runs that started within
+# this many days of the newest run; older runs are one query away on the SQL page
+# (`runs`, `results`), so the site does not grow a file a night forever.
+RUN_WINDOW_DAYS = 366
+
+
+def window(rows: list[dict[str, Any]], days: int = RUN_WINDOW_DAYS) -> list[dict[str, Any]]:
+    """`rows` (runs_overview's, with `first_started_at`) that started within `days` of
+    the newest start; a run without a start (no result yet) is kept."""
+    starts = [r["first_started_at"] for r in rows if r.get("first_started_at") is not None]
+    if not starts:
+        return rows
+    since = max(starts) - timedelta(days=days)
+    return [r for r in rows if r.get("first_started_at") is None or r["first_started_at"] >= since]
+
+
 class RunDetails:
     """The run list and run detail files of one open store; `order`: server -> its place
     in the site's version order."""
@@ -35,19 +53,29 @@ class RunDetails:
         self._explained: str | None = None  # explanations.state, once (fingerprint)
 
     def runs(self) -> list[dict[str, Any]]:
+        """The runs of the last RUN_WINDOW_DAYS (before the newest run's start), newest
+        first: the run page's list and detail files stay bounded (issue 39 item 3)."""
         rows = self.st.runs_overview()
-        for i, r in enumerate(rows):
-            r["file"] = f"r{len(rows) - i:05d}"  # a safe file name, oldest run = r00001
-            r["started_at"] = iso(r.pop("first_started_at"))
-            r["finished_at"] = iso(r.pop("last_finished_at"))
-        return rows
+        numbered: list[dict[str, Any]] = [
+            {**r, "file": f"r{len(rows) - i:05d}"}  # a safe file name, oldest run = r00001
+            for i, r in enumerate(rows)
+        ]
+        out: list[dict[str, Any]] = []
+        for r in window(numbered):  # the run's columns, its times last, as ISO text
+            run = {k: v for k, v in r.items() if k not in ("first_started_at", "last_finished_at")}
+            run["started_at"] = iso(r["first_started_at"])
+            run["finished_at"] = iso(r["last_finished_at"])
+            out.append(run)
+        return out
 
     @staticmethod
-    def _by_run(rows: list[dict[str, Any]]) -> dict[str, list[dict[str, Any]]]:
-        """Rows of every run split by run_id (one query per run is ~50x slower)."""
+    def _by_run(rows: Sequence[Mapping[str, Any]]) -> dict[str, list[dict[str, Any]]]:
+        """Rows of every run split by run_id (one query per run is ~50x slower), each
+        without its run_id (the store's rows are left as they are)."""
         out: dict[str, list[dict[str, Any]]] = defaultdict(list)
         for r in rows:
-            out[r.pop("run_id")].append(r)
+            row = dict(r)
+            out[row.pop("run_id")].append(row)
         return out
 
     def fingerprint(self, run: dict[str, Any]) -> str:
@@ -76,7 +104,7 @@ class RunDetails:
         failures = self._by_run(self.st.run_failures(only))
         varsets = self._by_run(self.st.run_varsets(only))
         cache: dict[tuple[str, str], list[tuple[str, str | None, str | None, str]]] = {}
-        explained: dict[tuple[str, str], list[dict[str, Any]]] = {}
+        explained: dict[tuple[str, str], list[explanations.StoredExplanation]] = {}
         out = {}
         for run in runs:
             rid = run["run_id"]
@@ -107,7 +135,9 @@ class RunDetails:
         return out
 
     def _explanations(
-        self, servers: list[dict[str, Any]], cache: dict[tuple[str, str], list[dict[str, Any]]]
+        self,
+        servers: list[dict[str, Any]],
+        cache: dict[tuple[str, str], list[explanations.StoredExplanation]],
     ) -> list[dict[str, Any]]:
         """`perftrack explain`'s newest result for each consecutive pair of the run's
         versions (the pairs whose verdicts and variable diffs the run shows)."""

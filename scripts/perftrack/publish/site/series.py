@@ -1,7 +1,7 @@
 """What identifies a series on the site (shared by the site's data sets), and how its
 cells and times are labelled.
 
-Defined once, beside the site's queries in the store (store/queries/site.py): runner
+Defined once, beside the site's queries in the store (store/queries/results.py): runner
 class, hardware, data set and cell shape, with every axis of configs/axes.yaml (null =
 the server's default, or the axis not set).
 """
@@ -11,7 +11,7 @@ from __future__ import annotations
 import datetime as dt
 from typing import Any
 
-from perftrack.store.queries.site import AXES, CELL, SHAPE
+from perftrack.store.queries.results import AXES, CELL, SHAPE
 from perftrack.store.store import SITE_SERIES
 
 GROUP = SITE_SERIES

@@ -108,7 +108,8 @@ def spec(root: Path, chart: str) -> dict[str, Any]:
         raise ConfigError(f"unknown chart '{chart}'; known: {', '.join(CHARTS)}")
     path = root / "specs" / f"{chart}{SPEC_SUFFIX}"
     try:
-        return json.loads(path.read_text(encoding="utf-8"))
+        loaded: dict[str, Any] = json.loads(path.read_text(encoding="utf-8"))
+        return loaded
     except (OSError, ValueError) as exc:
         raise ConfigError(f"{path}: cannot read the chart spec ({exc})") from None
 

@@ -14,7 +14,7 @@ are and where (a link shows them); the heatmap has the hardware as a filter.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from perftrack.analysis import detect, stats
@@ -42,19 +42,22 @@ def raw(
     """Verdict rows as the verdicts table has them, and where they came from; each with
     `paired` and `rounds_needed` (table verdict_rounds; None where detect did not write
     them)."""
+    found: Sequence[Mapping[str, Any]]
     if _stored_is_current(st, metric):
         rounds = st.verdict_rounds(metric)
-        out = st.stored_verdicts(metric)
+        found = st.stored_verdicts(metric)
         origin = "detect"
     else:
         names = st.verdict_columns()
         tables = detect.verdict_tables(st, metric, _current_noise(st, metric))
         rows = detect.compute_verdicts(st, notes, metric, tables)
-        out = [dict(zip(names, r, strict=True)) for r in rows]
+        found = [dict(zip(names, r, strict=True)) for r in rows]
         rounds = {r[0]: (r[2], r[3]) for r in detect.compute_verdict_rounds(tables, metric)}
         origin = "computed at build time"
-    for v in out:
-        v["paired"], v["rounds_needed"] = rounds.get(v["verdict_id"], (None, None))
+    out = []
+    for v in found:
+        paired, needed = rounds.get(v["verdict_id"], (None, None))
+        out.append({**v, "paired": paired, "rounds_needed": needed})
     return out, origin
 
 

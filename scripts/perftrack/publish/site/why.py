@@ -7,6 +7,7 @@ reason it leaves them out) and the exact `perftrack explain` command to run."""
 from __future__ import annotations
 
 import shlex
+from collections.abc import Mapping
 from typing import Any
 
 from perftrack.analysis import candidates
@@ -69,7 +70,7 @@ def command(
 FIRST = 5
 
 
-def of_alert(st: Store, a: dict[str, Any]) -> dict[str, Any] | None:
+def of_alert(st: Store, a: Mapping[str, Any]) -> dict[str, Any] | None:
     """The why of one verdict alert (analysis/alerts.py's row): the stored explanations of
     its pair; without one, the settings explain would try first (from the pair's
     variables as its run measured them) and the command for its cell. None: a change

@@ -1,16 +1,17 @@
-"""What every query room shares: the open connection and the two shapes of its answers."""
+"""What every query room shares: the open connection and the shapes of its answers."""
 
 from __future__ import annotations
 
 from collections.abc import Callable, Hashable, Sequence
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, TypeVar, cast
 
 import duckdb
 
-from perftrack.store import answers, rolling
+from perftrack.store.files import answers, rolling
 
 T = TypeVar("T")
+R = TypeVar("R")  # a row shape (queries/shapes.py)
 
 
 class QueryBase:
@@ -28,11 +29,16 @@ class QueryBase:
         names = [d[0] for d in cur.description]
         return [dict(zip(names, r, strict=True)) for r in cur.fetchall()]
 
+    def _rows(self, shape: type[R], sql: str, params: Sequence[Any] = ()) -> list[R]:
+        """`_dicts`, typed as the rows of `shape` (a TypedDict of queries/shapes.py, which
+        names the columns `sql` selects): the one place a query's dicts become typed."""
+        return cast(list[R], self._dicts(sql, params))
+
     def _answer(
         self, sql: str, params: Sequence[Any] = (), before: Callable[[str], str] | None = None
     ) -> list[tuple[Any, ...]]:
         """`_tuples`, kept on disk for the next command that asks it of the same files
-        (store/answers.py): for the questions both detect and the site build ask.
+        (store/files/answers.py): for the questions both detect and the site build ask.
         `before(sql)`: the SQL to run for `sql` once what it reads is made (kept under
         `sql`'s digest)."""
 
@@ -45,7 +51,7 @@ class QueryBase:
         self, query: rolling.Query, merge: rolling.Merge, check: rolling.Check | None = None
     ) -> tuple[str, Callable[[str], str]]:
         """The name a query reads the answer `query("results")` under, rolled forward
-        night by night (store/rolling.py: `merge`, `check`), and the SQL to run for such
+        night by night (store/files/rolling.py: `merge`, `check`), and the SQL to run for such
         a query (which makes the answer)."""
         name = rolling.name(query("results"))
 
@@ -64,7 +70,7 @@ class QueryBase:
         writer's answers are never kept. Callers read a kept answer, never change it."""
         if self.write:
             return compute()
-        kept: dict[Hashable, Any] = self.__dict__.setdefault("_kept_answers", {})
+        kept: dict[Hashable, T] = self.__dict__.setdefault("_kept_answers", {})
         if key not in kept:
             kept[key] = compute()
         return kept[key]

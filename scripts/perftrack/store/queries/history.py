@@ -12,11 +12,11 @@ from typing import Any
 
 import duckdb
 
-from perftrack.store import nightfiles
+from perftrack.store.files import nightfiles
+from perftrack.store.files.sqltext import sql_string
 from perftrack.store.queries.histtable import HistoryTable
+from perftrack.store.queries.results import SITE_SERIES
 from perftrack.store.queries.series import metric_column
-from perftrack.store.queries.site import SITE_SERIES
-from perftrack.store.sqltext import sql_string
 
 __all__ = ["HistoryQueries", "HistoryTable"]
 _AGG, _OPEN = "site_history_agg", "site_history_open"  # the aggregate, the open runs

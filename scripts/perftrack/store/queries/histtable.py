@@ -23,14 +23,22 @@ from typing import Any
 
 import duckdb
 import numpy as np
+from numpy.typing import NDArray
 
+from perftrack.store.queries.results import SITE_SERIES
 from perftrack.store.queries.series import metric_column
-from perftrack.store.queries.site import SITE_SERIES
 
 # The site's history row: the series' labels (what the site shows of a series), then the
 # night's values; `rn` (the row's place, oldest first) and `file` (the cell's data file)
 # are the table's own.
-LABEL_COLUMNS = ("runner_class", "hw_key", "profile", "dataset", "workload", "threads")
+LABEL_COLUMNS: tuple[str, ...] = (
+    "runner_class",
+    "hw_key",
+    "profile",
+    "dataset",
+    "workload",
+    "threads",
+)
 LABEL_COLUMNS += ("charset", "collation")
 VALUE_COLUMNS = ("server", "vorder", "at", "run_id", "n", "tps", "tps_min", "tps_max", "p95_ms")
 TYPES = {"threads": "INTEGER", "vorder": "INTEGER", "n": "BIGINT", "sid": "BIGINT", "rn": "BIGINT"}
@@ -424,7 +432,9 @@ class HistoryTable:
             at, run_id = by_ord[ords, 0], by_ord[ords, 1]
         else:
             at, run_id = list(got["at"]), list(got["run_id"])
-        values = {m: np.ma.filled(np.ma.asarray(got[m], dtype=float), np.nan) for m in metrics}
+        values: dict[str, NDArray[np.float64]] = {
+            m: np.ma.filled(np.ma.asarray(got[m], dtype=float), np.nan) for m in metrics
+        }
         out: dict[tuple[str, Any, Any], dict[str, Any]] = {}
         for n, line in enumerate(wanted):
             a, b = int(bounds[n]), int(bounds[n + 1])

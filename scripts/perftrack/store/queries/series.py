@@ -16,6 +16,7 @@ import numpy as np
 from perftrack.core import record
 from perftrack.store.queries.base import QueryBase, marks
 from perftrack.store.queries.points import NightlyPoints
+from perftrack.store.queries.shapes import ValueRow
 
 SERIES_COLS: tuple[str, ...] = (
     "hw_key",
@@ -82,14 +83,15 @@ class SeriesQueries(QueryBase):
         run_id: str | None = None,
         servers: list[str] | None = None,
         recent: int | None = None,
-    ) -> list[dict[str, Any]]:
+    ) -> list[ValueRow]:
         """Every ok value of `column` (latest attempt of a cell), oldest first: the series
         columns, server_id, product, version, version_string, stand_in, value,
         latency_pct_ms, and run_id and repeat (the round it was measured in: two servers'
         values of one run and repeat are a pair). `recent`: only each server's newest that
         many values per series."""
         sql, args = self._values_sql(column, run_id, servers, recent)
-        return self._dicts(
+        return self._rows(
+            ValueRow,
             f"SELECT * EXCLUDE (started_at, cell_id, attempt) FROM ({sql}) ORDER BY started_at",
             args,
         )
@@ -124,12 +126,13 @@ class SeriesQueries(QueryBase):
             f"SELECT count(*) FROM results WHERE status = 'ok' AND ({ca} IS NULL) <> ({cb} IS NULL)"
         )
         row = self._kept(("same_selection", ca, cb), lambda: self._one(sql))
-        return bool(row) and row[0] == 0
+        return row is not None and row[0] == 0
 
     def _samples(
         self, column: str, run_id: str | None, servers: list[str] | None, recent: int | None
     ) -> list[tuple[Any, ...]]:
         before = None
+        args: list[Any] = []
         if recent is not None and not run_id and not servers:
             # the comparisons' window of every series: rolled forward night by night (the
             # newest of the kept window's and the night's newest)
@@ -138,7 +141,7 @@ class SeriesQueries(QueryBase):
                 lambda rows: f"SELECT * FROM {rows} r {_newest(recent)}",
                 lambda kept, added: not self._replaces(added, kept),
             )
-            sql, args = f"SELECT * FROM {name}", []
+            sql = f"SELECT * FROM {name}"
         else:
             sql, args = self._values_sql(column, run_id, servers, recent)
 
@@ -154,7 +157,7 @@ class SeriesQueries(QueryBase):
             f'list("{c}" ORDER BY started_at, run_id, cell_id)'
             for c in ("value", "latency_pct_ms", "run_id", "round")
         )
-        return self._answer(  # detect's and then the site build's (store/answers.py)
+        return self._answer(  # detect's and then the site build's (store/files/answers.py)
             f"""SELECT {cols}, {first}, {lists} FROM ({sql}) GROUP BY {cols}
                 ORDER BY min(started_at), {cols}""",
             args,
@@ -313,7 +316,7 @@ class SeriesQueries(QueryBase):
                         FROM (SELECT DISTINCT server_id FROM servers))
             SELECT {"p.h" if by_hash else _key_number(own)} AS k, ri.ri, si.si, p.t, p.v
             FROM {{points}} p JOIN ri USING (run_id) JOIN si USING (server_id)"""
-        if by_hash:  # rolled forward night by night (store/rolling.py)
+        if by_hash:  # rolled forward night by night (store/files/rolling.py)
             name, before = self._rolling(points, lambda rows: f"SELECT * FROM {rows}", own_runs)
             sql = before(sql.replace("{points}", name))
         else:

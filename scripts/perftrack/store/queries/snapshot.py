@@ -7,8 +7,8 @@ from pathlib import Path
 import duckdb
 
 from perftrack.core.errors import DatabaseError
-from perftrack.store import nightfiles
-from perftrack.store.dbfile import first_line
+from perftrack.store.files import nightfiles
+from perftrack.store.files.dbfile import first_line
 from perftrack.store.queries.base import QueryBase
 
 # zstd at DuckDB's default level: docs/schema.md measured 72 bytes a result at level 19;

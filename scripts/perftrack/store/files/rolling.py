@@ -35,8 +35,8 @@ from typing import Any
 import duckdb
 
 from perftrack.core.files import sha256_file
-from perftrack.store import nightfiles, readcache
-from perftrack.store.sqltext import sql_string
+from perftrack.store.files import nightfiles, readcache
+from perftrack.store.files.sqltext import sql_string
 
 FORMAT = 1  # in every state's name: a change of how answers are kept renames them
 SUBDIR = readcache.ROLLING

@@ -88,7 +88,7 @@ def varset_hash(variables: dict[str, str | None]) -> str | None:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()[:KEY_HEX_DIGITS]
 
 
-_json_str = json.encoder.encode_basestring  # type: ignore[attr-defined]
+_json_str = json.encoder.encode_basestring
 
 
 _Stored = tuple[dict[str, str | None], str | None]  # stored variables, their hash

@@ -55,13 +55,13 @@ class Lock:
                 if db_fd is not None:  # readers that found no lock file hold this one
                     self._flock(db_fd, db_path, deadline, names_holder=False)
                 return
-            fd = _open_readonly(self.path)
-            if fd is not None:
-                self._flock(fd, db_path, deadline, names_holder=True)
+            shared = _open_readonly(self.path)
+            if shared is not None:
+                self._flock(shared, db_path, deadline, names_holder=True)
                 return
-            fd = _open_readonly(db_path)  # no lock file (no writer yet): the DB file's own
-            if fd is not None:
-                self._flock(fd, db_path, deadline, names_holder=False)
+            shared = _open_readonly(db_path)  # no lock file (no writer yet): the DB file's own
+            if shared is not None:
+                self._flock(shared, db_path, deadline, names_holder=False)
         except BaseException:
             self.release()
             raise

@@ -31,11 +31,13 @@ from typing import Any
 import duckdb
 
 from perftrack.core.errors import DatabaseError
-from perftrack.store import migrations, nightfiles
-from perftrack.store.sqltext import sql_string
+from perftrack.store.files import migrations, nightfiles
+from perftrack.store.files.sqltext import sql_string
 
 # Never install or load an extension because a file's SQL names one.
-CONNECT_CONFIG: dict[str, str | bool] = {
+# A DuckDB connection's settings, as duckdb.connect takes them.
+Config = dict[str, str | bool | int | float | list[str]]
+CONNECT_CONFIG: Config = {
     "autoinstall_known_extensions": False,
     "autoload_known_extensions": False,
 }

@@ -28,8 +28,8 @@ import duckdb
 
 from perftrack.core.errors import DatabaseError
 from perftrack.core.files import KnownHashes, fsync_path, sha256_file
-from perftrack.store import nightformat, readcache
-from perftrack.store.sqltext import sql_string
+from perftrack.store.files import nightformat, readcache
+from perftrack.store.files.sqltext import sql_string
 
 FILES_TABLE = "data_files"
 # The tables kept as files, and the order each file's rows are written in (the key; the

@@ -15,9 +15,10 @@ from fixtures.hand_edit import add_night_file
 from fixtures.records.synthetic import FIXTURE_RUN_DIR, fixture_records, make_record
 from perftrack.core import record
 from perftrack.core.errors import DatabaseError
-from perftrack.store import migrations, nightfiles, store
+from perftrack.store import store
+from perftrack.store.files import migrations, nightfiles, rows
 
-FIXTURE_DBS = Path(__file__).parents[1] / "fixtures" / "db"
+FIXTURE_DBS = Path(__file__).parents[2] / "fixtures" / "db"
 FIXTURE_NAME = re.compile(r"^schema_v(\d+)\.duckdb$")
 
 
@@ -212,7 +213,7 @@ def test_v4_adds_nullable_cost_columns_to_a_v3_db(tmp_path: Path) -> None:
                 "WHERE table_name = 'results'"
             ).fetchall()
         )
-        for name, sql_type in migrations.V4_COST_COLUMNS:
+        for name, sql_type in rows.V4_COST_COLUMNS:
             assert cols[name] == sql_type, name
         # results from before v4 have no cost: null, never zero
         assert st.con.execute(
@@ -240,7 +241,7 @@ def test_v4_adds_nullable_cost_columns_to_a_v3_db(tmp_path: Path) -> None:
 
 def test_store_result_columns_cover_every_cost_field() -> None:
     names = [n for n, _ in store.RESULT_COLUMNS]
-    v4 = [n for n, _ in migrations.V4_COST_COLUMNS]
+    v4 = [n for n, _ in rows.V4_COST_COLUMNS]
     assert set(record.COST_FIELDS) <= set(names)
     assert set(v4) <= set(names)
     assert len(names) == len(set(names))

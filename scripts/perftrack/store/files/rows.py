@@ -1,15 +1,14 @@
 """A run record as the DB's rows: the server's content key, interval summaries, the
-result row (variable sets: `variables`), and the one transaction that writes a batch of
-records."""
+result row (variable sets: `variables`), the tables' columns (the one write of a batch:
+`batch`)."""
 
 from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from pathlib import Path
 from typing import Any
 
 import duckdb
@@ -17,8 +16,7 @@ import numpy as np
 
 from perftrack.core import record
 from perftrack.core.errors import RecordError
-from perftrack.store import migrations, nightfiles
-from perftrack.store.variables import KEY_HEX_DIGITS, VariableSets
+from perftrack.store.files.variables import KEY_HEX_DIGITS, VariableSets
 
 # --- interval summaries ----------------------------------------------------------------
 # At most this many points of the per-interval tps series are kept: enough for a sparkline
@@ -108,6 +106,30 @@ def summarize_intervals(tps: Sequence[float]) -> IntervalSummary:
 
 
 # (column, DuckDB type) of `results`, in table order; values come from `_result_row`.
+# Cost per operation and host signals of the measured window (sampler.py, issue #9): all
+# nullable, null in results older than them and for metrics that could not be measured
+# (`cost_unavailable` holds {metric: reason}).
+V4_COST_COLUMNS: tuple[tuple[str, str], ...] = (
+    ("cpu_us_per_txn", "DOUBLE"),
+    ("cpu_user_us_per_txn", "DOUBLE"),
+    ("cpu_sys_us_per_txn", "DOUBLE"),
+    ("cpu_us_per_query", "DOUBLE"),
+    ("ctx_vol_per_txn", "DOUBLE"),
+    ("ctx_invol_per_txn", "DOUBLE"),
+    ("read_bytes_per_txn", "DOUBLE"),
+    ("write_bytes_per_txn", "DOUBLE"),
+    ("peak_rss_bytes", "DOUBLE"),
+    ("instructions_per_txn", "DOUBLE"),
+    ("cycles_per_txn", "DOUBLE"),
+    ("ipc", "DOUBLE"),
+    ("cost_unavailable", "JSON"),
+    ("host_steal_pct", "DOUBLE"),
+    ("host_iowait_pct", "DOUBLE"),
+    ("host_foreign_cpu_pct", "DOUBLE"),
+    ("cpu_mhz", "DOUBLE"),
+    ("noisy", "BOOLEAN"),
+    ("noisy_reason", "VARCHAR"),
+)
 RESULT_COLUMNS: tuple[tuple[str, str], ...] = (
     ("record_id", "VARCHAR"),
     ("run_id", "VARCHAR"),
@@ -142,7 +164,7 @@ RESULT_COLUMNS: tuple[tuple[str, str], ...] = (
     ("tps_p50", "DOUBLE"),
     ("tps_p95", "DOUBLE"),
     ("tps_cv", "DOUBLE"),
-    ("tps_series", "DOUBLE[]"),
+    ("tps_series", "DOUBLE[]"),  # null since issue 39 (the run records keep the trace)
     ("varset_hash", "VARCHAR"),
     ("effective", "VARCHAR"),  # JSON column; passed as text, DuckDB casts on insert
     ("error_log_tail", "VARCHAR"),
@@ -156,7 +178,7 @@ RESULT_COLUMNS: tuple[tuple[str, str], ...] = (
     ("durability", "VARCHAR"),
     # schema v4: cost per operation and host signals (null in records older than them), as
     # the migration made them; a JSON column (cost_unavailable) travels as text
-    *((name, "VARCHAR" if t == "JSON" else t) for name, t in migrations.V4_COST_COLUMNS),
+    *((name, "VARCHAR" if t == "JSON" else t) for name, t in V4_COST_COLUMNS),
     # schema v5: the other three axes (null when not set)
     ("handshake", "VARCHAR"),
     ("dataset_size", "VARCHAR"),
@@ -204,7 +226,9 @@ def _result_row(
         "tps_p50": summary.p50,
         "tps_p95": summary.p95,
         "tps_cv": summary.cv,
-        "tps_series": summary.series,
+        # issue 39: the per-second trace leaves the committed history (no analysis reads
+        # it); the run record keeps it and the monthly archive keeps the records
+        "tps_series": None,
         "varset_hash": vhash,
         "effective": None if effective is None else json.dumps(effective, sort_keys=True),
         "error_log_tail": rec.get("error_log_tail"),
@@ -258,7 +282,7 @@ def prepare(rec: dict[str, Any], where: str, varsets: VariableSets | None = None
     )
 
 
-# === writing ===========================================================================
+# === inserting ===========================================================================
 
 
 def insert_rows(
@@ -277,127 +301,3 @@ def insert_rows(
     exprs = ", ".join(f"unnest(?::{sql_type}[])" for _, sql_type in columns)
     params = [list(column) for column in zip(*rows, strict=True)]
     con.execute(f"INSERT INTO {table} ({names}) SELECT {exprs}", params)
-
-
-def existing_ids(
-    con: duckdb.DuckDBPyConnection, table: str, column: str, keys: Iterable[str]
-) -> set[str]:
-    wanted = sorted(set(keys))
-    if not wanted:
-        return set()
-    rows = con.execute(
-        f"SELECT DISTINCT {column} FROM {table} WHERE {column} IN (SELECT unnest(?::VARCHAR[]))",
-        [wanted],
-    ).fetchall()
-    return {key for (key,) in rows}
-
-
-def stored_record_ids(con: duckdb.DuckDBPyConnection, new: Iterable[PreparedRecord]) -> set[str]:
-    """The record ids of `new` already in `results`. Looked up within the batch's runs
-    only: a record id is `run_id:cell_id:attempt` and a run id has no ':', so an id can
-    only be stored under its own run; the run filter reaches the files' row-group
-    statistics (since v10 the id itself is recomputed by the view and cannot)."""
-    batch = list(new)
-    ids = sorted({p.record_id for p in batch})
-    runs = sorted({p.run[0] for p in batch})
-    if not ids:
-        return set()
-    rows = con.execute(
-        "SELECT DISTINCT record_id FROM results WHERE run_id IN (SELECT unnest(?::VARCHAR[])) "
-        "AND record_id IN (SELECT unnest(?::VARCHAR[]))",
-        [runs, ids],
-    ).fetchall()
-    return {key for (key,) in rows}
-
-
-def _merge_runs(new: Sequence[PreparedRecord]) -> list[tuple[Any, ...]]:
-    """One row per run_id: earliest start, latest finish, first non-null perftrack version."""
-    runs: dict[str, list[Any]] = {}
-    for p in new:
-        run_id, runner_class, hw_key, started, finished, version = p.run
-        row = runs.setdefault(run_id, [run_id, runner_class, hw_key, started, finished, version])
-        row[3], row[4] = min(row[3], started), max(row[4], finished)
-        row[5] = row[5] or version
-    return [tuple(row) for row in runs.values()]
-
-
-HARDWARE_COLUMNS = (
-    ("hw_key", "VARCHAR"),
-    ("cpu_model", "VARCHAR"),
-    ("cores", "INTEGER"),
-    ("mem_gib", "DOUBLE"),
-    ("kernel", "VARCHAR"),
-)
-SERVER_COLUMNS = (
-    ("server_key", "VARCHAR"),
-    ("server_id", "VARCHAR"),
-    ("product", "VARCHAR"),
-    ("version", "VARCHAR"),
-    ("provider", "VARCHAR"),
-    ("version_string", "VARCHAR"),
-    ("source_sha256", "VARCHAR"),
-    ("stand_in", "VARCHAR"),
-)
-RUN_COLUMNS = (
-    ("run_id", "VARCHAR"),
-    ("runner_class", "VARCHAR"),
-    ("hw_key", "VARCHAR"),
-    ("first_started_at", "TIMESTAMP"),
-    ("last_finished_at", "TIMESTAMP"),
-    ("perftrack_version", "VARCHAR"),
-)
-VARIABLE_COLUMNS = (("varset_hash", "VARCHAR"), ("name", "VARCHAR"), ("value", "VARCHAR"))
-
-
-def write_records(
-    con: duckdb.DuckDBPyConnection, db: Path, new: Sequence[PreparedRecord]
-) -> list[Path]:
-    """Rows of records not yet stored, as a new set of files beside the DB (nightfiles);
-    the caller holds the transaction. Only what is new goes into the files: servers,
-    machines and variable sets already stored are not written again. Returns the files,
-    which the caller deletes if its transaction fails."""
-    if not new:
-        return []
-    hardware = {p.hardware[0]: p.hardware for p in new}
-    servers = {p.server[0]: p.server for p in new}
-    known_hw = existing_ids(con, "hardware", "hw_key", hardware)
-    known_servers = existing_ids(con, "servers", "server_key", servers)
-    varsets = {p.varset_hash: p.variables for p in new if p.varset_hash}
-    known_sets = existing_ids(con, "server_variables", "varset_hash", varsets)
-    staged: dict[str, tuple[Sequence[tuple[str, str]], list[tuple[Any, ...]]]] = {
-        "hardware": (HARDWARE_COLUMNS, [r for k, r in hardware.items() if k not in known_hw]),
-        "servers": (SERVER_COLUMNS, [r for k, r in servers.items() if k not in known_servers]),
-        "runs": (RUN_COLUMNS, _merge_runs(new)),
-        "server_variables": (
-            VARIABLE_COLUMNS,
-            [(h, k, v) for h, vs in varsets.items() if h not in known_sets for k, v in vs.items()],
-        ),
-        "results": (RESULT_COLUMNS, [p.result for p in new]),
-    }
-    sources: dict[str, str] = {}
-    try:
-        for table, (columns, rows) in staged.items():
-            if not rows:
-                continue
-            stage = f"{STAGE_PREFIX}{table}"
-            # the view's own column types (JSON columns included): every file alike
-            con.execute(f"CREATE OR REPLACE TEMP TABLE {stage} AS FROM {table} LIMIT 0")
-            insert_rows(con, stage, columns, rows)
-            sources[table] = stage
-        written = nightfiles.write_batch(
-            con, db, sources, ids=[p.record_id for p in new], version=migrations.CURRENT_VERSION
-        )
-        try:
-            if not nightfiles.stored_views_current(con, db):
-                nightfiles.create_views(con, db, temp=False)
-            nightfiles.create_views(con, db, temp=True)
-        except BaseException:
-            nightfiles.discard(written)
-            raise
-        return written
-    finally:
-        for stage in sources.values():
-            con.execute(f"DROP TABLE IF EXISTS {stage}")
-
-
-STAGE_PREFIX = "_new_"  # TEMP tables holding a batch's rows until they are written

@@ -17,9 +17,10 @@ from fixtures.records.synthetic import make_record
 from gitrepo import git
 from perftrack import cli
 from perftrack.core.errors import DatabaseError
-from perftrack.store import migrations, nightfiles, store
+from perftrack.store import store
+from perftrack.store.files import migrations, nightfiles
 
-REPO = Path(__file__).resolve().parents[2]
+REPO = Path(__file__).resolve().parents[3]
 FIXTURE_DBS = REPO / "tests" / "fixtures" / "db"
 REAL_DB = REPO / "data" / "results.duckdb"
 FILE_TABLES = tuple(nightfiles.FILE_TABLES)

@@ -1,5 +1,5 @@
-"""What a study's report and page read: its servers' cells, counted, and the records of
-the cells its matrices plan (publish/study_runs.py says which: `planned_cells`).
+"""Cells of given servers, as a study's report and page read them: counted, and the
+records of the cells its matrices plan (publish/study_runs.py says which: `planned_cells`).
 
 The filter runs in DuckDB: a study's servers include ones the nightly matrix runs every
 night, whose other cells (other workloads, threads, lengths, profiles) would otherwise
@@ -28,7 +28,7 @@ CELL_COLUMNS = (
 CellSets = Sequence[Mapping[str, Sequence[Any]]]
 
 
-class StudyQueries(QueryBase):
+class CellQueries(QueryBase):
     def cell_counts(self, server_ids: list[str]) -> dict[str, int]:
         """How many cells (the latest attempt of each) each of these servers has, for the
         ones with results: what picks the scale a study page shows."""

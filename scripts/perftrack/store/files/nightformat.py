@@ -37,7 +37,7 @@ RECORD_ID = "run_id || ':' || cell_id || ':' || CAST(attempt AS VARCHAR)"  # rec
 def typed_columns(kind: str) -> tuple[str, ...]:
     """The columns of `results` of DuckDB type `kind` (DOUBLE, DOUBLE[]), in table order:
     rows.RESULT_COLUMNS, imported here, as rows imports this module's users."""
-    from perftrack.store import rows
+    from perftrack.store.files import rows
 
     return tuple(name for name, t in rows.RESULT_COLUMNS if t == kind)
 

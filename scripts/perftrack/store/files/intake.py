@@ -22,8 +22,8 @@ from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
 from perftrack.core import record
-from perftrack.store.rows import PreparedRecord, prepare
-from perftrack.store.variables import VariableSets
+from perftrack.store.files.rows import PreparedRecord, prepare
+from perftrack.store.files.variables import VariableSets
 
 PARALLEL_FROM = 400  # files; fewer are read here (a worker's start is not worth it)
 

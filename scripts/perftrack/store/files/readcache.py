@@ -35,7 +35,7 @@ from pathlib import Path
 import duckdb
 
 from perftrack.core.files import KnownHashes, sha256_file
-from perftrack.store.sqltext import sql_string
+from perftrack.store.files.sqltext import sql_string
 
 CACHE_FORMAT = 2  # in every digest: a change of how cache files are made renames them all
 # (2: rows in the order of the table's key, as a night file's: a month of results sorted
@@ -50,8 +50,8 @@ MEMO = "hashes.json"  # the night and cache files' sha256s, by identity (KnownHa
 WRITING = "writing"  # `.<name>.writing-<pid>`: being written (a writer deletes leftovers)
 MONTH = re.compile(r"^\d{4}/(\d{6})\d\dT")  # `2026/20261125T…` -> 202611
 FILENAME = "filename"  # runs: the night file each row came from, relative (see consolidate)
-ANSWERS = "answers"  # the directory of store/answers.py (pruned there, not here)
-ROLLING = "rolling"  # the directory of store/rolling.py (one state per question)
+ANSWERS = "answers"  # the directory of store/files/answers.py (pruned there, not here)
+ROLLING = "rolling"  # the directory of store/files/rolling.py (one state per question)
 
 
 def cache_dir(db: Path) -> Path:
@@ -130,8 +130,8 @@ def _trusted(path: Path, known: KnownHashes) -> bool:
 
 def read_trusted(path: Path) -> bytes | None:
     """`path`'s bytes if they are as its sidecar says they were written, else None
-    (missing, unreadable, changed): for the small files read whole (store/answers.py,
-    store/rolling.py's manifests)."""
+    (missing, unreadable, changed): for the small files read whole (store/files/answers.py,
+    store/files/rolling.py's manifests)."""
     try:
         data = path.read_bytes()
         want = path.with_name(path.name + SIDECAR).read_text(encoding="ascii").strip()
@@ -152,7 +152,7 @@ def rows_sql(root: Path, files: Sequence[Listed], *, filename: bool) -> str:
     )
 
 
-def write_with_sidecar(target: Path, write: Callable[[Path], None]) -> None:
+def write_with_sidecar(target: Path, write: Callable[[Path], object]) -> None:
     """`write(tmp)` under a temp name beside `target`, renamed into place, then its sidecar
     (the sha256 of the bytes written), each by rename: a reader sees a whole file or
     none, and a file whose sidecar does not match is never trusted. Raises what `write`

@@ -24,7 +24,7 @@ from typing import Any
 
 import duckdb
 
-from perftrack.store import readcache
+from perftrack.store.files import readcache
 
 FORMAT = 1  # in every digest: a change of how answers are kept renames them all
 SUBDIR = readcache.ANSWERS

@@ -1,4 +1,4 @@
-"""Answers rolled forward night by night (store/rolling.py): the comparisons' window and the
+"""Answers rolled forward night by night (store/files/rolling.py): the comparisons' window and the
 nightly points, after each night, equal to the answer asked of the whole history; asked
 again when a night's rows cannot be rolled in or the kept state is not whole. Real DuckDB
 files in tmp_path; records are synthetic fixtures (tests/fixtures)."""
@@ -16,7 +16,8 @@ import numpy as np
 import pytest
 
 from fixtures.records.synthetic import SYNTHETIC_START, make_record
-from perftrack.store import answers, readcache, rolling, store
+from perftrack.store import store
+from perftrack.store.files import answers, readcache, rolling
 
 RECENT = 6  # values per series and server in the window: 3 cells a night, 2 nights
 

@@ -13,10 +13,11 @@ from typing import Any
 import duckdb
 
 from perftrack.core.errors import DatabaseError
-from perftrack.store.dbfile import first_line
+from perftrack.store.files.dbfile import first_line
+from perftrack.store.files.rows import insert_rows
 from perftrack.store.queries.alerts import ALERTS_TABLE
 from perftrack.store.queries.base import QueryBase
-from perftrack.store.rows import insert_rows
+from perftrack.store.queries.shapes import ChangePointRow, VerdictRow
 
 DERIVED_TABLES = ("noise", "verdicts", "change_points")
 # How each stored verdict was computed and what an inconclusive one needs (issue 37):
@@ -36,7 +37,7 @@ CREATE TABLE IF NOT EXISTS verdict_rounds (
 NoiseKey = tuple[str, str, str, str]  # runner_class, hw_key, workload, metric
 
 
-class DerivedQueries(QueryBase):
+class VerdictQueries(QueryBase):
     def noise_cv(self) -> dict[NoiseKey, float]:
         """The stored A/A CV (median) per runner class, hardware, workload and metric."""
         try:
@@ -89,8 +90,8 @@ class DerivedQueries(QueryBase):
         )
         return computed, seen, newest
 
-    def stored_verdicts(self, metric: str) -> list[dict[str, Any]]:
-        return self._dicts("SELECT * FROM verdicts WHERE metric = ?", [metric])
+    def stored_verdicts(self, metric: str) -> list[VerdictRow]:
+        return self._rows(VerdictRow, "SELECT * FROM verdicts WHERE metric = ?", [metric])
 
     def verdict_rounds(self, metric: str) -> dict[str, tuple[bool, int | None]]:
         """verdict_id -> (paired, rounds a side that would decide it) of the metric's
@@ -107,10 +108,12 @@ class DerivedQueries(QueryBase):
         )
         return {vid: (bool(paired), needed) for vid, paired, needed in rows}
 
-    def change_points(self, metric: str) -> list[dict[str, Any]]:
+    def change_points(self, metric: str) -> list[ChangePointRow]:
         """The stored change points of a metric, oldest first."""
-        return self._dicts(
-            "SELECT * FROM change_points WHERE metric = ? ORDER BY at_time", [metric]
+        return self._rows(
+            ChangePointRow,
+            "SELECT * FROM change_points WHERE metric = ? ORDER BY at_time",
+            [metric],
         )
 
     def variables_diff(self, a: str, b: str) -> list[tuple[str, str | None, str | None, str]]:
@@ -128,7 +131,7 @@ class DerivedQueries(QueryBase):
     def _variables_diff(self, a: str, b: str) -> list[tuple[str, str | None, str | None, str]]:
         sets = self._variable_sets(a, b)
         xa, xb = sets[a], sets[b]
-        out = []
+        out: list[tuple[str, str | None, str | None, str]] = []
         for name in sorted(xa.keys() | xb.keys()):
             if name not in xa:
                 out.append((name, None, xb[name], "added"))
@@ -140,7 +143,7 @@ class DerivedQueries(QueryBase):
 
     def variable_sets(self, *wanted: str) -> dict[str, dict[str, str | None]]:
         """Stored variable sets by hash ({} for a hash not stored): what a server reported
-        (`SHOW GLOBAL VARIABLES`, without the volatile ones, store/variables.py)."""
+        (`SHOW GLOBAL VARIABLES`, without the volatile ones, store/files/variables.py)."""
         sets = self._variable_sets(*wanted)
         return {h: dict(sets[h]) for h in wanted}
 

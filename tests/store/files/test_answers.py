@@ -1,4 +1,4 @@
-"""Answers kept on disk (store/answers.py): detect's window of values read back by the next
+"""Answers kept on disk (store/files/answers.py): detect's window of values read back by the next
 command over the same files, never a stale or damaged one. Real DuckDB files in tmp_path;
 records are synthetic fixtures (tests/fixtures)."""
 
@@ -12,7 +12,8 @@ from typing import Any
 import pytest
 
 from fixtures.records.synthetic import SYNTHETIC_START, make_record
-from perftrack.store import answers, readcache, store
+from perftrack.store import store
+from perftrack.store.files import answers, readcache
 
 SQL = "SELECT run_id, list(tps ORDER BY cell_id) FROM results GROUP BY run_id ORDER BY run_id"
 

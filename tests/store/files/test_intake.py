@@ -1,4 +1,4 @@
-"""Record files read on every core (store/intake.py): the same list as one process reads,
+"""Record files read on every core (store/files/intake.py): the same list as one process reads,
 and the same first error. Records are synthetic fixtures, read by real forked workers."""
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ import pytest
 from fixtures.records.synthetic import make_record
 from perftrack.core import record
 from perftrack.core.errors import RecordError
-from perftrack.store import intake
+from perftrack.store.files import intake
 
 
 @pytest.fixture

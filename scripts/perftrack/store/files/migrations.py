@@ -19,7 +19,8 @@ from pathlib import Path
 import duckdb
 
 from perftrack import __version__
-from perftrack.store import nightfiles
+from perftrack.store.files import nightfiles
+from perftrack.store.files.rows import V4_COST_COLUMNS
 
 
 @dataclass(frozen=True)
@@ -199,30 +200,6 @@ V2_STATEMENTS: tuple[str, ...] = (
     """,
 )
 
-# Cost per operation and host signals of the measured window (sampler.py, issue #9): all
-# nullable, null in results older than them and for metrics that could not be measured
-# (`cost_unavailable` holds {metric: reason}).
-V4_COST_COLUMNS: tuple[tuple[str, str], ...] = (
-    ("cpu_us_per_txn", "DOUBLE"),
-    ("cpu_user_us_per_txn", "DOUBLE"),
-    ("cpu_sys_us_per_txn", "DOUBLE"),
-    ("cpu_us_per_query", "DOUBLE"),
-    ("ctx_vol_per_txn", "DOUBLE"),
-    ("ctx_invol_per_txn", "DOUBLE"),
-    ("read_bytes_per_txn", "DOUBLE"),
-    ("write_bytes_per_txn", "DOUBLE"),
-    ("peak_rss_bytes", "DOUBLE"),
-    ("instructions_per_txn", "DOUBLE"),
-    ("cycles_per_txn", "DOUBLE"),
-    ("ipc", "DOUBLE"),
-    ("cost_unavailable", "JSON"),
-    ("host_steal_pct", "DOUBLE"),
-    ("host_iowait_pct", "DOUBLE"),
-    ("host_foreign_cpu_pct", "DOUBLE"),
-    ("cpu_mhz", "DOUBLE"),
-    ("noisy", "BOOLEAN"),
-    ("noisy_reason", "VARCHAR"),
-)
 V4_STATEMENTS: tuple[str, ...] = tuple(
     f"ALTER TABLE results ADD COLUMN {name} {sql_type}" for name, sql_type in V4_COST_COLUMNS
 )
@@ -235,10 +212,10 @@ V4_STATEMENTS: tuple[str, ...] = tuple(
 # - `results` loses its PRIMARY KEY: DuckDB's ART index on record_id was ~3/4 of the
 #   file at scale (30 MB of 40 MB for 400,000 ids, measured) and is rewritten whole at
 #   every checkpoint, which git cannot delta. Ingest stays idempotent by record_id
-#   (store/rows.py stored_record_ids) and `db check` reports any record_id stored twice.
+#   (store/files/batch.py stored_record_ids) and `db check` reports any record_id stored twice.
 # FROZEN COPY of core/record.OPTIONAL_CELL_FIELDS as it was when v5 shipped: a shipped
 # migration must build the same tables whatever the record's field list becomes later
-# (tests/store/test_migrations.py checks the two still agree today).
+# (tests/store/files/test_migrations.py checks the two still agree today).
 V5_AXES: tuple[str, ...] = (
     "engine",
     "isolation",
@@ -507,7 +484,7 @@ def schema_version(con: duckdb.DuckDBPyConnection) -> int | None:
     if "schema_version" not in tables:
         return None
     (version,) = con.execute("SELECT max(version) FROM schema_version").fetchone() or (None,)
-    return version
+    return None if version is None else int(version)
 
 
 def pending(version: int, steps: Sequence[Migration] | None = None) -> list[Migration]:

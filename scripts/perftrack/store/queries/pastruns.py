@@ -1,4 +1,5 @@
-"""What planning reads: past cell durations, the servers seen, open regressions.
+"""Past runs as planning reads them: past cell durations, the servers seen, open
+regressions.
 
 Planning reads a DB one migration behind too (the publish job migrates it later), so
 these queries name only tables and columns every schema since `PLANNING_MIN_SCHEMA` has
@@ -14,7 +15,7 @@ from typing import Any
 import duckdb
 
 from perftrack.core.errors import DatabaseError
-from perftrack.store.dbfile import first_line
+from perftrack.store.files.dbfile import first_line
 from perftrack.store.queries.base import QueryBase
 
 PLANNING_MIN_SCHEMA = 2  # results, servers and verdicts: all planning reads
@@ -49,7 +50,7 @@ def _cols(fields: tuple[str, ...]) -> str:
     return ", ".join(f'r."{c}"' for c in fields)
 
 
-class PlanningQueries(QueryBase):
+class PastRunQueries(QueryBase):
     def past_runs(self, regression_fields: Sequence[str]) -> PastRuns:
         """Everything planning reads, in one call; `regression_fields` the series fields
         an open regression is matched on."""

@@ -19,8 +19,8 @@ import duckdb
 from perftrack.core import git
 from perftrack.core.errors import DatabaseError, EnvironmentProblem
 from perftrack.core.files import fsync_path
-from perftrack.store import codecheck, migrations, nightfiles, readcache
-from perftrack.store.sqltext import sql_string
+from perftrack.store.files import codecheck, migrations, nightfiles, readcache
+from perftrack.store.files.sqltext import sql_string
 
 # --- file format -----------------------------------------------------------------------
 # Storage format of a newly created file: "v1.1.0", which every DuckDB since 1.1 reads (the
@@ -31,7 +31,7 @@ from perftrack.store.sqltext import sql_string
 # results, 16 KiB blocks turned off ALP compression in this format and made the file 60%
 # larger.
 STORAGE_VERSION = "v1.1.0"
-CREATE_CONFIG: dict[str, str] = {"storage_compatibility_version": STORAGE_VERSION}
+CREATE_CONFIG: codecheck.Config = {"storage_compatibility_version": STORAGE_VERSION}
 # DuckDB never shrinks a file: blocks freed when a checkpoint rewrites a table stay in it.
 # Nightly appends left ~40% of a 15 MB file free in a 100-night synthetic test; rewriting
 # a file that size takes ~0.3 s. So a write-mode close rewrites the file when at least

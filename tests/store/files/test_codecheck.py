@@ -1,4 +1,4 @@
-"""Data files are data (store/codecheck.py): a results DB carrying a macro, a user view, a
+"""Data files are data (store/files/codecheck.py): a results DB carrying a macro, a user view, a
 view of another shape, a column default or a CHECK is refused on every open with one line
 naming the object; the connection reads and writes no file outside the DB's directory."""
 
@@ -12,7 +12,8 @@ import pytest
 from clirun import assert_one_line_error, perftrack
 from fixtures.records.synthetic import make_record
 from perftrack.core.errors import DatabaseError
-from perftrack.store import nightfiles, store
+from perftrack.store import store
+from perftrack.store.files import nightfiles
 
 
 @pytest.fixture(scope="module")

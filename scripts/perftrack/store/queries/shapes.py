@@ -1,0 +1,300 @@
+"""The rows the named queries return, typed: one TypedDict per table or answer.
+
+A row is still the dict DuckDB's columns make (`QueryBase._rows`), so a reader indexes it
+as before; the type checker (mypy --strict, `make lint`) now knows its keys and their
+types. `SeriesKey` is the series (`series.SERIES_COLS`, in that order) every keyed table
+starts with; a column an older schema lacks is simply absent from an older DB's rows.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import TypedDict
+
+
+class SeriesKey(TypedDict):
+    """The columns of a series (series.SERIES_COLS): hardware, runner class, cell shape."""
+
+    hw_key: str
+    runner_class: str
+    workload: str
+    threads: int
+    collation: str
+    profile: str
+    tables: int
+    table_size: int
+    duration_s: int
+    connection: str
+    engine: str | None
+    isolation: str | None
+    durability: str | None
+    handshake: str | None
+    dataset_size: str | None
+    phase: str | None
+
+
+class AlertRow(SeriesKey):
+    """A row of `alerts` (schema v7): one change detect reported, with its state."""
+
+    alert_id: str
+    kind: str
+    metric: str
+    server_id: str
+    base_server: str | None
+    run_id: str | None
+    change_at: datetime | None
+    ratio: float | None
+    before_value: float | None
+    after_value: float | None
+    state: str
+    reason: str | None
+    link: str | None
+    fixed_by: str | None
+    first_seen_at: datetime
+    last_seen_at: datetime
+    news_at: datetime
+    state_since: datetime
+    checked_at: datetime
+
+
+class VerdictRow(SeriesKey):
+    """A row of `verdicts`: one version pair of one series, compared."""
+
+    verdict_id: str
+    metric: str
+    base_server: str
+    new_server: str
+    base_version_string: str | None
+    new_version_string: str | None
+    n_base: int
+    n_new: int
+    median_base: float
+    median_new: float
+    ratio: float
+    ci_low: float
+    ci_high: float
+    p_value: float
+    threshold: float
+    verdict: str
+    acknowledged: str | None
+    variables_diff: str | None  # JSON text
+    last_result_at: datetime | None
+    computed_at: datetime
+    unsteady: int | None
+
+
+class ChangePointRow(SeriesKey):
+    """A row of `change_points`: one step found in a series' nightly points."""
+
+    series_key: str
+    metric: str
+    server_id: str
+    run_id: str
+    at_time: datetime
+    before_value: float | None
+    after_value: float | None
+    rel_change: float | None
+    p_value: float | None
+    is_control: bool
+    environment: bool
+    acknowledged: str | None
+    computed_at: datetime
+    rel_low: float | None
+    rel_high: float | None
+    scope: str | None
+    series_count: int | None
+
+
+class ValueRow(SeriesKey):
+    """One ok value of a metric (series_values): its series, server and round."""
+
+    server_id: str
+    product: str
+    version: str
+    version_string: str | None
+    stand_in: str | None
+    value: float
+    latency_pct_ms: float | None
+    run_id: str
+    round: int
+
+
+class RunValueRow(TypedDict):
+    """One ok value of a run (run_values): the rounds of a sequential comparison."""
+
+    run_id: str
+    server_id: str
+    value: float
+    collation: str
+    charset: str
+    profile: str
+    table_size: int
+    engine: str | None
+    isolation: str | None
+    durability: str | None
+    handshake: str | None
+    dataset_size: str | None
+    phase: str | None
+
+
+class ServerSummary(TypedDict):
+    """A server as the site lists it (server_summaries)."""
+
+    server: str
+    product: str
+    version: str
+    version_string: str | None
+    results: int
+
+
+class HardwareRow(TypedDict):
+    """A row of `hardware`: one machine, by its key."""
+
+    hw_key: str
+    cpu_model: str | None
+    cores: int | None
+    mem_gib: float | None
+    kernel: str | None
+
+
+class SiteSeries(TypedDict):
+    """A series as the site shows it (results.SITE_SERIES, the collation named `coll`)."""
+
+    runner_class: str
+    hw_key: str
+    profile: str
+    tables: int
+    table_size: int
+    duration_s: int
+    connection: str
+    engine: str | None
+    isolation: str | None
+    durability: str | None
+    handshake: str | None
+    dataset_size: str | None
+    phase: str | None
+    workload: str
+    threads: int
+    coll: str
+
+
+class NewestRepeats(SiteSeries):
+    """A site series' newest run on one server (newest_repeats): its ok repeats."""
+
+    server: str
+    run_id: str
+    run_at: datetime
+    tps: list[float]  # sorted
+    p95: list[float | None]
+
+
+class RemeasureRow(SeriesKey):
+    """A row of `remeasures` (store/remeasures.py): one paired sequence's outcome, its
+    rounds' run ids read back from their JSON."""
+
+    remeasure_id: str
+    source: str
+    base_server: str
+    new_server: str
+    metric: str
+    n_base: int
+    n_new: int
+    ratio: float | None
+    ci_low: float | None
+    ci_high: float | None
+    p_value: float | None
+    threshold: float | None
+    verdict: str
+    run_ids: list[str]
+    measured_at: datetime
+
+
+class RunOverview(TypedDict):
+    """A run with its machine and its results' counts by status (runs_overview)."""
+
+    run_id: str
+    runner_class: str
+    hw_key: str
+    cpu_model: str | None
+    cores: int | None
+    mem_gib: float | None
+    kernel: str | None
+    first_started_at: datetime
+    last_finished_at: datetime
+    perftrack_version: str | None
+    ok: int
+    failed: int
+    skipped: int
+
+
+class RunServer(TypedDict):
+    """A server a run measured, with its count of results (run_servers)."""
+
+    run_id: str
+    server: str
+    product: str
+    version: str
+    version_string: str | None
+    provider: str
+    source_sha256: str | None
+    results: int
+
+
+class RunCell(TypedDict):
+    """A cell a run measured on one server: its repeats' medians (run_cells)."""
+
+    run_id: str
+    server: str
+    workload: str
+    threads: int
+    charset: str
+    collation: str
+    profile: str
+    tables: int
+    table_size: int
+    duration_s: int
+    connection: str
+    engine: str | None
+    isolation: str | None
+    durability: str | None
+    handshake: str | None
+    dataset_size: str | None
+    phase: str | None
+    n: int
+    ok: int
+    tps: float | None
+    p95_ms: float | None
+
+
+class RunEffective(TypedDict):
+    """A server's effective settings in one run, collation and profile (run_effective)."""
+
+    run_id: str
+    server: str
+    collation: str
+    profile: str
+    effective: str  # JSON text
+
+
+class RunFailure(TypedDict):
+    """A result of a run that is not ok, with its reason (run_failures)."""
+
+    run_id: str
+    record_id: str
+    status: str
+    server: str
+    workload: str
+    threads: int
+    collation: str
+    reason: str | None
+    error_log_tail: str | None
+
+
+class RunVarset(TypedDict):
+    """The variable set a server ran with, per collation and profile (run_varsets)."""
+
+    run_id: str
+    server: str
+    profile: str
+    collation: str
+    varset: str
