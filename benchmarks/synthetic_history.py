@@ -396,8 +396,9 @@ def grow_fast(db: Path, setup: Setup, first: int, last: int, batch: int = 30) ->
     the same model as `night_records` (noise, steps, drift, missing and half nights),
     but each runner class × cell is turned into rows by the store's `prepare` once, and
     every night only changes the measured columns of those rows, drawn with numpy (the
-    per-second series too: its p5/p50/p95, CV and 12-point downsample as `prepare`
-    computes them). The values differ from `grow`'s draw for draw; the model does not."""
+    per-second series too: its p5/p50/p95 and CV as `prepare` computes them; the series
+    itself is not stored, as `prepare` leaves it null). The values differ from `grow`'s
+    draw for draw; the model does not."""
     import numpy as np
 
     refuse_data_dir(db)
@@ -502,7 +503,6 @@ class FastNights:
         """Every row of one night, all classes (some classes or half-nights missing)."""
         np, setup, m, col = self.np, self.setup, self.setup.m, self.col
         n_int = m.duration_s // INTERVAL_S
-        k = min(store.SERIES_POINTS, n_int)
         out: list[store.PreparedRecord] = []
         rng = night_rngs(setup)(night)
         npr = np.random.default_rng(setup.seed * 1_000_003 + night)
@@ -525,7 +525,6 @@ class FastNights:
             ser = np.maximum(0.01, np.round(ser, 2))
             pct = np.round(np.percentile(ser, rows.TPS_PERCENTILES, axis=1), 2).tolist()
             cvs = np.round(ser.std(axis=1, ddof=1) / ser.mean(axis=1), 4).tolist()
-            down = ser[:, : (n_int // k) * k].reshape(n, k, -1).mean(axis=2).tolist()
             lat = (1000.0 * self.threads[:n] / tps).tolist()
             qps = (tps * self.qpt[:n]).tolist()
             costs = self._costs(n, npr) if self.cost else None
@@ -556,10 +555,6 @@ class FastNights:
                     pct[2][i],
                 )
                 row[col["tps_cv"]] = cvs[i]
-                if "tps_series" in col:
-                    row[col["tps_series"]] = [
-                        float(f"{x:.{rows.SERIES_SIGNIFICANT}g}") for x in down[i]
-                    ]
                 if costs is not None:
                     for name, values in costs.items():
                         row[col[name]] = values[i]

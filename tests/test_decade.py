@@ -26,7 +26,7 @@ def bench():  # type: ignore[no-untyped-def]
 
 def test_fast_night_has_cost_and_host_columns(bench) -> None:  # type: ignore[no-untyped-def]
     _, synth = bench
-    from perftrack.store import rows
+    from perftrack.store.files import rows
 
     col = {name: i for i, (name, _) in enumerate(rows.RESULT_COLUMNS)}
     night = synth.FastNights(synth.load_setup(60, 1), np, cost=True).night(0)
@@ -39,6 +39,7 @@ def test_fast_night_has_cost_and_host_columns(bench) -> None:  # type: ignore[no
         assert r[col["cpu_us_per_txn"]] == pytest.approx(user + sys_, abs=0.002)
         assert r[col["peak_rss_bytes"]] % 4096 == 0
         assert r[col["noisy"]] == (r[col["host_foreign_cpu_pct"]] > 25.0)
+        assert r[col["tps_series"]] is None  # as prepare leaves it (issue 39)
 
 
 def test_bad_out_or_resume_is_refused(bench, tmp_path, capsys) -> None:  # type: ignore[no-untyped-def]
