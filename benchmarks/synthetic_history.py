@@ -395,8 +395,9 @@ def grow_fast(db: Path, setup: Setup, first: int, last: int, batch: int = 30) ->
     the same model as `night_records` (noise, steps, drift, missing and half nights),
     but each runner class × cell is turned into rows by the store's `prepare` once, and
     every night only changes the measured columns of those rows, drawn with numpy (the
-    per-second series too: its p5/p50/p95, CV and 12-point downsample as `prepare`
-    computes them). The values differ from `grow`'s draw for draw; the model does not."""
+    per-second series too: its p5/p50/p95 and CV as `prepare` computes them; the series
+    itself is not stored, as `prepare` leaves it null). The values differ from `grow`'s
+    draw for draw; the model does not."""
     import numpy as np
 
     refuse_data_dir(db)
@@ -425,18 +426,36 @@ def _cells(m: Any, n_servers: int) -> list[tuple[Any, ...]]:
 
 
 def _grow_fast(db: Path, setup: Setup, first: int, last: int, batch: int, np: Any) -> int:
-    m = setup.m
-    servers = [_server_id(s) for s in m.servers]
-    step_server = _server_id(_newest_mysql(m.servers))
-    cells = _cells(m, len(servers))
-    col = {name: i for i, (name, _) in enumerate(store.RESULT_COLUMNS)}
-    templates: dict[str, list[store.PreparedRecord]] = {}
-    for cls in setup.classes:
-        rng = random.Random(0)
-        hw = _id("hw", cls)[:12]
-        templates[cls] = [
-            store.prepare(rec, rec["record_id"])
-            for rec in (
+    nights = FastNights(setup, np)
+    added = 0
+    pending: list[store.PreparedRecord] = []
+    for night in range(first, last):
+        pending += nights.night(night)
+        if pending and ((night + 1 - first) % batch == 0 or night == last - 1):
+            with store.open_db(db, write=True) as st:
+                added += st.ingest_prepared(pending).added
+            pending = []
+    return added
+
+
+class FastNights:
+    """grow_fast's model, one night at a time: each runner class × cell is made into rows by
+    the store's `prepare` once (with the cost and host fields of `with_cost` when `cost`),
+    and each night only changes the measured columns, drawn with numpy (the cost and host
+    columns too: the same centres, noise and rounding as `with_cost`)."""
+
+    def __init__(self, setup: Setup, np: Any, cost: bool = False) -> None:
+        self.setup, self.np, self.cost = setup, np, cost
+        m = setup.m
+        servers = [_server_id(s) for s in m.servers]
+        step_server = _server_id(_newest_mysql(m.servers))
+        self.cells = cells = _cells(m, len(servers))
+        self.col = {name: i for i, (name, _) in enumerate(store.RESULT_COLUMNS)}
+        self.templates: dict[str, list[store.PreparedRecord]] = {}
+        for ci, cls in enumerate(setup.classes):
+            rng = random.Random(0)
+            hw = _id("hw", cls)[:12]
+            recs = (
                 _record(
                     setup,
                     f"synthetic-template-{cls}",
@@ -454,75 +473,92 @@ def _grow_fast(db: Path, setup: Setup, first: int, last: int, batch: int, np: An
                 )
                 for rep, axis, si, wl, th in cells
             )
-        ]
-    threads = np.array([c[4] for c in cells], dtype=float)
-    cv = np.array([CV[c[3]] for c in cells])
-    base = np.array(
-        [BASE_TPS[c[3]] * CHARSET[c[1]][2] * _factor(c[2], len(servers)) for c in cells]
-    )
-    base *= threads ** np.where(np.array([c[3] for c in cells]) == "oltp_read_write", 0.35, 0.5)
-    stepped = np.array([servers[c[2]] == step_server and c[3] == "oltp_read_write" for c in cells])
-    qpt = np.array(
-        [{"oltp_point_select": 1, "oltp_read_only": 16, "oltp_read_write": 20}[c[3]] for c in cells]
-    )
-    n_int = m.duration_s // INTERVAL_S
-    k = min(store.SERIES_POINTS, n_int)
-    added = 0
-    pending: list[store.PreparedRecord] = []
-    for night in range(first, last):
+            self.templates[cls] = [
+                store.prepare(rec, rec["record_id"])
+                for rec in (with_cost(r, 2445.4 + 100 * ci) if cost else r for r in recs)
+            ]
+        self.threads = np.array([c[4] for c in cells], dtype=float)
+        self.cv = np.array([CV[c[3]] for c in cells])
+        base = np.array(
+            [BASE_TPS[c[3]] * CHARSET[c[1]][2] * _factor(c[2], len(servers)) for c in cells]
+        )
+        rw = np.array([c[3] for c in cells]) == "oltp_read_write"
+        self.base = base * self.threads ** np.where(rw, 0.35, 0.5)
+        self.stepped = np.array(
+            [servers[c[2]] == step_server and c[3] == "oltp_read_write" for c in cells]
+        )
+        self.qpt = np.array(
+            [
+                {"oltp_point_select": 1, "oltp_read_only": 16, "oltp_read_write": 20}[c[3]]
+                for c in cells
+            ]
+        )
+        # with_cost's centres per cell: (user, sys, vol, invol, write, read) × load, and RSS
+        real = np.array([REAL_COST[c[3]][:6] for c in cells])
+        self.cost_centre = real * ((self.threads / 4) ** 0.1)[:, None]
+        self.rss = np.array([REAL_COST[c[3]][6] for c in cells], dtype=float)
+
+    def night(self, night: int) -> list[store.PreparedRecord]:
+        """Every row of one night, all classes (some classes or half-nights missing)."""
+        np, setup, m, col = self.np, self.setup, self.setup.m, self.col
+        n_int = m.duration_s // INTERVAL_S
+        out: list[store.PreparedRecord] = []
         rng = night_rngs(setup)(night)
         npr = np.random.default_rng(setup.seed * 1_000_003 + night)
         for ci, cls in enumerate(setup.classes):
             if rng.random() < P_MISSING_NIGHT:
                 continue
-            n = len(cells) // 2 if rng.random() < P_HALF_NIGHT else len(cells)
+            n = len(self.cells) // 2 if rng.random() < P_HALF_NIGHT else len(self.cells)
             level = 1.0
             if cls == "b" and night >= ENV_AT * setup.nights:
                 level *= 1 + ENV_STEP
             if cls == "c":
                 level *= (1 + DRIFT_PER_NIGHT) ** night
-            f = base[:n] * level
+            f = self.base[:n] * level
             if night >= STEP_AT * setup.nights:
-                f = f * np.where(stepped[:n], 1 - STEP_REGRESSION, 1.0)
-            sigma = np.sqrt(np.log(1 + cv[:n] ** 2))
+                f = f * np.where(self.stepped[:n], 1 - STEP_REGRESSION, 1.0)
+            cv = self.cv[:n]
+            sigma = np.sqrt(np.log(1 + cv**2))
             tps = f * np.exp(npr.normal(-sigma * sigma / 2, sigma))
-            ser = tps[:, None] * (1 + npr.normal(0, 1, (n, n_int)) * (cv[:n, None] / 2))
+            ser = tps[:, None] * (1 + npr.normal(0, 1, (n, n_int)) * (cv[:, None] / 2))
             ser = np.maximum(0.01, np.round(ser, 2))
-            pct = np.round(np.percentile(ser, rows.TPS_PERCENTILES, axis=1), 2)
-            cvs = np.round(ser.std(axis=1, ddof=1) / ser.mean(axis=1), 4)
-            down = ser[:, : (n_int // k) * k].reshape(n, k, -1).mean(axis=2)
-            lat = 1000.0 * threads[:n] / tps
+            pct = np.round(np.percentile(ser, rows.TPS_PERCENTILES, axis=1), 2).tolist()
+            cvs = np.round(ser.std(axis=1, ddof=1) / ser.mean(axis=1), 4).tolist()
+            lat = (1000.0 * self.threads[:n] / tps).tolist()
+            qps = (tps * self.qpt[:n]).tolist()
+            costs = self._costs(n, npr) if self.cost else None
+            tps_l = tps.tolist()
             run_id = f"synthetic-{night:05d}-{cls}"
             t0 = START + timedelta(days=night, minutes=7 * ci)
-            walls = np.cumsum(m.warmup_s + m.duration_s + npr.uniform(1.0, 4.0, n))
+            t0 = t0.replace(tzinfo=None)
+            walls = np.cumsum(m.warmup_s + m.duration_s + npr.uniform(1.0, 4.0, n)).tolist()
+            length = timedelta(seconds=m.warmup_s + m.duration_s + 1)
             for i in range(n):
-                tpl = templates[cls][i]
+                tpl = self.templates[cls][i]
                 row = list(tpl.result)
-                started = (t0 + timedelta(seconds=float(walls[i - 1]) if i else 0)).replace(
-                    tzinfo=None,
-                    microsecond=0,  # whole seconds, as _iso writes records
-                )
+                # whole seconds, as _iso writes records
+                started = (t0 + timedelta(seconds=walls[i - 1] if i else 0)).replace(microsecond=0)
                 rid = f"{run_id}:{row[col['cell_id']]}:1"
                 row[col["record_id"]], row[col["run_id"]] = rid, run_id
                 row[col["started_at"]] = started
-                row[col["finished_at"]] = started + timedelta(seconds=m.warmup_s + m.duration_s + 1)
-                t = float(tps[i])
-                row[col["tps"]], row[col["qps"]] = round(t, 2), round(t * qpt[i], 2)
-                row[col["latency_avg_ms"]] = round(float(lat[i]), 3)
-                row[col["latency_pct_ms"]] = round(float(lat[i]) * 1.6, 3)
-                row[col["latency_max_ms"]] = round(float(lat[i]) * 9, 3)
+                row[col["finished_at"]] = started + length
+                t = tps_l[i]
+                row[col["tps"]], row[col["qps"]] = round(t, 2), round(qps[i], 2)
+                row[col["latency_avg_ms"]] = round(lat[i], 3)
+                row[col["latency_pct_ms"]] = round(lat[i] * 1.6, 3)
+                row[col["latency_max_ms"]] = round(lat[i] * 9, 3)
                 row[col["events"]] = int(t * m.duration_s)
                 row[col["tps_p5"]], row[col["tps_p50"]], row[col["tps_p95"]] = (
-                    float(pct[0, i]),
-                    float(pct[1, i]),
-                    float(pct[2, i]),
+                    pct[0][i],
+                    pct[1][i],
+                    pct[2][i],
                 )
-                row[col["tps_cv"]] = float(cvs[i])
-                row[col["tps_series"]] = [
-                    float(f"{x:.{rows.SERIES_SIGNIFICANT}g}") for x in down[i]
-                ]
+                row[col["tps_cv"]] = cvs[i]
+                if costs is not None:
+                    for name, values in costs.items():
+                        row[col[name]] = values[i]
                 run = (run_id, *tpl.run[1:3], started, row[col["finished_at"]], tpl.run[5])
-                pending.append(
+                out.append(
                     store.PreparedRecord(
                         record_id=rid,
                         hardware=tpl.hardware,
@@ -533,11 +569,38 @@ def _grow_fast(db: Path, setup: Setup, first: int, last: int, batch: int, np: An
                         variables=tpl.variables,
                     )
                 )
-        if pending and ((night + 1 - first) % batch == 0 or night == last - 1):
-            with store.open_db(db, write=True) as st:
-                added += st.ingest_prepared(pending).added
-            pending = []
-    return added
+        return out
+
+    def _costs(self, n: int, npr: Any) -> dict[str, list[Any]]:
+        """One class's cost and host columns for a night: with_cost's draws, numpy's stream."""
+        np = self.np
+
+        def noisy(x: Any, cv: float = COST_CV) -> Any:
+            return x * np.exp(npr.normal(-cv * cv / 2, cv, x.shape))
+
+        c = self.cost_centre[:n]
+        user, sys_ = noisy(c[:, 0]), noisy(c[:, 1])
+        foreign = np.round(np.minimum(100.0, npr.lognormal(0.0, 1.0, n)), 3)
+        return {
+            "cpu_us_per_txn": np.round(user + sys_, 3).tolist(),
+            "cpu_user_us_per_txn": np.round(user, 3).tolist(),
+            "cpu_sys_us_per_txn": np.round(sys_, 3).tolist(),
+            "cpu_us_per_query": np.round((user + sys_) / self.qpt[:n], 3).tolist(),
+            "ctx_vol_per_txn": np.round(noisy(c[:, 2]), 4).tolist(),
+            "ctx_invol_per_txn": np.round(noisy(c[:, 3]), 4).tolist(),
+            "write_bytes_per_txn": np.round(noisy(c[:, 4], 2 * COST_CV), 1).tolist(),
+            "read_bytes_per_txn": np.round(noisy(c[:, 5], 2 * COST_CV), 1).tolist(),
+            "peak_rss_bytes": (
+                4096 * np.round(self.rss[:n] * np.exp(npr.normal(0, 0.02, n)) / 4096)
+            ).tolist(),
+            "host_steal_pct": np.round(np.minimum(100.0, npr.lognormal(-1.0, 1.0, n)), 3).tolist(),
+            "host_iowait_pct": np.round(np.minimum(100.0, npr.lognormal(-1.5, 1.2, n)), 3).tolist(),
+            "host_foreign_cpu_pct": foreign.tolist(),
+            "noisy": (foreign > 25.0).tolist(),
+            "noisy_reason": [
+                f"foreign CPU {x}% > 25%" if x > 25.0 else None for x in foreign.tolist()
+            ],
+        }
 
 
 def night_rngs(setup: Setup) -> Callable[[int], random.Random]:

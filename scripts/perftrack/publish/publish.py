@@ -78,7 +78,7 @@ class TooLarge(EnvironmentProblem):
 
 # The largest file publish commits. GitHub refuses a push with a file over 100 MB, and a
 # refused push would fail every night from then on; the repository's budget is 50 MB
-# (docs/benchmarks.md, "Budgets: what a night costs the repository").
+# (docs/benchmarks.md, "Budgets").
 DEFAULT_MAX_FILE_MB = 50
 
 
