@@ -374,6 +374,7 @@ def yaml_scalar(value: Any) -> str:
 @example(key="version", value="10.11.18\n", raw=False)
 @example(key="version", value="١٠.١١", raw=False)
 @example(key="basedir", value="../x", raw=True)
+@example(key="provider", value=[], raw=False)  # a list: unhashable, was a TypeError
 def test_catalog_from_generated_yaml_is_valid_or_one_line_error(key, value, raw) -> None:
     entry = {**ENTRY, key: value}
     if raw and isinstance(value, str):  # the value pasted unquoted: often not even YAML

@@ -278,9 +278,10 @@ def _parse_choice(value: Any, key: str, choices: tuple[str, ...], where: _Where)
 
 
 def _parse_provider(value: Any, where: _Where) -> str:
-    if value in RENAMED_PROVIDERS:
-        where.fail(RENAMED_PROVIDERS[value])
-    return _parse_choice(value, "provider", tuple(PROVIDER_SECTIONS), where)
+    text = _require_str(value, "provider", where)  # a list or a mapping is not hashable
+    if text in RENAMED_PROVIDERS:
+        where.fail(RENAMED_PROVIDERS[text])
+    return _parse_choice(text, "provider", tuple(PROVIDER_SECTIONS), where)
 
 
 def _parse_version(value: Any, where: _Where) -> str:
