@@ -20,6 +20,7 @@ from perftrack.store import store
 from perftrack.store.files import answers, readcache, rolling
 
 RECENT = 6  # values per series and server in the window: 3 cells a night, 2 nights
+ASKED = 10  # the rolled answers `asked` reads
 
 
 def night(n: int, *, run: str | None = None, attempt: int = 1) -> list[dict[str, Any]]:
@@ -70,7 +71,8 @@ def ingest(db: Path, records: list[dict[str, Any]]) -> None:
 def asked(db: Path) -> tuple[Any, ...]:
     """Every rolled answer, in the order they are asked: the window and the nightly
     points' arrays (two answers: keys, points) of throughput, each series' variable sets
-    and last runs, the servers' and runs' counts, the site's newest runs' repeats."""
+    and last runs, the servers' and runs' counts, the site's newest runs' repeats, each
+    server's newest result and whether throughput and latency pick the same rows."""
     with store.open_db(db, write=False) as st:
         window = st.series_samples("tps", recent=RECENT)
         p = st.nightly_points("tps")
@@ -80,7 +82,8 @@ def asked(db: Path) -> tuple[Any, ...]:
         }  # fmt: skip
         series = (st.series_varsets(), st.series_last_run())
         site = (st.server_summaries(), st.runs_overview(), st.newest_repeats())
-        return window, points, *series, *site
+        detect = (st.server_last_result(), st._same_selection("tps", "latency_pct_ms"))
+        return window, points, *series, *site, *detect
 
 
 @pytest.fixture
@@ -108,21 +111,24 @@ def test_night_by_night_the_rolled_answers_equal_the_whole_history_s(
 ) -> None:
     ingest(db, night(0))
     first = asked(db)
-    assert how == ["asked"] * 8
-    assert len(states(db)) == 8
+    assert how == ["asked"] * ASKED
+    assert len(states(db)) == ASKED
     assert first == whole(db)
     for n in range(1, 5):
         ingest(db, night(n))
         how.clear()
         got = asked(db)
-        assert how == ["rolled"] * 8, n
+        assert how == ["rolled"] * ASKED, n
         assert got == whole(db), n
     window = got[0]
     assert len(window) == 2 and all(len(row[-4]) == RECENT for row in window)  # it rolled
     assert window[0][-2][0] == "synthetic-run-003"  # the oldest of the last two nights
     how.clear()
-    assert asked(db) == got and how == ["kept"] * 8  # nothing added: read as kept
+    assert asked(db) == got and how == ["kept"] * ASKED  # nothing added: read as kept
     assert got[3] and all(run == "synthetic-run-004" for _at, run in got[3].values())
+    newest = (SYNTHETIC_START + timedelta(days=4)).replace(tzinfo=None)  # stored naive UTC
+    assert got[-2].keys() == {"synthetic-mysql-8.0.36", "synthetic-mysql-8.4.0"}
+    assert all(at > newest for at in got[-2].values()) and got[-1] is True
 
 
 def test_a_later_attempt_of_a_kept_window_cell_is_asked_of_every_result(
@@ -138,7 +144,7 @@ def test_a_later_attempt_of_a_kept_window_cell_is_asked_of_every_result(
     how.clear()
     got = asked(db)
     # the window and the points asked again (a kept cell measured again, a run again)
-    assert how == ["asked", "rolled", "asked", *["rolled"] * 5]
+    assert how == ["asked", "rolled", "asked", *["rolled"] * (ASKED - 3)]
     assert got == whole(db)
     values = got[0][0][-4]  # the first server's: night 1's and night 2's latest attempts
     assert len(values) == RECENT and 1014.5 in values and 1014.0 not in values
@@ -153,7 +159,7 @@ def test_a_run_continued_in_a_later_file_asks_its_points_again(
     ingest(db, records[8:])
     how.clear()
     got = asked(db)
-    assert how == ["rolled", "rolled", "asked", *["rolled"] * 5]
+    assert how == ["rolled", "rolled", "asked", *["rolled"] * (ASKED - 3)]
     assert got == whole(db)
 
 
@@ -169,9 +175,9 @@ def test_a_damaged_or_stale_state_is_asked_again(db: Path, how: list[str], whole
     manifest.write_text(manifest.read_text()[:-9])  # a truncated manifest
     how.clear()
     assert asked(db) == whole(db)
-    assert sorted(how) == ["asked", "asked", *["kept"] * 6]
+    assert sorted(how) == ["asked", "asked", *["kept"] * (ASKED - 2)]
     how.clear()
-    assert asked(db) == whole(db) and how == ["kept"] * 8  # kept again, whole
+    assert asked(db) == whole(db) and how == ["kept"] * ASKED  # kept again, whole
 
 
 def test_a_kept_file_listed_otherwise_is_asked_again() -> None:
@@ -191,7 +197,7 @@ def test_an_unwritable_cache_answers_anyway(db: Path, how: list[str], whole: Any
     blocker.parent.mkdir(exist_ok=True)
     blocker.write_text("not a directory\n")  # the states cannot be written (even as root)
     assert asked(db) == whole(db)
-    assert how == ["asked"] * 8 and blocker.read_text() == "not a directory\n"
+    assert how == ["asked"] * ASKED and blocker.read_text() == "not a directory\n"
 
 
 def test_the_rolled_points_are_arrays_of_the_same_numbers(db: Path, whole: Any) -> None:
@@ -216,12 +222,12 @@ def test_a_state_no_question_wrote_for_a_week_is_deleted_by_a_writer(
         os.utime(f, (week, week))
     ingest(db, night(1))
     asked(db)  # each answer written again: the aged files of the first one too
-    assert len(states(db)) == 8
+    assert len(states(db)) == ASKED
     for f in old.parent.iterdir():
         os.utime(f, (week, week))
     with store.open_db(db, write=False) as st:  # a reader deletes nothing (others read)
         st.series_samples("tps", recent=RECENT + 1)  # another question's state, written now
-    assert len(states(db)) == 9
+    assert len(states(db)) == ASKED + 1
     with store.open_db(db, write=True) as st:  # a writer: no one else has the store open
         st.series_samples("tps", recent=RECENT + 2)
     assert [p.stat().st_mtime > week + 60 for p in states(db)].count(True) == 2

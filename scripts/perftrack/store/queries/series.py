@@ -122,10 +122,20 @@ class SeriesQueries(QueryBase):
         two columns' series_values pick the same rows. A scan of both columns, asked
         once per read-only store (series_samples asks it before looking for its answer)."""
         ca, cb = metric_column(a), metric_column(b)
-        sql = (
-            f"SELECT count(*) FROM results WHERE status = 'ok' AND ({ca} IS NULL) <> ({cb} IS NULL)"
-        )
-        row = self._kept(("same_selection", ca, cb), lambda: self._one(sql))
+
+        def differing(source: str) -> str:  # its ok rows with one of the two and not the other
+            return (
+                f"SELECT CAST(count(*) AS BIGINT) AS n FROM {source} "
+                f"WHERE status = 'ok' AND ({ca} IS NULL) <> ({cb} IS NULL)"
+            )
+
+        def count() -> tuple[Any, ...] | None:  # counts add up night by night
+            name, before = self._rolling(
+                differing, lambda rows: f"SELECT CAST(sum(n) AS BIGINT) AS n FROM {rows}"
+            )
+            return self._one(before(f"SELECT n FROM {name}"))
+
+        row = self._kept(("same_selection", ca, cb), count)
         return row is not None and row[0] == 0
 
     def _samples(
@@ -375,10 +385,20 @@ class SeriesQueries(QueryBase):
 
     def server_last_result(self) -> dict[str, datetime]:
         """server_id -> when its newest result (any status) finished."""
+
+        def newest(source: str) -> str:  # per server key: its newest finish
+            return f"SELECT server_key, max(finished_at) AS last_at FROM {source} GROUP BY 1"
+
+        name, before = self._rolling(  # the newest of the kept one and the night's
+            newest,
+            lambda rows: f"SELECT server_key, max(last_at) AS last_at FROM {rows} GROUP BY 1",
+        )
         return dict(
             self._tuples(
-                "SELECT s.server_id, max(r.finished_at) FROM results r "
-                "JOIN servers s USING (server_key) GROUP BY 1"
+                before(
+                    f"SELECT s.server_id, max(k.last_at) FROM {name} k "
+                    "JOIN servers s USING (server_key) GROUP BY 1"
+                )
             )
         )
 
