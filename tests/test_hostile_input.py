@@ -613,6 +613,8 @@ profile_line = st.one_of(
 @example(lines=["skip-bind-address"])
 @example(lines=["base=/"])
 @example(lines=["lc-messages=en_US"])
+@example(lines=["general_log_file=/etc/cron.d/x"])
+@example(lines=["slow_query_log_file=../x"])
 def test_profiles_cannot_inject_options_or_override_perftracks(lines: list[str]) -> None:
     text = "[mysqld]\n" + "\n".join(lines) + "\n"
     opts, _ = outcome(lambda: profiles.parse(text, "p.cnf"))
@@ -641,6 +643,9 @@ def test_profiles_cannot_inject_options_or_override_perftracks(lines: list[str])
         assert not any(r.startswith(name) for r in map(canonical, RESERVED_NAMES)) or (
             name in profiles.EXACT_OPTIONS
         ), f"profile may set {key!r}"
+    for key, value in opts.items():  # no file outside the datadir, which perftrack removes
+        absolute = value is not None and value.startswith("/") and value != "/dev/null"
+        assert not absolute and ".." not in (value or "").split("/"), f"{key}={value}"
 
 
 # --- annotations ----------------------------------------------------------------------------

@@ -449,6 +449,11 @@ def _parse_server_options(value: Any, where: _Where) -> tuple[tuple[str, str | N
             )
         if sep and not profiles.VALUE_RE.match(val):
             where.fail(f"server_options[{index}]: the value of {name!r} has characters not allowed")
+        if sep and profiles.path_outside(val):
+            where.fail(
+                f"server_options[{index}]: the value of {name!r} is a path outside the server's "
+                f"datadir (a relative name is the datadir's; {profiles.NULL_DEVICE} discards)"
+            )
         out.append((name, val if sep else None))
     return tuple(out)
 

@@ -43,6 +43,18 @@ RESERVED = frozenset(
 )
 
 
+# The one absolute path an option value may name: the server writes nothing that stays.
+NULL_DEVICE = "/dev/null"
+
+
+def path_outside(value: str) -> bool:
+    """Whether an option value names a path outside the server's datadir: absolute (but
+    /dev/null) or climbing out with `..`. mysqld reads a relative file name (`log-bin=binlog`,
+    `general_log_file=general.log`) in its datadir, which perftrack owns and removes; a
+    file written elsewhere would outlive the server, or overwrite a file of the host."""
+    return (value.startswith("/") and value != NULL_DEVICE) or ".." in value.split("/")
+
+
 def _forms(key: str) -> list[str]:
     """`key` as mysqld reads it: lower case, '-' for '_', with and without each of the
     option prefixes (`loose-skip-networking` is also `skip-networking` and `networking`)."""
@@ -86,6 +98,11 @@ def parse(text: str, where: str) -> dict[str, str | None]:
         if sep and not VALUE_RE.match(value):
             raise ConfigError(
                 f"{where}:{n}: value of '{key}' has characters a my.cnf value here may not have"
+            )
+        if sep and path_outside(value):
+            raise ConfigError(
+                f"{where}:{n}: value of '{key}' is a path outside the server's datadir "
+                f"(a relative name is the datadir's; {NULL_DEVICE} discards)"
             )
         options[key] = value if sep else None
     return options
