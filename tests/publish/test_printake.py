@@ -57,7 +57,7 @@ def test_a_changed_entry_is_checked_like_an_added_one() -> None:
         match=re.escape("changed entry 'mysql-8.0.40-tarball': tarball url 'https://evil.example/"),
     ):
         printake.catalog_changes(BASE, hostile)
-    unsafe = _changed("mariadb-10.11.19", NOTE, NOTE + "\n    server_options: [init_file=/tmp/x]")
+    unsafe = _changed("mariadb-10.11.19", NOTE, NOTE + "\n    server_options: [init_file=init.sql]")
     with pytest.raises(printake.Refused, match="server option 'init_file' is not allowed"):
         printake.catalog_changes(BASE, unsafe)
     fine = _changed("mariadb-10.11.19", NOTE, NOTE + "\n    server_options: [sync_binlog=1]")
