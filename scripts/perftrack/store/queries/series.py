@@ -119,8 +119,9 @@ class SeriesQueries(QueryBase):
 
     def _same_selection(self, a: str, b: str) -> bool:
         """No ok result has a value of one of the two columns and not of the other: the
-        two columns' series_values pick the same rows. A scan of both columns, asked
-        once per read-only store (series_samples asks it before looking for its answer)."""
+        two columns' series_values pick the same rows. A count rolled forward night by
+        night (a scan of every result was 0.3-0.7 s of detect at ten years), asked once per
+        read-only store (series_samples asks it before looking for its answer)."""
         ca, cb = metric_column(a), metric_column(b)
 
         def differing(source: str) -> str:  # its ok rows with one of the two and not the other
