@@ -201,6 +201,8 @@ class Runner:
                 self._installs[sid] = providers.fetch(
                     self.catalog.get(sid), cache_dir=self.cache_dir, progress=self.emit
                 )
+            except Interrupted:  # a signal stops the run; it is no failure of the cells
+                raise
             except PerftrackError as exc:
                 self._installs[sid] = exc
         inst = self._installs[sid]
@@ -383,6 +385,8 @@ class Runner:
             install = self._install(resolved[0].cell.server_id)
             grp = ResolvedGroup(resolved, install, self._options(install, resolved[0]))
             readback.check_room(grp.first.cell, self.workroot)  # a sized dataset fits
+        except Interrupted:  # a signal stops the run; it is no failure of the cells
+            raise
         except PerftrackError as exc:
             self._fail_all(resolved, attempt, str(exc), started, prog)
             return
@@ -390,6 +394,8 @@ class Runner:
         if self.reuse_datasets and grp.dataset_cells:
             try:
                 template = self._dataset_templates().get(grp)
+            except Interrupted:  # a signal stops the run; it is no failure of the cells
+                raise
             except PerftrackError as exc:
                 self._fail_all(grp.cells, attempt, str(exc), started, prog)
                 return
@@ -429,6 +435,8 @@ class Runner:
         started = now()
         try:
             eff = self._prepare(srv, grp, fresh)
+        except Interrupted:  # a signal stops the run; it is no failure of the cells
+            raise
         except PerftrackError as exc:
             reason = _with_cause(str(exc), srv)
             self._fail_all(
