@@ -78,16 +78,16 @@ class SeriesAdvice:
     unreachable: list[str]  # newer releases measured in this shape but with no path
 
 
-def _estimate(c: stats.Comparison | None) -> Estimate | None:
-    if c is None:
+def _estimate(comparison: stats.Comparison | None) -> Estimate | None:
+    if comparison is None:
         return None
     return Estimate(
-        ratio=c.ratio,
-        ci_low=c.ci_low,
-        ci_high=c.ci_high,
-        p_value=c.p_value,
-        threshold=c.threshold,
-        verdict=c.verdict,
+        ratio=comparison.ratio,
+        ci_low=comparison.ci_low,
+        ci_high=comparison.ci_high,
+        p_value=comparison.p_value,
+        threshold=comparison.threshold,
+        verdict=comparison.verdict,
     )
 
 
@@ -110,10 +110,10 @@ def _pairs(
     return out
 
 
-def _latency_row(r: compare.Row) -> compare.Row:
+def _latency_row(row: compare.Row) -> compare.Row:
     """The row with its p95 latencies as values (rounds kept only when every value has one)."""
-    rounds = r.rounds if len(r.latency) == len(r.values) else []
-    return dataclasses.replace(r, values=r.latency, rounds=rounds)
+    rounds = row.rounds if len(row.latency) == len(row.values) else []
+    return dataclasses.replace(row, values=row.latency, rounds=rounds)
 
 
 def chain(steps: list[Estimate], higher_is_better: bool) -> Estimate:
@@ -202,10 +202,10 @@ class Measured:
     rows: dict[str, compare.Row]
 
 
-def _measured_pairs(ts: list[compare.Table], metric: str) -> Measured:
+def _measured_pairs(tables: list[compare.Table], metric: str) -> Measured:
     chosen: dict[tuple[str, str], tuple[compare.Table, compare.Row, compare.Row, int]] = {}
     rows: dict[str, compare.Row] = {}
-    for t in ts:
+    for t in tables:
         for a in t.rows:
             rows.setdefault(a.server_id, a)
             for b in t.rows:
@@ -225,17 +225,17 @@ def _measured_pairs(ts: list[compare.Table], metric: str) -> Measured:
 
 def _advise_shape(
     shape: dict[str, Any],
-    m: Measured,
+    measured: Measured,
     start: compare.Row,
     higher: bool,
     vars_diff: VarsDiff | None,
 ) -> SeriesAdvice:
-    pairs, rows = m.pairs, m.rows
+    pairs, rows = measured.pairs, measured.rows
 
-    def newer(r: compare.Row) -> bool:
-        return r.product == start.product and rules.parse_version(r.version) > rules.parse_version(
-            start.version
-        )
+    def newer(row: compare.Row) -> bool:
+        return row.product == start.product and rules.parse_version(
+            row.version
+        ) > rules.parse_version(start.version)
 
     targets, unreachable = [], []
     for sid in sorted(
@@ -327,28 +327,28 @@ def release_steps(advice: list[SeriesAdvice]) -> list[Step]:
     return sorted(out, key=lambda s: (rules.parse_version(s.version), s.a))
 
 
-def _path(pairs: dict[tuple[str, str], Any], a: str, b: str) -> list[str] | None:
+def _path(pairs: dict[tuple[str, str], Any], start: str, end: str) -> list[str] | None:
     """The shortest chain of measured pairs from a to b (direct when measured together)."""
-    if (a, b) in pairs:
-        return [a, b]
+    if (start, end) in pairs:
+        return [start, end]
     nxt: dict[str, list[str]] = defaultdict(list)
     for x, y in pairs:
         nxt[x].append(y)
-    seen, queue = {a: [a]}, deque([a])
+    seen, queue = {start: [start]}, deque([start])
     while queue:
         cur = queue.popleft()
         for y in sorted(nxt[cur]):
             if y not in seen:
                 seen[y] = [*seen[cur], y]
-                if y == b:
+                if y == end:
                     return seen[y]
                 queue.append(y)
     return None
 
 
 def to_json(advice: list[SeriesAdvice], metric: str) -> list[dict[str, Any]]:
-    def est(e: Estimate | None) -> dict[str, Any] | None:
-        return None if e is None else dict(e.__dict__)
+    def est(estimate: Estimate | None) -> dict[str, Any] | None:
+        return None if estimate is None else dict(estimate.__dict__)
 
     return [
         {

@@ -255,13 +255,13 @@ def from_change_points(
 
 
 def _back_after(
-    series: list[tuple[Any, ...]], start: int, at: int, last_split: int, higher: bool
+    series: list[tuple[Any, ...]], start: int, change_index: int, last_split: int, higher: bool
 ) -> str | None:
     """Whether the nights after the newest change point (if it is later than this one)
     are back within the noise of the nights before this one."""
-    if last_split <= at:
+    if last_split <= change_index:
         return None  # no later change: the series is still at the changed level
-    before = _row("before", [float(p[2]) for p in series[start:at]])
+    before = _row("before", [float(p[2]) for p in series[start:change_index]])
     now = _row("now", [float(p[2]) for p in series[last_split:]])
     c = compare.versus(before, now, compare.group_cv([before, now]), higher)
     if c is None or c.verdict not in BACK:
@@ -299,8 +299,8 @@ def _elsewhere(alert: Mapping[str, Any], remeasured: Remeasures) -> RemeasureRow
         return None
     rest = [c for c in SERIES_COLS if c != "hw_key"]
 
-    def same_cell(r: Mapping[str, Any]) -> bool:  # the series but its hardware key
-        return all(r[c] == alert[c] for c in rest)
+    def same_cell(row: Mapping[str, Any]) -> bool:  # the series but its hardware key
+        return all(row[c] == alert[c] for c in rest)
 
     found = [
         r
@@ -312,15 +312,15 @@ def _elsewhere(alert: Mapping[str, Any], remeasured: Remeasures) -> RemeasureRow
     return max(found, key=lambda r: r["measured_at"], default=None)
 
 
-def paired_text(r: RemeasureRow) -> str:
+def paired_text(remeasure: RemeasureRow) -> str:
     """One paired re-measurement in words: verdict, ratio [interval], n, date."""
     ratio = (
         "no ratio"
-        if r["ratio"] is None
-        else f"{r['ratio']:.3f} [{r['ci_low']:.3f}, {r['ci_high']:.3f}]"
+        if remeasure["ratio"] is None
+        else f"{remeasure['ratio']:.3f} [{remeasure['ci_low']:.3f}, {remeasure['ci_high']:.3f}]"
     )
-    day = str(r["measured_at"])[:10]
-    return f"{r['verdict']}, {ratio}, n={r['n_base']}+{r['n_new']}, {day}"
+    day = str(remeasure["measured_at"])[:10]
+    return f"{remeasure['verdict']}, {ratio}, n={remeasure['n_base']}+{remeasure['n_new']}, {day}"
 
 
 def evidence(
@@ -358,11 +358,11 @@ def evidence(
 
 
 def evidence_of(
-    st: Store, alerts: Sequence[Mapping[str, Any]], metric: str
+    results: Store, alerts: Sequence[Mapping[str, Any]], metric: str
 ) -> list[dict[str, str | None]]:
     """`evidence` of each alert, in order, from the store's verdicts and re-measurements."""
-    again = remeasures.newest(st, metric)
-    verdicts = {v["verdict_id"]: v for v in st.stored_verdicts(metric)}
+    again = remeasures.newest(results, metric)
+    verdicts = {v["verdict_id"]: v for v in results.stored_verdicts(metric)}
     return [evidence(a, again, verdicts.get(a["alert_id"])) for a in alerts]
 
 
@@ -375,25 +375,25 @@ def _base_state(state: str) -> str:
 
 
 def _claim_near(
-    f: Found,
+    found: Found,
     stored: Sequence[Mapping[str, Any]],
     claimed: set[str],
     points: Mapping[tuple[Any, ...], list[tuple[Any, ...]]],
 ) -> Mapping[str, Any] | None:
     """The stored change-point alert of the same series found within CP_MATCH_POINTS
-    nights of `f` (the nearest), if any and not taken by another change tonight."""
-    series = points.get((*(f.key[c] for c in SERIES_COLS), f.server_id), [])
+    nights of `found` (the nearest), if any and not taken by another change tonight."""
+    series = points.get((*(found.key[c] for c in SERIES_COLS), found.server_id), [])
     index = {p[0]: i for i, p in enumerate(series)}
-    if f.run_id not in index:
+    if found.run_id not in index:
         return None
     best: tuple[int, Mapping[str, Any]] | None = None
     for a in stored:
         if a["kind"] != "change_point" or a["alert_id"] in claimed:
             continue
-        same = a["server_id"] == f.server_id and all(a[c] == f.key[c] for c in SERIES_COLS)
+        same = a["server_id"] == found.server_id and all(a[c] == found.key[c] for c in SERIES_COLS)
         if not same or a["run_id"] not in index:
             continue
-        d = abs(index[a["run_id"]] - index[f.run_id])
+        d = abs(index[a["run_id"]] - index[found.run_id])
         if d <= CP_MATCH_POINTS and (best is None or d < best[0]):
             best = (d, a)
     return best[1] if best else None
@@ -498,7 +498,7 @@ def as_rows(alerts: list[dict[str, Any]], columns: list[str]) -> list[tuple[Any,
 
 
 def compute(
-    st: Store,
+    results: Store,
     verdicts: tuple[list[compare.Table], dict[str, datetime]],
     changes: tuple[Sequence[tuple[Any, ...]], Points],
     notes: list[Annotation],
@@ -512,9 +512,11 @@ def compute(
     (tables, last_result), (cps, points) = verdicts, changes
     found = from_tables(tables, metric, last_result)
     found += from_change_points(cps, points, metric)
-    again = remeasures.newest(st, metric)
-    alerts = update(st.stored_alerts(metric), found, notes, points, metric, expire_days, now, again)
-    return as_rows(alerts, st.alert_columns())
+    again = remeasures.newest(results, metric)
+    alerts = update(
+        results.stored_alerts(metric), found, notes, points, metric, expire_days, now, again
+    )
+    return as_rows(alerts, results.alert_columns())
 
 
 def newly_reported(alerts: Sequence[AlertT]) -> list[AlertT]:

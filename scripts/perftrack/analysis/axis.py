@@ -48,9 +48,9 @@ def canonical(axis: str) -> str:
     return name
 
 
-def value_of(axis: str, d: Values) -> str:
+def value_of(axis: str, values: Values) -> str:
     """A result row's value on the axis ("default" when the cell did not set it)."""
-    v = d[AXES[axis][0]]
+    v = values[AXES[axis][0]]
     return UNSET if v is None else str(v)
 
 
@@ -63,10 +63,10 @@ class AxisResult:
     one_sided: int = 0  # series of the server with only one of the two values: not compared
 
 
-def _side(axis: str, values: tuple[str, str], d: Values, charset_of: dict[str, str]) -> int:
+def _side(axis: str, values: tuple[str, str], row: Values, charset_of: dict[str, str]) -> int:
     """0 or 1: which value the row has; -1: neither. A charset value matches each of its
     collations; a collation named exactly wins over its charset."""
-    own = value_of(axis, d)
+    own = value_of(axis, row)
     for i, v in enumerate(values):
         if own == v:
             return i
@@ -78,7 +78,7 @@ def _side(axis: str, values: tuple[str, str], d: Values, charset_of: dict[str, s
 
 
 def tables(
-    st: Store,
+    results: Store,
     server: str,
     axis: str,
     values: tuple[str, str],
@@ -93,14 +93,14 @@ def tables(
     if values[0] == values[1]:
         raise ConfigError(f"compare two different {axis} values, not {values[0]!r} with itself")
     col = compare.METRICS[metric][0]
-    rows = st.series_values(col, run_id=run_id, servers=[server], recent=compare.RECENT_VALUES)
+    rows = results.series_values(col, run_id=run_id, servers=[server], recent=compare.RECENT_VALUES)
     if not rows:
         where = f"run {run_id}" if run_id else "the DB"
         raise ConfigError(
             f"no values of metric {metric!r} for server {server!r} in {where}: "
             "a metric needs results that measured it (see `perftrack compare --help`)"
         )
-    charset_of = st.collation_charsets()
+    charset_of = results.collation_charsets()
     sides: list[list[Values]] = [[], []]
     for d in rows:
         i = _side(axis, values, d, charset_of)
@@ -120,8 +120,8 @@ def tables(
     both = {k: g for k, g in groups.items() if g[0] and g[1]}
     if not both:
         raise ConfigError(_differ(axis, values, server, fixed, sides))
-    noise = st.noise_cv() if noise is None else noise
-    spreads = st.noise_spread() if spreads is None else spreads
+    noise = results.noise_cv() if noise is None else noise
+    spreads = results.noise_spread() if spreads is None else spreads
     out = AxisResult(axis=axis, server=server, values=values, one_sided=len(groups) - len(both))
     items = []
     for k, (da, db) in sorted(both.items(), key=lambda kv: tuple(map(str, kv[0]))):
@@ -168,9 +168,9 @@ def compared_all(
     return tables
 
 
-def _row(axis: str, value: str, ds: Sequence[Values]) -> compare.Row:
+def _row(axis: str, value: str, side_values: Sequence[Values]) -> compare.Row:
     """One side as a compare row: its values, rounds, and the axis columns it has."""
-    cells = {c: sorted({str(d[c]) for d in ds}) for c in AXES[axis]}
+    cells = {c: sorted({str(d[c]) for d in side_values}) for c in AXES[axis]}
     many = {c: v for c, v in cells.items() if len(v) > 1 and c != "table_size"}
     if many:
         c, v = next(iter(many.items()))
@@ -178,7 +178,7 @@ def _row(axis: str, value: str, ds: Sequence[Values]) -> compare.Row:
             f"{axis} {value!r} matches {len(v)} {c} values in one series ({', '.join(v)}): "
             f"name one of them"
         )
-    d0 = ds[0]
+    d0 = side_values[0]
     r = compare.Row(
         server_id=d0["server_id"],
         product=d0["product"],
@@ -187,7 +187,7 @@ def _row(axis: str, value: str, ds: Sequence[Values]) -> compare.Row:
         values=[],
         latency=[],
     )
-    for d in ds:
+    for d in side_values:
         r.values.append(float(d["value"]))
         r.rounds.append((d["run_id"], d["round"]))
         if d["latency_pct_ms"] is not None:
@@ -202,13 +202,13 @@ def _check_rounds(
     values: tuple[str, str],
     server: str,
     key: dict[str, Any],
-    da: list[Values],
-    db: list[Values],
+    values_a: list[Values],
+    values_b: list[Values],
 ) -> None:
     """In a run that measured both values, every round must have both: a round with one
     side missing (a failed cell) would pair the wrong values."""
-    ra = {(d["run_id"], d["round"]) for d in da}
-    rb = {(d["run_id"], d["round"]) for d in db}
+    ra = {(d["run_id"], d["round"]) for d in values_a}
+    rb = {(d["run_id"], d["round"]) for d in values_b}
     shared_runs = {r for r, _ in ra} & {r for r, _ in rb}
     for (run, rnd), have, miss in sorted(
         [(k, values[0], values[1]) for k in ra - rb] + [(k, values[1], values[0]) for k in rb - ra]

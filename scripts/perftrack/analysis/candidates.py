@@ -223,10 +223,10 @@ class Left:
     reason: str
 
 
-def _reason(name: str, a: str | None, b: str | None) -> tuple[str, str] | None:
+def _reason(name: str, a_value: str | None, b_value: str | None) -> tuple[str, str] | None:
     """Why a variable present on both sides is not a candidate, as (kind, words); None: it
     is one."""
-    if a is None:
+    if a_value is None:
         return NULL_IN_A, "A's value is NULL: nothing to set"
     if name in SET_BY_CELL:
         return SET_BY_PERFTRACK, "set by perftrack for every cell"
@@ -236,13 +236,13 @@ def _reason(name: str, a: str | None, b: str | None) -> tuple[str, str] | None:
         return VERSION_STRING, "a version string"
     if name in NOT_STARTUP or name.startswith(NOT_STARTUP_PREFIXES):
         return READ_ONLY, "read-only: not settable at startup"
-    if name in PATH_NAMES or _is_path(a) or _is_path(b):
+    if name in PATH_NAMES or _is_path(a_value) or _is_path(b_value):
         return PATH, "path-like: names a file or directory of one installation"
     if name in SIZED_BY_MACHINE or (
         name.startswith(SIZED_PREFIXES) and not name.endswith(FIXED_SUFFIXES)
     ):
         return SIZED, "sized by the server from the machine or from other settings"
-    if "\n" in a or "#" in a:
+    if "\n" in a_value or "#" in a_value:
         return NOT_ONE_LINE, "A's value cannot be written as one my.cnf line"
     return None
 

@@ -37,15 +37,15 @@ def matches(key: dict[str, Any], name: str, value: Any) -> bool:
     return bool(have == value)
 
 
-def select(ts: list[compare.Table], want: dict[str, Any], where: str) -> list[compare.Table]:
+def select(tables: list[compare.Table], want: dict[str, Any], where: str) -> list[compare.Table]:
     """The tables whose cell matches every given filter (None: not given). A filter that
     no table matches, or filters that no table matches together: one-line ConfigError."""
     given = {k: v for k, v in want.items() if v is not None}
-    if not given or not ts:
-        return ts
+    if not given or not tables:
+        return tables
     for name, value in given.items():
-        if not any(matches(t.key, name, value) for t in ts):
-            known = [str(v) for v in sorted({t.key.get(COLUMNS[name]) for t in ts}, key=_order)]
+        if not any(matches(t.key, name, value) for t in tables):
+            known = [str(v) for v in sorted({t.key.get(COLUMNS[name]) for t in tables}, key=_order)]
             if name == "charset":  # the charsets first, then their collations
                 known = sorted({k.split("_")[0] for k in known}) + known
             more = ", …" if len(known) > SHOWN_VALUES else ""
@@ -53,12 +53,12 @@ def select(ts: list[compare.Table], want: dict[str, Any], where: str) -> list[co
                 f"no results match {option(name)} {value} in {where}; "
                 f"{option(name)} values with results: {', '.join(known[:SHOWN_VALUES])}{more}"
             )
-    kept = [t for t in ts if all(matches(t.key, k, v) for k, v in given.items())]
+    kept = [t for t in tables if all(matches(t.key, k, v) for k, v in given.items())]
     if not kept:
         said = " ".join(f"{option(k)} {v}" for k, v in given.items())
         raise ConfigError(f"no results match {said} together in {where}")
     return kept
 
 
-def _order(v: Any) -> tuple[int, Any]:
-    return (0, v) if isinstance(v, int | float) else (1, str(v))
+def _order(value: Any) -> tuple[int, Any]:
+    return (0, value) if isinstance(value, int | float) else (1, str(value))

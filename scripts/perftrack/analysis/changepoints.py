@@ -155,14 +155,14 @@ def _near(
     return any(abs(_days(night, n)) <= nights and np.sign(s.z) == sign for n, s in found)
 
 
-def _days(a: Any, b: Any) -> float:
-    if isinstance(a, int | np.integer):
-        return float(a - b)
-    return float((a - b).days)
+def _days(later: Any, earlier: Any) -> float:
+    if isinstance(later, int | np.integer):
+        return float(later - earlier)
+    return float((later - earlier).days)
 
 
-def _day(at: Any) -> Any:
-    return at.date() if hasattr(at, "date") else at
+def _day(moment: Any) -> Any:
+    return moment.date() if hasattr(moment, "date") else moment
 
 
 def detect(points: Points, control: str | None, cols: Sequence[str]) -> list[Change]:
@@ -243,16 +243,16 @@ def _server_changes(signals: dict[tuple[Any, ...], Signal]) -> list[Change]:
 
 
 def _class_changes(
-    cs: ClassSeries,
+    series: ClassSeries,
     control: str | None,
     cols: tuple[list[int], list[int]],
     signals: dict[tuple[Any, ...], Signal],
 ) -> list[Change]:
     spans, env_cols = cols
-    y, y0 = cs.y.copy(), cs.y
+    y, y0 = series.y.copy(), series.y
     groups: dict[tuple[Any, ...], list[int]] = defaultdict(list)
     by_env: dict[tuple[Any, ...], list[tuple[Any, ...]]] = defaultdict(list)
-    for i, k in enumerate(cs.keys):
+    for i, k in enumerate(series.keys):
         g = tuple(v for j, v in enumerate(k) if j not in spans)
         groups[g].append(i)
         if g not in by_env[(k[-1] == control, *(k[j] for j in env_cols))]:
@@ -267,8 +267,8 @@ def _class_changes(
             else [groups[g] for g in gs]
         )
     ]
-    ctl = [i for i, k in enumerate(cs.keys) if k[-1] == control]
-    rest = [i for i in range(len(cs.keys)) if i not in set(ctl)]
+    ctl = [i for i, k in enumerate(series.keys) if k[-1] == control]
+    rest = [i for i in range(len(series.keys)) if i not in set(ctl)]
     out: list[Change] = []
 
     def strongest(rows: list[int], night: int) -> int:
@@ -281,12 +281,14 @@ def _class_changes(
         for e, (night, s) in enumerate(found_env):
             sized = pooled_step(y, rest, night, bounds[e], bounds[e + 2]) if rest else None
             env.append((night, sized or s))
-            out.append(_row(cs, "class", strongest(ctl, night), night, sized or s, y0, len(rest)))
+            out.append(
+                _row(series, "class", strongest(ctl, night), night, sized or s, y0, len(rest))
+            )
         for e, (night, _) in enumerate(env):
             for rows in removal:
                 remove_step(y, night, rows, bounds[e], bounds[e + 2])
-    days = [_day(at) for _, at in cs.runs]  # the class's, shared by its signals
-    run_of_day = {d: run for d, run in zip(days, cs.runs, strict=True)}
+    days = [_day(at) for _, at in series.runs]  # the class's, shared by its signals
+    run_of_day = {d: run for d, run in zip(days, series.runs, strict=True)}
     night_of_day = {d: i for i, d in enumerate(days)}
     for g, rows in groups.items():
         if rows[0] in set(ctl):
@@ -297,7 +299,7 @@ def _class_changes(
             days=[days[i] for i in idx],
             values=sig[idx],
             rows=len(rows),
-            key=cs.keys[rows[0]],
+            key=series.keys[rows[0]],
             run_of_day=run_of_day,
             own=y0[rows[0]],
             night_of_day=night_of_day,
@@ -305,7 +307,7 @@ def _class_changes(
         found = steps_on(sig) if len(rows) > 1 else []
         found = [(n, s) for n, s in found if not _near(n, np.sign(s.z), env, ENV_NIGHTS)]
         for night, s in found:
-            out.append(_row(cs, "workload", strongest(rows, night), night, s, y0, len(rows), g))
+            out.append(_row(series, "workload", strongest(rows, night), night, s, y0, len(rows), g))
         for i in rows:
             idx = np.flatnonzero(~np.isnan(y[i]))
             for s in find_steps(y[i, idx]):
@@ -313,26 +315,26 @@ def _class_changes(
                 if not _near(night, np.sign(s.z), found) and not _near(
                     night, np.sign(s.z), env, ENV_NIGHTS
                 ):
-                    out.append(_row(cs, "series", i, night, s, y0, 1, g))
+                    out.append(_row(series, "series", i, night, s, y0, 1, g))
     return out
 
 
 def _row(
-    cs: ClassSeries,
+    series: ClassSeries,
     scope: str,
     rep: int,
     night: int,
     step: Step,
-    y0: np.ndarray,
+    observed: np.ndarray,
     count: int,
     group: tuple[Any, ...] = (),
 ) -> Change:
-    own = step_at(y0[rep], night)
-    run_id, at = cs.runs[night]
+    own = step_at(observed[rep], night)
+    run_id, at = series.runs[night]
     env = scope == "class"
     return Change(
         scope=scope,
-        key=cs.keys[rep],
+        key=series.keys[rep],
         run_id=run_id,
         at=at,
         step=step,

@@ -111,7 +111,7 @@ RECENT_VALUES = 200
 
 
 def tables(
-    st: Store,
+    results: Store,
     *,
     metric: str = "tps",
     run_id: str | None = None,
@@ -125,9 +125,9 @@ def tables(
     server's newest that many values per series (RECENT_VALUES: every verdict, stored or
     shown, from the same window; None: the whole history)."""
     col, higher, _unit = METRICS[metric]
-    noise = st.noise_cv() if noise is None else noise
-    spreads = st.noise_spread() if spreads is None else spreads
-    samples = st.series_samples(col, run_id=run_id, servers=servers, recent=recent)
+    noise = results.noise_cv() if noise is None else noise
+    spreads = results.noise_spread() if spreads is None else spreads
+    samples = results.series_samples(col, run_id=run_id, servers=servers, recent=recent)
     n = len(GROUP_COLS)
     groups: dict[tuple[Any, ...], list[Row]] = defaultdict(list)
     for s in samples:  # one per series and server, in order of its oldest value
@@ -165,21 +165,21 @@ def tables(
     return out
 
 
-def shared_rounds(a: Row, b: Row) -> tuple[list[float], list[float]]:
+def shared_rounds(row_a: Row, row_b: Row) -> tuple[list[float], list[float]]:
     """The values of A and B measured in the same rounds (run and repeat), as pairs; none
     when a side has two values of one round (then rounds do not identify a value)."""
-    if len(set(a.rounds)) != len(a.rounds) or len(set(b.rounds)) != len(b.rounds):
+    if len(set(row_a.rounds)) != len(row_a.rounds) or len(set(row_b.rounds)) != len(row_b.rounds):
         return [], []
-    if a.rounds == b.rounds:  # the common case (one run measured both): every value pairs
-        return list(a.values), list(b.values)
-    bv = dict(zip(b.rounds, b.values, strict=True))
-    pairs = [(va, bv[k]) for k, va in zip(a.rounds, a.values, strict=True) if k in bv]
+    if row_a.rounds == row_b.rounds:  # the common case (one run measured both): every value pairs
+        return list(row_a.values), list(row_b.values)
+    bv = dict(zip(row_b.rounds, row_b.values, strict=True))
+    pairs = [(va, bv[k]) for k, va in zip(row_a.rounds, row_a.values, strict=True) if k in bv]
     return [p[0] for p in pairs], [p[1] for p in pairs]
 
 
 def versus(
-    a: Row,
-    b: Row,
+    row_a: Row,
+    row_b: Row,
     cv: float | None,
     higher: bool,
     aa_spread: float | None = None,
@@ -199,7 +199,7 @@ def versus(
     sequence of that many (experiments/looks.py), whose 1% false-alarm rate is split over
     them (each at 1 - 0.01/looks). The unpaired band comes from the A/A CV `cv`
     (stats.noise_threshold). `unchanged` needs the interval within ±`min_effect`."""
-    (c,) = versus_all([(a, b, cv, higher, aa_spread)], looks=looks, min_effect=min_effect)
+    (c,) = versus_all([(row_a, row_b, cv, higher, aa_spread)], looks=looks, min_effect=min_effect)
     assert not isinstance(c, Deferred)
     return c
 
@@ -256,11 +256,11 @@ def versus_all(
 
 
 @functools.cache
-def _own_threshold(n: int, looks: int) -> Callable[[float], float]:
+def _own_threshold(rounds: int, looks: int) -> Callable[[float], float]:
     """The paired threshold of n rounds from the pair's own spread (`paired_spread`, no
     stored A/A spread): Student's t with n - 1 degrees of freedom."""
-    z = stats.look_z(looks, n - 1)
-    return lambda spread: stats.paired_threshold(spread, n, z)
+    z = stats.look_z(looks, rounds - 1)
+    return lambda spread: stats.paired_threshold(spread, rounds, z)
 
 
 def median(values: list[float]) -> float | None:
@@ -274,9 +274,9 @@ def geometric_mean(values: list[float]) -> float | None:
     return float(np.exp(np.log(x).mean())) if len(x) and (x > 0).all() else None
 
 
-def to_json(ts: list[Table], metric: str) -> list[dict[str, Any]]:
+def to_json(tables: list[Table], metric: str) -> list[dict[str, Any]]:
     res = []
-    for t in ts:
+    for t in tables:
         rows = []
         for r in t.rows:
             c = r.vs_previous

@@ -67,14 +67,14 @@ def _now() -> datetime:
 
 
 def compute_noise(
-    st: Store, metric: str = "tps", samples: list[tuple[Any, ...]] | None = None
+    results: Store, metric: str = "tps", samples: list[tuple[Any, ...]] | None = None
 ) -> list[tuple[Any, ...]]:
     """Per runner class × hardware × workload: the A/A CV (median, p90 over the series of
     each run) and the paired A/A spread (stats.aa_spread over every server's consecutive
     repeats of one run and series, each two an A/A pair; NULL below stats.MIN_AA_PAIRS).
     `samples`: the store's noise_samples of the metric, if the caller has them."""
     col = compare.METRICS[metric][0]
-    rows = st.noise_samples(col, NOISE_RECENT_RUNS) if samples is None else samples
+    rows = results.noise_samples(col, NOISE_RECENT_RUNS) if samples is None else samples
     pooled: dict[tuple[str, str, str], list[tuple[float, int]]] = defaultdict(list)
     aa: dict[tuple[str, str, str], list[float]] = defaultdict(list)
     rows = [r for r in rows if len(r[3]) >= MIN_REPEATS_FOR_NOISE]
@@ -101,42 +101,42 @@ def compute_noise(
     ]
 
 
-def variables_diff(st: Store, base: str | None, new: str | None) -> dict[str, list[Any]]:
+def variables_diff(results: Store, base: str | None, new: str | None) -> dict[str, list[Any]]:
     """{name: [base value, new value]} for every variable whose value differs between two
     stored variable sets (at most MAX_DIFF_VARIABLES, by name)."""
     if not base or not new or base == new:
         return {}
-    diff = [(name, a, b) for name, a, b, _ in st.variables_diff(base, new) if a != b]
+    diff = [(name, a, b) for name, a, b, _ in results.variables_diff(base, new) if a != b]
     return {name: [a, b] for name, a, b in diff[:MAX_DIFF_VARIABLES]}
 
 
-def variables_diff_of(st: Store) -> Callable[[dict[str, Any], str, str], dict[str, list[Any]]]:
+def variables_diff_of(results: Store) -> Callable[[dict[str, Any], str, str], dict[str, list[Any]]]:
     """diff(series key, base server, new server): the variables diff of the two servers'
     most common variable sets in that series (what a verdict carries), for `advise`."""
-    varsets = st.series_varsets()
+    varsets = results.series_varsets()
 
     def diff(series: dict[str, Any], base: str, new: str) -> dict[str, list[Any]]:
         k = tuple(series[c] for c in SERIES_COLS)
         # each pair of sets is read once per open store (st.variables_diff)
-        return variables_diff(st, varsets.get((*k, base)), varsets.get((*k, new)))
+        return variables_diff(results, varsets.get((*k, base)), varsets.get((*k, new)))
 
     return diff
 
 
 def verdict_tables(
-    st: Store, metric: str = "tps", noise_rows: list[tuple[Any, ...]] | None = None
+    results: Store, metric: str = "tps", noise_rows: list[tuple[Any, ...]] | None = None
 ) -> list[compare.Table]:
     """The comparison tables verdicts (and their alerts) are read from: the noise threshold
     and the stored paired A/A spread of each runner class × workload. `noise_rows`:
     compute_noise's rows, if the caller has them already."""
-    rows = compute_noise(st, metric) if noise_rows is None else noise_rows
+    rows = compute_noise(results, metric) if noise_rows is None else noise_rows
     noise = {(r[0], r[1], r[2], r[3]): r[6] for r in rows}
     spreads = {(r[0], r[1], r[2], r[3]): r[9] for r in rows if r[9] is not None}
-    return compare.tables(st, metric=metric, noise=noise, spreads=spreads)
+    return compare.tables(results, metric=metric, noise=noise, spreads=spreads)
 
 
 def compute_verdicts(
-    st: Store,
+    results: Store,
     notes: list[Annotation],
     metric: str = "tps",
     tables: list[compare.Table] | None = None,
@@ -144,12 +144,12 @@ def compute_verdicts(
 ) -> list[tuple[Any, ...]]:
     """The verdict rows; `tables`, `last_result` (the store's server_last_result): if the
     caller has them already."""
-    varsets = st.series_varsets()
-    unsteady = st.series_unsteady()
-    last = st.server_last_result() if last_result is None else last_result
+    varsets = results.series_varsets()
+    unsteady = results.series_unsteady()
+    last = results.server_last_result() if last_result is None else last_result
     now = _now()
     out = []
-    for t in verdict_tables(st, metric) if tables is None else tables:
+    for t in verdict_tables(results, metric) if tables is None else tables:
         key = tuple(t.key[c] for c in SERIES_COLS)
         for prev, row in zip(t.rows, t.rows[1:], strict=False):
             c = row.vs_previous
@@ -158,7 +158,7 @@ def compute_verdicts(
             subject = {**t.key, "base_server": prev.server_id, "new_server": row.server_id}
             ack = acknowledged(notes, subject)
             diff = variables_diff(
-                st, varsets.get((*key, prev.server_id)), varsets.get((*key, row.server_id))
+                results, varsets.get((*key, prev.server_id)), varsets.get((*key, row.server_id))
             )
             vid = alerts.verdict_alert_id(key, metric, prev.server_id, row.server_id)
             out.append(
@@ -213,7 +213,7 @@ ACKNOWLEDGED_AT = -5
 
 
 def compute_change_points(
-    st: Store,
+    results: Store,
     notes: list[Annotation],
     control_server: str | None,
     metric: str = "tps",
@@ -224,7 +224,7 @@ def compute_change_points(
     single series' change once. Returns (rows, series looked at). `series`: the store's
     nightly_points, if the caller has them already."""
     if series is None:
-        series = st.nightly_points(compare.METRICS[metric][0])
+        series = results.nightly_points(compare.METRICS[metric][0])
     found = changepoints.detect(series, control_server, SERIES_COLS)
     now = _now()
     out = []
@@ -274,7 +274,7 @@ def check_annotations(
 
 
 def detect_and_store(
-    st: Store,
+    results: Store,
     notes: list[Annotation],
     control_server: str | None,
     metric: str = "tps",
@@ -288,18 +288,18 @@ def detect_and_store(
     (before anything is written). `now` (tests): the alerts' clock."""
     also = NOISE_ALSO.get(metric, ())
     cols = [compare.METRICS[m][0] for m in (metric, *also)]
-    samples = st.noise_samples_of(cols, NOISE_RECENT_RUNS)  # one scan for all of them
-    noise = compute_noise(st, metric, samples[cols[0]])
-    tables = verdict_tables(st, metric, noise)
-    last = st.server_last_result()  # read once, used twice
-    verdicts = compute_verdicts(st, notes, metric, tables, last)
-    points = st.nightly_points(compare.METRICS[metric][0])  # read once, used twice
-    cps, n_series = compute_change_points(st, notes, control_server, metric, points)
+    samples = results.noise_samples_of(cols, NOISE_RECENT_RUNS)  # one scan for all of them
+    noise = compute_noise(results, metric, samples[cols[0]])
+    tables = verdict_tables(results, metric, noise)
+    last = results.server_last_result()  # read once, used twice
+    verdicts = compute_verdicts(results, notes, metric, tables, last)
+    points = results.nightly_points(compare.METRICS[metric][0])  # read once, used twice
+    cps, n_series = compute_change_points(results, notes, control_server, metric, points)
     if strict:
         check_annotations(notes, verdicts, cps)
     clock = now or _now()
-    rows = alerts.compute(st, (tables, last), (cps, points), notes, metric, expire_days, clock)
-    st.replace_derived(
+    rows = alerts.compute(results, (tables, last), (cps, points), notes, metric, expire_days, clock)
+    results.replace_derived(
         metric,
         {
             "noise": noise,
@@ -310,8 +310,8 @@ def detect_and_store(
         },
     )
     for other, col in zip(also, cols[1:], strict=True):  # after the verdicts: computed_at
-        st.replace_derived(other, {"noise": compute_noise(st, other, samples[col])})
-    stored = st.stored_alerts(metric)
+        results.replace_derived(other, {"noise": compute_noise(results, other, samples[col])})
+    stored = results.stored_alerts(metric)
     return DetectCounts(
         noise=len(noise),
         verdicts=len(verdicts),

@@ -64,11 +64,15 @@ class Grade:
         return self.outcome
 
 
-def outside_noise(c: stats.Comparison | None) -> bool:
+def outside_noise(comparison: stats.Comparison | None) -> bool:
     """The ratio differs from 1 beyond the noise: its own 95% interval excludes 1 and the
     test agrees (p < 0.05: the paired t-test over shared rounds, else Mann-Whitney).
     Anything else could be the machine's noise."""
-    return c is not None and c.p_value < stats.ALPHA and (c.ci_low > 1 or c.ci_high < 1)
+    return (
+        comparison is not None
+        and comparison.p_value < stats.ALPHA
+        and (comparison.ci_low > 1 or comparison.ci_high < 1)
+    )
 
 
 def effect(ratio: float) -> float:

@@ -54,14 +54,14 @@ def cell_label(key: dict[str, Any]) -> str:
     return " ".join(parts) or "(one cell)"
 
 
-def pair_label(a: str, b: str, axis: str | None = None, server: str | None = None) -> str:
-    return f"{server}: {axis} {a} → {b}" if axis else f"{a} → {b}"
+def pair_label(before: str, after: str, axis: str | None = None, server: str | None = None) -> str:
+    return f"{server}: {axis} {before} → {after}" if axis else f"{before} → {after}"
 
 
-def changes_of(ts: list[compare.Table]) -> list[Change]:
+def changes_of(tables: list[compare.Table]) -> list[Change]:
     """The compared rows of `compare.tables` (or an axis comparison's tables)."""
     out = []
-    for t in ts:
+    for t in tables:
         for r in t.rows:
             c = r.vs_previous
             if c is None or r.previous is None:
@@ -101,35 +101,36 @@ def summarise(changes: Iterable[Change]) -> list[Headline]:
     return out
 
 
-def _count(n: int, verdict: str) -> str:
+def _count(count: int, verdict: str) -> str:
     plural = {"regression": "regressions", "improvement": "improvements"}
-    return f"{n} {plural.get(verdict, verdict) if n != 1 else verdict}"
+    return f"{count} {plural.get(verdict, verdict) if count != 1 else verdict}"
 
 
-def line(h: Headline) -> str:
+def line(headline: Headline) -> str:
     """The headline as one line of text (the CLI's and the site's words)."""
-    counts = ", ".join(_count(h.counts[v], v) for v in stats.VERDICTS)
-    geo = f"geomean {h.geomean:.3f}" if h.geomean is not None else "no geomean"
-    if h.largest is None:
+    counts = ", ".join(_count(headline.counts[v], v) for v in stats.VERDICTS)
+    geo = f"geomean {headline.geomean:.3f}" if headline.geomean is not None else "no geomean"
+    if headline.largest is None:
         big = "no resolved change"
     else:
-        big = f"largest resolved: {h.largest.ratio:.3f} {h.largest.verdict} in {h.largest.cell}"
-    cells = f"{h.cells} cell" + ("s" if h.cells != 1 else "")
-    return f"{h.pair}: {counts} of {cells} · {geo} · {big}"
+        big_one = headline.largest
+        big = f"largest resolved: {big_one.ratio:.3f} {big_one.verdict} in {big_one.cell}"
+    cells = f"{headline.cells} cell" + ("s" if headline.cells != 1 else "")
+    return f"{headline.pair}: {counts} of {cells} · {geo} · {big}"
 
 
-def to_json(h: Headline) -> dict[str, Any]:
+def to_json(headline: Headline) -> dict[str, Any]:
     """One flat row (the CLI's --json, the site's data set `headline`)."""
-    big = h.largest
+    big = headline.largest
     return {
-        "pair": h.pair,
-        "cells": h.cells,
-        **h.counts,
-        "geomean": h.geomean,
+        "pair": headline.pair,
+        "cells": headline.cells,
+        **headline.counts,
+        "geomean": headline.geomean,
         "largest_ratio": big.ratio if big else None,
         "largest_verdict": big.verdict if big else None,
         "largest_cell": big.cell if big else None,
-        "text": line(h),
+        "text": line(headline),
     }
 
 

@@ -93,13 +93,13 @@ def steps_of_lines(
     return out
 
 
-def _last_of_run(ats: Sequence[Any], runs: Sequence[Any], cp: Mapping[str, Any]) -> int | None:
+def _last_of_run(ats: Sequence[Any], runs: Sequence[Any], change: Mapping[str, Any]) -> int | None:
     """The last place of the change's run among a line's points (by time), None if it has
     none: looked for among the points of the change's time first (a run's points share
     its time), then among all."""
-    lo, hi = bisect.bisect_left(ats, cp["at"]), bisect.bisect_right(ats, cp["at"])
+    lo, hi = bisect.bisect_left(ats, change["at"]), bisect.bisect_right(ats, change["at"])
     for k in range(hi - 1, lo - 1, -1):
-        if runs[k] == cp["run_id"]:
+        if runs[k] == change["run_id"]:
             return k
-    hits = [k for k, r in enumerate(runs) if r == cp["run_id"]]
+    hits = [k for k, r in enumerate(runs) if r == change["run_id"]]
     return hits[-1] if hits else None

@@ -34,9 +34,9 @@ def normalise(value: Any) -> Any:
     return text
 
 
-def same(a: Any, b: Any) -> bool:
+def same(first: Any, second: Any) -> bool:
     """Whether two values of one setting mean the same after normalisation."""
-    na, nb = normalise(a), normalise(b)
+    na, nb = normalise(first), normalise(second)
     if isinstance(na, float) and isinstance(nb, float):
         return math.isclose(na, nb, rel_tol=1e-9, abs_tol=1e-12)
     return bool(na == nb)

@@ -202,10 +202,10 @@ _OPENER = urllib.request.build_opener(_NoTokenElsewhere)
 
 
 def _call(
-    r: Remote, method: str, url: str, data: bytes | None = None, kind: str = "application/json"
+    remote: Remote, method: str, url: str, data: bytes | None = None, kind: str = "application/json"
 ) -> tuple[int, bytes]:
     req = urllib.request.Request(url, data=data, method=method)
-    req.add_header("Authorization", f"Bearer {r.token}")
+    req.add_header("Authorization", f"Bearer {remote.token}")
     req.add_header("X-GitHub-Api-Version", "2022-11-28")
     req.add_header("Accept", kind if method == "GET" else "application/vnd.github+json")
     if data is not None:
@@ -221,51 +221,57 @@ def _call(
         raise RemoteError(f"{method} {url}: {exc}") from None
 
 
-def _json(r: Remote, method: str, path: str, body: Any = None) -> Any:
+def _json(remote: Remote, method: str, path: str, body: Any = None) -> Any:
     data = None if body is None else json.dumps(body).encode()
-    status, raw = _call(r, method, f"{r.api}/repos/{r.repository}{path}", data)
+    status, raw = _call(remote, method, f"{remote.api}/repos/{remote.repository}{path}", data)
     return None if status == 404 else json.loads(raw or b"null")
 
 
-def release(r: Remote, tag: str, create: bool) -> dict[str, Any] | None:
-    found: dict[str, Any] | None = _json(r, "GET", f"/releases/tags/{tag}")
+def release(remote: Remote, tag: str, create: bool) -> dict[str, Any] | None:
+    found: dict[str, Any] | None = _json(remote, "GET", f"/releases/tags/{tag}")
     if found is None and create:
         body = {"tag_name": tag, "name": tag, "body": f"Run records of {tag[8:]} (perftrack)"}
-        found = _json(r, "POST", "/releases", body)
+        found = _json(remote, "POST", "/releases", body)
     return found
 
 
-def download(r: Remote, e: Entry) -> bytes:
+def download(remote: Remote, entry: Entry) -> bytes:
     """The month's asset, its sha256 checked against the manifest's entry."""
-    rel = release(r, e.tag, create=False)
-    asset = next((a for a in (rel or {}).get("assets", []) if a["name"] == e.asset), None)
+    rel = release(remote, entry.tag, create=False)
+    asset = next((a for a in (rel or {}).get("assets", []) if a["name"] == entry.asset), None)
     if asset is None:
-        raise ConfigError(f"{e.month}: asset {e.asset} is missing from release {e.tag}")
-    url = f"{r.api}/repos/{r.repository}/releases/assets/{asset['id']}"
-    _status, blob = _call(r, "GET", url, kind="application/octet-stream")
+        raise ConfigError(f"{entry.month}: asset {entry.asset} is missing from release {entry.tag}")
+    url = f"{remote.api}/repos/{remote.repository}/releases/assets/{asset['id']}"
+    _status, blob = _call(remote, "GET", url, kind="application/octet-stream")
     got = hashlib.sha256(blob).hexdigest()
-    if got != e.sha256:
-        raise ConfigError(f"{e.month}: asset {e.asset} has sha256 {got}, manifest says {e.sha256}")
+    if got != entry.sha256:
+        raise ConfigError(
+            f"{entry.month}: asset {entry.asset} has sha256 {got}, manifest says {entry.sha256}"
+        )
     return blob
 
 
-def upload(r: Remote, month: str, blob: bytes) -> None:
+def upload(remote: Remote, month: str, blob: bytes) -> None:
     """Attach `blob` as the month's asset, replacing the one there."""
     asset, tag = names(month)
-    rel = release(r, tag, create=True) or {}
+    rel = release(remote, tag, create=True) or {}
     for old in rel.get("assets", []):
         if old["name"] == asset:
-            _call(r, "DELETE", f"{r.api}/repos/{r.repository}/releases/assets/{old['id']}")
+            _call(
+                remote,
+                "DELETE",
+                f"{remote.api}/repos/{remote.repository}/releases/assets/{old['id']}",
+            )
     base = str(rel["upload_url"]).split("{", 1)[0]
     url = f"{base}?{urllib.parse.urlencode({'name': asset})}"
-    _call(r, "POST", url, blob, kind="application/gzip")
+    _call(remote, "POST", url, blob, kind="application/gzip")
 
 
 # --- the three commands ------------------------------------------------------------------
 
 
 def archive(
-    r: Remote, sources: Iterable[Path], manifest: Path, *, fresh: bool = False
+    remote: Remote, sources: Iterable[Path], manifest: Path, *, fresh: bool = False
 ) -> list[Entry]:
     """Add the records under `sources` to their months' assets; the manifest updated.
     `fresh`: the records are each month's whole content (the month's asset is not read:
@@ -275,22 +281,22 @@ def archive(
     for month, new in sorted(records_by_month(sources).items()):
         files: dict[str, bytes] = {}
         if month in entries and not fresh:
-            files = unpack(download(r, entries[month]), entries[month].asset)
+            files = unpack(download(remote, entries[month]), entries[month].asset)
         if not fresh and all(files.get(k) == v for k, v in new.items()):
             continue  # nothing new this month
         files.update(new)
         blob = pack(files)
-        upload(r, month, blob)
+        upload(remote, month, blob)
         entries[month] = describe(month, files, blob)
         done.append(entries[month])
         save_manifest(manifest, entries)  # month by month: each entry names what is uploaded
     return done
 
 
-def verify(r: Remote, manifest: Path, month: str) -> Entry:
+def verify(remote: Remote, manifest: Path, month: str) -> Entry:
     """Download and check one month (sha256, every record valid); nothing written."""
     e = entry(manifest, month)
-    files = unpack(download(r, e), e.asset)
+    files = unpack(download(remote, e), e.asset)
     if len(files) != e.records:
         raise ConfigError(f"{e.month}: {e.asset} holds {len(files)} records, manifest {e.records}")
     for name, raw in files.items():
@@ -298,13 +304,13 @@ def verify(r: Remote, manifest: Path, month: str) -> Entry:
     return e
 
 
-def fetch(r: Remote, manifest: Path, month: str, out: Path) -> Entry:
+def fetch(remote: Remote, manifest: Path, month: str, out: Path) -> Entry:
     """Verify one month and unpack its records into `out` (a new directory: a month is
     never fetched over an existing one), written to a temporary directory, then renamed."""
     if out.exists():
         raise ConfigError(f"{out} already exists: not overwritten (month {month} fetched?)")
     e = entry(manifest, month)
-    files = unpack(download(r, e), e.asset)
+    files = unpack(download(remote, e), e.asset)
     out.parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.", dir=out.parent))
     try:

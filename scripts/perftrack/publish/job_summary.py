@@ -120,12 +120,14 @@ def markdown(
     return "\n".join(lines) + "\n"
 
 
-def _shard_lines(shards: dict[int, dict[str, Any]], seen: set[str], ok: set[str]) -> list[str]:
+def _shard_lines(
+    shards: dict[int, dict[str, Any]], seen: set[str], with_result: set[str]
+) -> list[str]:
     out = ["| shard | runner class | cells | with a result | state |", "|--:|---|--:|--:|---|"]
     missing_cells = 0
     for n in sorted(shards):
         ids = shards[n]["cell_ids"]
-        arrived, good = len(ids & seen), len(ids & ok)
+        arrived, good = len(ids & seen), len(ids & with_result)
         if not arrived:
             state = "**missing**: no records arrived (shard failed or never started)"
         elif good < len(ids):
@@ -170,10 +172,10 @@ def _alert_lines(alerts: list[dict[str, Any]], fresh: set[str]) -> list[str]:
     return out
 
 
-def _change(a: dict[str, Any]) -> str:
-    if a["kind"] == "verdict":
-        return f"{a['base_server']} → {a['server_id']}"
-    return f"{a['server_id']}: change point on the night of {str(a['change_at'])[:10]}"
+def _change(alert: dict[str, Any]) -> str:
+    if alert["kind"] == "verdict":
+        return f"{alert['base_server']} → {alert['server_id']}"
+    return f"{alert['server_id']}: change point on the night of {str(alert['change_at'])[:10]}"
 
 
 def _alert_note(alert: dict[str, Any] | None, fresh: set[str]) -> str:

@@ -214,7 +214,7 @@ class PrReport:
 
 
 def _alert_state(
-    st: store.Store, notes: list[acks.Annotation], key: dict[str, Any], pair: Pair
+    results: store.Store, notes: list[acks.Annotation], key: dict[str, Any], pair: Pair
 ) -> tuple[str, str | None, str | None]:
     """A regression's alert state, when it was first reported (None: not before) and its
     paired re-measurement in words (None: none)."""
@@ -225,10 +225,10 @@ def _alert_state(
     aid = alerts.verdict_alert_id(
         [key[c] for c in store.SERIES_COLS], METRIC, str(pair.previous), pair.new
     )
-    known = st.alerts_by_id([aid], METRIC).get(aid)
+    known = results.alerts_by_id([aid], METRIC).get(aid)
     if known is None:
         return "new", None, None
-    (both,) = alerts.evidence_of(st, [known], METRIC)
+    (both,) = alerts.evidence_of(results, [known], METRIC)
     return known["state"], str(known["first_seen_at"])[:10], both["paired"]
 
 
@@ -377,20 +377,20 @@ def markdown(rep: PrReport, chart_link: str | None = None) -> str:
     return "\n".join(out) + "\n"
 
 
-def _verdict_text(x: Line) -> str:
+def _verdict_text(line: Line) -> str:
     """The verdict cell: a regression says what its alert is, so it is reported once."""
-    text = f"{VERDICT_MARK.get(x.verdict, '')} {x.verdict}"
-    if x.verdict == "inconclusive":
-        return f"{text} ({stats.undecided_note(x.rounds_needed)})"
-    if x.verdict != "regression":
+    text = f"{VERDICT_MARK.get(line.verdict, '')} {line.verdict}"
+    if line.verdict == "inconclusive":
+        return f"{text} ({stats.undecided_note(line.rounds_needed)})"
+    if line.verdict != "regression":
         return text
-    if x.state == "false_positive":
-        return f"{x.verdict} (false positive: {x.acknowledged})"
-    if x.acknowledged:
-        return f"{text} (acknowledged: {x.acknowledged})"
-    if x.reported is not None:
-        again = f"; {x.remeasured}" if x.remeasured else ""
-        return f"{x.verdict} (reported before, {x.reported}; alert {x.state}{again})"
+    if line.state == "false_positive":
+        return f"{line.verdict} (false positive: {line.acknowledged})"
+    if line.acknowledged:
+        return f"{text} (acknowledged: {line.acknowledged})"
+    if line.reported is not None:
+        again = f"; {line.remeasured}" if line.remeasured else ""
+        return f"{line.verdict} (reported before, {line.reported}; alert {line.state}{again})"
     return f"{text} (new)"
 
 

@@ -59,12 +59,14 @@ def api_url(value: str | None) -> str:
     return url
 
 
-def target_from_env(pr: str | None = None, env: dict[str, str] | None = None) -> CommentTarget:
+def target_from_env(
+    pr_number: str | None = None, env: dict[str, str] | None = None
+) -> CommentTarget:
     env = dict(os.environ if env is None else env)
     repository = env.get("GITHUB_REPOSITORY", "")
     if not REPO_RE.match(repository):
         raise ConfigError(f"GITHUB_REPOSITORY={repository!r} is not OWNER/NAME")
-    number = pr or env.get("PR_NUMBER", "")
+    number = pr_number or env.get("PR_NUMBER", "")
     if not PR_RE.match(number):
         raise ConfigError(f"PR number {number!r} is not a positive whole number (set PR_NUMBER)")
     token = env.get("GITHUB_TOKEN", "")
@@ -78,13 +80,13 @@ def target_from_env(pr: str | None = None, env: dict[str, str] | None = None) ->
 
 
 def _request(
-    t: CommentTarget, method: str, url: str, body: dict[str, Any] | None = None
+    target: CommentTarget, method: str, url: str, body: dict[str, Any] | None = None
 ) -> tuple[object, str]:
     data = None if body is None else json.dumps(body).encode()
     req = urllib.request.Request(url, data=data, method=method)
     req.add_header("Accept", "application/vnd.github+json")
     req.add_header("X-GitHub-Api-Version", "2022-11-28")
-    req.add_header("Authorization", f"Bearer {t.token}")
+    req.add_header("Authorization", f"Bearer {target.token}")
     if data is not None:
         req.add_header("Content-Type", "application/json")
     try:
@@ -98,20 +100,22 @@ def _request(
         ) from None
     except (urllib.error.URLError, OSError) as err:
         reason = getattr(err, "reason", None) or err
-        raise EnvironmentProblem(f"cannot reach the GitHub API at {t.api}: {reason}") from None
+        raise EnvironmentProblem(f"cannot reach the GitHub API at {target.api}: {reason}") from None
     try:
         return (json.loads(raw) if raw else None), link
     except ValueError:
         raise EnvironmentProblem(f"GitHub's answer to {method} {url} is not JSON") from None
 
 
-def find_comment(t: CommentTarget) -> int | None:
+def find_comment(target: CommentTarget) -> int | None:
     """The id of our earlier comment on the PR (marker and author), if any."""
-    url: str | None = f"{t.api}/repos/{t.repository}/issues/{t.pr}/comments?per_page=100"
+    url: str | None = (
+        f"{target.api}/repos/{target.repository}/issues/{target.pr}/comments?per_page=100"
+    )
     for _ in range(MAX_PAGES):
         if url is None:
             return None
-        data, link = _request(t, "GET", url)
+        data, link = _request(target, "GET", url)
         if not isinstance(data, list):
             raise EnvironmentProblem("GitHub's list of PR comments is not a JSON list")
         for c in data:
@@ -119,15 +123,15 @@ def find_comment(t: CommentTarget) -> int | None:
                 continue
             login = (c.get("user") or {}).get("login")
             if (
-                login == t.author
+                login == target.author
                 and MARKER in str(c.get("body") or "")
                 and isinstance(c.get("id"), int)
             ):
                 return int(c["id"])
         m = LINK_NEXT_RE.search(link)
         url = m.group(1) if m else None
-        if url is not None and not url.startswith(t.api + "/"):
-            raise EnvironmentProblem(f"GitHub's next page is not on {t.api}: refused")
+        if url is not None and not url.startswith(target.api + "/"):
+            raise EnvironmentProblem(f"GitHub's next page is not on {target.api}: refused")
     return None
 
 
@@ -138,16 +142,19 @@ def with_marker(body: str) -> str:
     return f"{MARKER}\n{body}"
 
 
-def upsert(t: CommentTarget, body: str) -> tuple[str, int]:
+def upsert(target: CommentTarget, body: str) -> tuple[str, int]:
     """Create the comment, or update the one we made before: ("created"|"updated", id)."""
     text = with_marker(body)
-    existing = find_comment(t)
+    existing = find_comment(target)
     if existing is not None:
-        url = f"{t.api}/repos/{t.repository}/issues/comments/{existing}"
-        _request(t, "PATCH", url, {"body": text})
+        url = f"{target.api}/repos/{target.repository}/issues/comments/{existing}"
+        _request(target, "PATCH", url, {"body": text})
         return "updated", existing
     data, _ = _request(
-        t, "POST", f"{t.api}/repos/{t.repository}/issues/{t.pr}/comments", {"body": text}
+        target,
+        "POST",
+        f"{target.api}/repos/{target.repository}/issues/{target.pr}/comments",
+        {"body": text},
     )
     cid = data.get("id") if isinstance(data, dict) else None
     if not isinstance(cid, int):

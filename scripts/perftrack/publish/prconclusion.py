@@ -145,10 +145,10 @@ def decide(env: dict[str, str], report: Path) -> Conclusion:
     return Conclusion("success", f"no unacknowledged regression{extra}")
 
 
-def comment_body(c: Conclusion, report: Path, run_url: str) -> str:
-    mark = {"success": "✅", "failure": "❌", "error": "⚠️"}[c.state]
-    out = [f"**perftrack PR check: {mark} {c.headline}**", ""]
-    if c.state == "error":
+def comment_body(conclusion: Conclusion, report: Path, run_url: str) -> str:
+    mark = {"success": "✅", "failure": "❌", "error": "⚠️"}[conclusion.state]
+    out = [f"**perftrack PR check: {mark} {conclusion.headline}**", ""]
+    if conclusion.state == "error":
         out += [
             "This is not a verdict on the change: the benchmark could not run as planned. "
             "Re-run the check; if it keeps failing, the runner needs an operator.",
@@ -161,17 +161,21 @@ def comment_body(c: Conclusion, report: Path, run_url: str) -> str:
     return "\n".join(out) + "\n"
 
 
-def post_status(t: prcomment.CommentTarget, sha: str, c: Conclusion, run_url: str) -> None:
+def post_status(
+    target: prcomment.CommentTarget, sha: str, conclusion: Conclusion, run_url: str
+) -> None:
     if not SHA_RE.match(sha):
         raise ConfigError(f"HEAD_SHA {sha[:50]!r} is not a commit id")
     body = {
-        "state": c.state,
-        "description": _one_line(c.headline, MAX_DESCRIPTION),
+        "state": conclusion.state,
+        "description": _one_line(conclusion.headline, MAX_DESCRIPTION),
         "context": STATUS_CONTEXT,
     }
     if run_url.startswith("https://") or run_url.startswith("http://127.0.0.1"):
         body["target_url"] = run_url
-    prcomment._request(t, "POST", f"{t.api}/repos/{t.repository}/statuses/{sha}", body)
+    prcomment._request(
+        target, "POST", f"{target.api}/repos/{target.repository}/statuses/{sha}", body
+    )
 
 
 def conclude(report: Path, body_out: Path, env: dict[str, str]) -> int:

@@ -221,14 +221,17 @@ def entry_data(entry: catalog.Entry) -> dict[str, Any]:
     return out
 
 
-def merged_text(base: catalog.Catalog, changes: Changes | list[catalog.Entry], pr: int) -> str:
+def merged_text(
+    base: catalog.Catalog, changes: Changes | list[catalog.Entry], pr_number: int
+) -> str:
     """The base catalog with ``changes`` made: removed entries dropped, changed ones
     replaced and added ones appended, each written from its validated values (never the
     PR's text); checked by loading it back."""
     if not isinstance(changes, Changes):
         changes = Changes(added=tuple(changes), changed=(), removed=())
     header = (
-        f"# configs/versions.yaml of the default branch with the changes of pull request #{pr}"
+        "# configs/versions.yaml of the default branch with the changes of pull request "
+        f"#{pr_number}"
         "\n# (perftrack.publish.printake: every changed entry validated, written from its values)\n"
     )
     data = yaml.safe_load(base.path.read_text(encoding="utf-8"))
@@ -248,31 +251,36 @@ def merged_text(base: catalog.Catalog, changes: Changes | list[catalog.Entry], p
     return text
 
 
-def verified_pr(t: prcomment.CommentTarget, head_sha: str, default_branch: str) -> None:
-    """The PR ``t.pr`` must be open, on the default branch, with head ``head_sha``."""
-    data, _ = prcomment._request(t, "GET", f"{t.api}/repos/{t.repository}/pulls/{t.pr}")
+def verified_pr(target: prcomment.CommentTarget, head_sha: str, default_branch: str) -> None:
+    """The PR ``target.pr`` must be open, on the default branch, with head ``head_sha``."""
+    data, _ = prcomment._request(
+        target, "GET", f"{target.api}/repos/{target.repository}/pulls/{target.pr}"
+    )
     if not isinstance(data, dict):
-        raise Refused(f"pull request #{t.pr}: GitHub's answer is not an object")
+        raise Refused(f"pull request #{target.pr}: GitHub's answer is not an object")
     head = str((data.get("head") or {}).get("sha") or "")
     base = str((data.get("base") or {}).get("ref") or "")
     if data.get("state") != "open":
-        raise Refused(f"pull request #{t.pr} is not open")
+        raise Refused(f"pull request #{target.pr} is not open")
     if head != head_sha:
-        raise Refused(f"pull request #{t.pr} has head {head[:12]}, not the checked {head_sha[:12]}")
+        raise Refused(
+            f"pull request #{target.pr} has head {head[:12]}, not the checked {head_sha[:12]}"
+        )
     if base != default_branch:
-        raise Refused(f"pull request #{t.pr} targets {base!r}, not {default_branch!r}")
+        raise Refused(f"pull request #{target.pr} targets {base!r}, not {default_branch!r}")
 
 
-def changed_files(t: prcomment.CommentTarget) -> list[str]:
+def changed_files(target: prcomment.CommentTarget) -> list[str]:
     """The paths the PR changes (GitHub's list of its files, every page)."""
     names: list[str] = []
     for page in range(1, MAX_FILE_PAGES + 1):
         url = (
-            f"{t.api}/repos/{t.repository}/pulls/{t.pr}/files?per_page={FILES_PER_PAGE}&page={page}"
+            f"{target.api}/repos/{target.repository}/pulls/{target.pr}/files"
+            f"?per_page={FILES_PER_PAGE}&page={page}"
         )
-        data, _ = prcomment._request(t, "GET", url)
+        data, _ = prcomment._request(target, "GET", url)
         if not isinstance(data, list):
-            raise Refused(f"pull request #{t.pr}: GitHub's list of its files is not a list")
+            raise Refused(f"pull request #{target.pr}: GitHub's list of its files is not a list")
         for item in data:
             for key in ("filename", "previous_filename"):
                 if isinstance(item, dict) and item.get(key):
@@ -293,10 +301,10 @@ def refuse_data_changes(files: list[str]) -> None:
         )
 
 
-def head_catalog(t: prcomment.CommentTarget, head_sha: str) -> str:
+def head_catalog(target: prcomment.CommentTarget, head_sha: str) -> str:
     """The PR's catalog at ``head_sha``, as text (GitHub's contents API, base64)."""
-    url = f"{t.api}/repos/{t.repository}/contents/{CATALOG_PATH}?ref={head_sha}"
-    data, _ = prcomment._request(t, "GET", url)
+    url = f"{target.api}/repos/{target.repository}/contents/{CATALOG_PATH}?ref={head_sha}"
+    data, _ = prcomment._request(target, "GET", url)
     if not isinstance(data, dict) or data.get("encoding") != "base64":
         raise Refused(f"{CATALOG_PATH} at {head_sha[:12]} is not a file")
     if int(data.get("size") or 0) > MAX_CATALOG_BYTES:

@@ -68,35 +68,35 @@ class Side:
     asked: dict[tuple[str, Key], Key] = field(default_factory=dict)
 
 
-def _norm(v: Any) -> Any:
-    return None if v in ("", None) else v
+def _norm(value: Any) -> Any:
+    return None if value in ("", None) else value
 
 
-def _key(d: dict[str, Any]) -> Key:
-    return tuple(int(d[k]) if k == "threads" else _norm(d.get(k)) for k in MATCH)
+def _key(row: dict[str, Any]) -> Key:
+    return tuple(int(row[k]) if k == "threads" else _norm(row.get(k)) for k in MATCH)
 
 
-def read_reference(st: Study) -> dict[tuple[str, Key], float]:
+def read_reference(study: Study) -> dict[tuple[str, Key], float]:
     """The article's speeds by (role, key); `seconds` become 1/seconds."""
-    by_version = {st.roles[r]["article"]: r for r in st.role_names}
+    by_version = {study.roles[r]["article"]: r for r in study.role_names}
     out: dict[tuple[str, Key], float] = {}
-    with st.reference.open(newline="") as fh:
+    with study.reference.open(newline="") as fh:
         for n, row in enumerate(csv.DictReader(fh), 2):
             role = by_version.get(row.get("version", ""))
             if role is None:
                 continue
             unit = row.get("unit", "")
             if unit not in UNITS:
-                raise ConfigError(f"{st.reference}:{n}: unit must be one of {', '.join(UNITS)}")
+                raise ConfigError(f"{study.reference}:{n}: unit must be one of {', '.join(UNITS)}")
             value = float(row["value"])
             out[(role, _key(row))] = value if UNITS[unit] else 1.0 / value
     return out
 
 
-def collect(st: Study, scale: str, recs: Iterable[dict[str, Any]]) -> tuple[Side, list[str]]:
-    side = Side(article=read_reference(st), profile_alias=dict(st.stand_in_profiles or {}))
-    role_of = st.role_of_server(scale)
-    charsets = {c for m in st.matrices(scale) for c in m.charsets}
+def collect(study: Study, scale: str, recs: Iterable[dict[str, Any]]) -> tuple[Side, list[str]]:
+    side = Side(article=read_reference(study), profile_alias=dict(study.stand_in_profiles or {}))
+    role_of = study.role_of_server(scale)
+    charsets = {c for m in study.matrices(scale) for c in m.charsets}
     ci = MATCH.index("collation")
     skipped: list[str] = []
     for rec in recs:
@@ -145,8 +145,8 @@ def _article(side: Side, role: str, key: Key, keep: str = "") -> float | None:
     return None
 
 
-def _ratio(a: float | None, b: float | None) -> float | None:
-    return a / b if a is not None and b else None
+def _ratio(base: float | None, new: float | None) -> float | None:
+    return base / new if base is not None and new else None
 
 
 def _interval(side: Side, num: tuple[str, Key], den: tuple[str, Key]) -> stats.Comparison | None:
@@ -160,15 +160,15 @@ def _interval(side: Side, num: tuple[str, Key], den: tuple[str, Key]) -> stats.C
     return compare.versus(a, b, compare.group_cv([a, b]), True)
 
 
-def _row(side: Side, k: tuple[str, Key]) -> compare.Row:
+def _row(side: Side, server_key: tuple[str, Key]) -> compare.Row:
     return compare.Row(
-        server_id=k[0],
+        server_id=server_key[0],
         product="",
         version="",
         version_string=None,
-        values=side.ours[k],
+        values=side.ours[server_key],
         latency=[],
-        rounds=side.rounds.get(k, []),
+        rounds=side.rounds.get(server_key, []),
     )
 
 
@@ -202,19 +202,23 @@ def _stand_ins(players: dict[str, Player], *roles: str) -> tuple[str, ...]:
     )
 
 
-def rows(st: Study, side: Side, players: dict[str, Player]) -> list[ReportRow]:
+def rows(study: Study, side: Side, players: dict[str, Player]) -> list[ReportRow]:
     """The report's rows; `players` (planning.study.players) says which of their sides are
     another product's stand-ins."""
     out: list[ReportRow] = []
     keys = sorted({k for _, k in side.ours}, key=_order)
-    if "version" in st.comparisons:
-        b = st.base_role
+    if "version" in study.comparisons:
+        b = study.base_role
         # each role's cells by the key the matrix asked for (a bare charset: each server's
         # default collation), so two servers with different defaults still pair
         mine = {(r, side.asked.get((r, k), k)): k for r, k in side.ours}
         asked = sorted({a for _, a in mine}, key=_order)
-        for role in st.role_names[1:]:
-            name = "version" if len(st.roles) == 2 else f"version {_who(st, role)} / {_who(st, b)}"
+        for role in study.role_names[1:]:
+            name = (
+                "version"
+                if len(study.roles) == 2
+                else f"version {_who(study, role)} / {_who(study, b)}"
+            )
             for a in asked:
                 nk, bk = mine.get((role, a)), mine.get((b, a))
                 new = side.ours.get((role, nk)) if nk else None
@@ -235,19 +239,19 @@ def rows(st: Study, side: Side, players: dict[str, Player]) -> list[ReportRow]:
                         stand_ins=_stand_ins(players, role, b),
                     )
                 )
-    for comparison in (c for c in st.comparisons if c in AXIS_OF):
-        out += _axis_rows(st, side, keys, comparison, players)
+    for comparison in (c for c in study.comparisons if c in AXIS_OF):
+        out += _axis_rows(study, side, keys, comparison, players)
     return out
 
 
 def _axis_rows(
-    st: Study, side: Side, keys: list[Key], comparison: str, players: dict[str, Player]
+    study: Study, side: Side, keys: list[Key], comparison: str, players: dict[str, Player]
 ) -> list[ReportRow]:
     """baseline / value of one axis, per role, everything else equal."""
     field_name = AXIS_OF[comparison]
-    ai, baselines = MATCH.index(field_name), st.baseline(comparison)
+    ai, baselines = MATCH.index(field_name), study.baseline(comparison)
     out = []
-    for role in st.role_names:
+    for role in study.role_names:
         for k in keys:
             if k[ai] is None or k[ai] in baselines:
                 continue
@@ -264,7 +268,7 @@ def _axis_rows(
             c = _interval(side, (role, base_k), (role, k))  # the axis comparison's verdict
             out.append(
                 ReportRow(
-                    comparison=f"{comparison} {_who(st, role)}",
+                    comparison=f"{comparison} {_who(study, role)}",
                     label=f"{baseline} / {_label(k)}",
                     ours=c.ratio if c else ratio_of_medians(num, den),
                     n=(len(num or []), len(den or [])),
@@ -277,8 +281,8 @@ def _axis_rows(
     return out
 
 
-def _order(k: Key) -> tuple[str, ...]:
-    return tuple(str(x) for x in k)
+def _order(key: Key) -> tuple[str, ...]:
+    return tuple(str(x) for x in key)
 
 
 def _defaults(asked: Key, new: Key, base: Key) -> str:
@@ -287,25 +291,25 @@ def _defaults(asked: Key, new: Key, base: Key) -> str:
     return f"{_label(asked)} (defaults: {new[ci]} / {base[ci]})"
 
 
-def _who(st: Study, role: str) -> str:
-    return f"{role} ({st.roles[role]['article']})"
+def _who(study: Study, role: str) -> str:
+    return f"{role} ({study.roles[role]['article']})"
 
 
-def _label(k: Key) -> str:
+def _label(key: Key) -> str:
     """The cell in words; the default profile goes without saying."""
     return " ".join(
         f"{MATCH[i]}={v}"
-        for i, v in enumerate(k)
+        for i, v in enumerate(key)
         if v is not None and not (MATCH[i] == "profile" and v == "default")
     )
 
 
-def _fmt(v: float | None) -> str:
-    return "—" if v is None else f"{v:.3f}"
+def _fmt(value: float | None) -> str:
+    return "—" if value is None else f"{value:.3f}"
 
 
 def render(
-    st: Study,
+    study: Study,
     scale: str,
     run_dirs: Path | list[Path],
     emit: Callable[[str], None],
@@ -318,18 +322,18 @@ def render(
     (planning.study.players). With `records` (the DB's, already kept to the study's cells:
     `db_records`) no run directory is read and `source` says where they came from."""
     dirs = [run_dirs] if isinstance(run_dirs, Path) else run_dirs
-    side, skipped = collect(st, scale, read_records(dirs) if records is None else records)
-    table = rows(st, side, players)
-    emit(f"study {st.name}: {st.title}")
+    side, skipped = collect(study, scale, read_records(dirs) if records is None else records)
+    table = rows(study, side, players)
+    emit(f"study {study.name}: {study.title}")
     if records is None:
         runs = ", ".join(f"{d.name} ({run_status(d)})" for d in dirs)
-        emit(f"scale {scale}, run {runs}; reference {st.reference.name}")
+        emit(f"scale {scale}, run {runs}; reference {study.reference.name}")
     else:
-        emit(f"scale {scale}, {source}; reference {st.reference.name}")
+        emit(f"scale {scale}, {source}; reference {study.reference.name}")
     for line in role_lines(players):
         emit(f"  {line}")
-    if scale != "full" and st.local_notes:
-        emit(f"  local scale: {st.local_notes}")
+    if scale != "full" and study.local_notes:
+        emit(f"  local scale: {study.local_notes}")
     emit(
         "ratios: > 1 means the numerator is faster (ours: qps, as `perftrack compare` "
         "computes it: the per-round ratios' geometric mean with a paired t 95% interval where "
@@ -354,10 +358,10 @@ def render(
             f"  {r.label:<{LABEL_WIDTH}} {_fmt(r.ours):>7}{'*' if r.sure else ' '} {span:<15} "
             f"{r.n[0]}/{r.n[1]:<3} {_fmt(r.article):>8}  {r.grade.text}"
         )
-    if "charset" in st.comparisons:
-        for line in charset_findings(st, table, side, players):
+    if "charset" in study.comparisons:
+        for line in charset_findings(study, table, side, players):
             emit(line)
-    for check in claim_checks(st, table):
+    for check in claim_checks(study, table):
         emit(check.line())
     if skipped:
         emit(f"not measured ({len(skipped)}):")
@@ -396,12 +400,14 @@ class ClaimCheck:
     claim: Claim
     rows: list[ReportRow]
 
-    def _row_grade(self, r: ReportRow) -> grading.Grade:
+    def _row_grade(self, row: ReportRow) -> grading.Grade:
         c = self.claim
         if c.kind == "up_to":
-            return grading.grade(r.ours, r.interval, c.value, stand_ins=r.stand_ins)
+            return grading.grade(row.ours, row.interval, c.value, stand_ins=row.stand_ins)
         direction = 1 if c.kind == "above" else -1
-        return grading.grade(r.ours, r.interval, None, direction=direction, stand_ins=r.stand_ins)
+        return grading.grade(
+            row.ours, row.interval, None, direction=direction, stand_ins=row.stand_ins
+        )
 
     @property
     def grade(self) -> grading.Grade:
@@ -430,32 +436,32 @@ class ClaimCheck:
         )
 
 
-def _claim_cell(c: Claim, cell: Key) -> bool:
+def _claim_cell(claim: Claim, cell: Key) -> bool:
     """The cell matches every `where` field: its value starts with one of the claim's."""
     values = dict(zip(MATCH, cell, strict=True)) if cell else {}
     return all(
         field in values and any(str(values[field] or "").startswith(v) for v in wanted)
-        for field, wanted in c.where
+        for field, wanted in claim.where
     )
 
 
-def claim_checks(st: Study, table: list[ReportRow]) -> list[ClaimCheck]:
+def claim_checks(study: Study, table: list[ReportRow]) -> list[ClaimCheck]:
     out = []
-    for c in st.claims:
+    for c in study.claims:
         mine = [r for r in table if r.comparison.startswith(c.rows) and _claim_cell(c, r.cell)]
         out.append(ClaimCheck(c, mine))
     return out
 
 
 def charset_findings(
-    st: Study, table: list[ReportRow], side: Side, players: dict[str, Player]
+    study: Study, table: list[ReportRow], side: Side, players: dict[str, Player]
 ) -> list[str]:
     """Article 000's two directional findings, per role, graded by the one rule: the
     baseline collation faster than each utf8mb4 collation (every row: grading.every), and
     unicode_ci slower than general_ci (against the article's own ratio where it has one)."""
     out = []
     ci = MATCH.index("collation")
-    for role in st.role_names:
+    for role in study.role_names:
         mine = [r for r in table if r.comparison.startswith(f"charset {role} ") and r.ours]
         if not mine:
             continue
@@ -465,7 +471,7 @@ def charset_findings(
             for r in mine
         ]
         out.append(
-            f"finding ({who}): {st.baseline_collation} faster than the utf8mb4 collation "
+            f"finding ({who}): {study.baseline_collation} faster than the utf8mb4 collation "
             f"— {len(mine)} rows ({grading.tally(grades)}): {grading.every(grades).text}"
         )
         for r, k in sorted(side.ours, key=str):

@@ -32,10 +32,10 @@ def read_records(run_dirs: Path | list[Path]) -> list[dict[str, Any]]:
     return recs
 
 
-def of_study(st: Study, scale: str, cell: dict[str, Any]) -> bool:
+def of_study(study: Study, scale: str, cell: dict[str, Any]) -> bool:
     """A cell one of the scale's matrices plans (the servers' other runs in the DB, the
     nightly's or another study's, have other workloads, threads, lengths or profiles)."""
-    return _planned(planned_cells(st.matrices(scale)), cell)
+    return _planned(planned_cells(study.matrices(scale)), cell)
 
 
 def planned_cells(matrices: list[Matrix]) -> list[dict[str, tuple[Any, ...]]]:
@@ -59,28 +59,30 @@ def _planned(cell_sets: list[dict[str, tuple[Any, ...]]], cell: dict[str, Any]) 
     return any(all(cell[k] in values for k, values in s.items()) for s in cell_sets)
 
 
-def db_records(st: Study, scale: str, db: Store) -> list[dict[str, Any]]:
+def db_records(study: Study, scale: str, db: Store) -> list[dict[str, Any]]:
     """The DB's records (latest attempts) of the cells this study plans at this scale, on
     the scale's servers: the filter runs in the query, not on every record of the servers."""
-    return db.cell_records(st.servers(scale), planned_cells(st.matrices(scale)))
+    return db.cell_records(study.servers(scale), planned_cells(study.matrices(scale)))
 
 
-def find_runs(st: Study, scale: str, runs_dir: Path, run_ids: list[str]) -> list[Path]:
+def find_runs(study: Study, scale: str, runs_dir: Path, run_ids: list[str]) -> list[Path]:
     """One run per part of the scale: the given ones (in part order), else the newest."""
-    parts = st.parts(scale)
+    parts = study.parts(scale)
     if run_ids and len(run_ids) != len(parts):
         raise ConfigError(
-            f"study {st.name} scale {scale} has {len(parts)} part(s) "
+            f"study {study.name} scale {scale} has {len(parts)} part(s) "
             f"({', '.join(p or 'one matrix' for p in parts)}): give one --run per part"
         )
     ids: list[str | None] = list(run_ids) if run_ids else [None] * len(parts)
-    return [find_run(st, scale, runs_dir, rid, part) for rid, part in zip(ids, parts, strict=True)]
+    return [
+        find_run(study, scale, runs_dir, rid, part) for rid, part in zip(ids, parts, strict=True)
+    ]
 
 
-def find_run(st: Study, scale: str, runs_dir: Path, run_id: str | None, part: str = "") -> Path:
+def find_run(study: Study, scale: str, runs_dir: Path, run_id: str | None, part: str = "") -> Path:
     """The given run, or the newest complete run of the study at this scale (the newest
     unfinished one if none is complete)."""
-    want = st.matrix_name(scale, part)
+    want = study.matrix_name(scale, part)
     if run_id:
         path = runs_dir / run_id
         if not (path / "plan.json").is_file():
@@ -93,7 +95,7 @@ def find_run(st: Study, scale: str, runs_dir: Path, run_id: str | None, part: st
     if not found:
         raise ConfigError(
             f"no run of {want} in {runs_dir}: "
-            f"run `perftrack study run {st.name} --scale {scale}` first"
+            f"run `perftrack study run {study.name} --scale {scale}` first"
         )
     complete = [p for p in found if run_status(p) == "complete"]
     return (complete or found)[-1]  # run ids start with their UTC start time

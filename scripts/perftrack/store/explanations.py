@@ -105,9 +105,9 @@ def _has_table(con: Any, name: str) -> bool:
     )
 
 
-def latest(st: store.Store, base: str, new: str) -> list[StoredExplanation]:
+def latest(results: store.Store, base: str, new: str) -> list[StoredExplanation]:
     """The newest explanation of base → new per workload × threads (none: [])."""
-    con = st.con
+    con = results.con
     if not _has_table(con, "explanations"):
         return []
     rows = con.execute(
@@ -131,23 +131,23 @@ def latest(st: store.Store, base: str, new: str) -> list[StoredExplanation]:
     ]
 
 
-def state(st: store.Store) -> str:
+def state(results: store.Store) -> str:
     """A digest of every stored explanation: it changes when one is added (what the site
     build compares before it reuses a run's detail file, which shows the newest ones)."""
-    if not _has_table(st.con, "explanations"):
+    if not _has_table(results.con, "explanations"):
         return ""
-    rows = st.con.execute(
+    rows = results.con.execute(
         "SELECT explanation_id, computed_at FROM explanations ORDER BY ALL"
     ).fetchall()
     return hashlib.sha256(json.dumps(rows, default=str).encode()).hexdigest()
 
 
 def stored_verdicts(
-    st: store.Store, base: str, new: str, workload: str, threads: int
+    results: store.Store, base: str, new: str, workload: str, threads: int
 ) -> list[tuple[str, float | None]]:
     """`perftrack detect`'s verdicts of new against base on this workload and threads:
     (verdict, the lower end of the ratio's interval)."""
-    con = st.con
+    con = results.con
     if not _has_table(con, "verdicts"):
         return []
     rows = con.execute(

@@ -85,7 +85,7 @@ class Remeasure:
         return hashlib.sha256(json.dumps(raw).encode()).hexdigest()[:16]
 
 
-def series_keys(st: store.Store, run_ids: Sequence[str]) -> list[dict[str, Any]]:
+def series_keys(results: store.Store, run_ids: Sequence[str]) -> list[dict[str, Any]]:
     """The distinct series keys (SERIES_COLS) of the ok results of these runs."""
     if not run_ids:
         return []
@@ -93,7 +93,7 @@ def series_keys(st: store.Store, run_ids: Sequence[str]) -> list[dict[str, Any]]
         f'{"ru" if c in ("hw_key", "runner_class") else "r"}."{c}"' for c in SERIES_COLS
     )
     marks = ", ".join("?" for _ in run_ids)
-    rows = st.con.execute(
+    rows = results.con.execute(
         f"""SELECT DISTINCT {cols} FROM results r JOIN runs ru USING (run_id)
             WHERE r.run_id IN ({marks}) AND r.status = 'ok' ORDER BY ALL""",
         list(run_ids),
@@ -108,23 +108,23 @@ def key_of_record(rec: dict[str, Any]) -> dict[str, Any]:
     return {"hw_key": rec["hardware"]["key"], "runner_class": rec["runner_class"], **own}
 
 
-def save(db: Path, r: Remeasure) -> str:
+def save(db: Path, remeasure: Remeasure) -> str:
     """Store one outcome (again: replaced, by its id); its id."""
-    rid = r.remeasure_id()
-    d = asdict(r)
+    rid = remeasure.remeasure_id()
+    d = asdict(remeasure)
     values = [
         rid,
-        r.source,
-        r.base_server,
-        r.new_server,
-        *(r.key.get(c) for c in SERIES_COLS),
-        r.metric,
-        r.n_base,
-        r.n_new,
+        remeasure.source,
+        remeasure.base_server,
+        remeasure.new_server,
+        *(remeasure.key.get(c) for c in SERIES_COLS),
+        remeasure.metric,
+        remeasure.n_base,
+        remeasure.n_new,
         *(d[c] for c in ("ratio", "ci_low", "ci_high", "p_value", "threshold")),
-        r.verdict,
-        json.dumps(list(r.run_ids)),
-        r.measured_at,
+        remeasure.verdict,
+        json.dumps(list(remeasure.run_ids)),
+        remeasure.measured_at,
     ]
     with store.open_db(db, write=True) as st:
         st.con.execute(TABLE_SQL)
@@ -133,19 +133,19 @@ def save(db: Path, r: Remeasure) -> str:
     return rid
 
 
-def _has_table(st: store.Store) -> bool:
-    row = st.con.execute(
+def _has_table(results: store.Store) -> bool:
+    row = results.con.execute(
         "SELECT count(*) FROM information_schema.tables WHERE table_name = ?", [TABLE]
     ).fetchone()
     return bool(row and row[0])
 
 
-def newest(st: store.Store, metric: str) -> dict[tuple[Any, ...], RemeasureRow]:
+def newest(results: store.Store, metric: str) -> dict[tuple[Any, ...], RemeasureRow]:
     """The newest re-measurement of each cell and pair of `metric`, keyed by
     (*series key, base server, new server); {} when nothing was re-measured."""
-    if not _has_table(st):
+    if not _has_table(results):
         return {}
-    cur = st.con.execute(
+    cur = results.con.execute(
         f"""SELECT * FROM {TABLE} WHERE metric = ?
             QUALIFY row_number() OVER (
                 PARTITION BY {", ".join(f'"{c}"' for c in SERIES_COLS)}, base_server, new_server

@@ -213,7 +213,7 @@ class Store(
         self,
         exc_type: type[BaseException] | None,
         exc: BaseException | None,
-        tb: TracebackType | None,
+        traceback: TracebackType | None,
     ) -> None:
         self.close()
 

@@ -11,11 +11,11 @@ from perftrack.store.store import Store
 SHOWN_SETTINGS = 12  # changed settings per row on the page (the CLI's --json has all)
 
 
-def page_data(st: Store) -> dict[str, Any]:
+def page_data(results: Store) -> dict[str, Any]:
     """{"from": [release ids with results], "rows": one row per (from, shape, target),
     "unreachable": one row per release with no path of measurements}."""
-    tables = compare.tables(st, noise=st.noise_cv())
-    diff = detect.variables_diff_of(st)
+    tables = compare.tables(results, noise=results.noise_cv())
+    diff = detect.variables_diff_of(results)
     bases = sorted({(r.product, r.version, r.server_id) for t in tables for r in t.rows})
     rows: list[dict[str, Any]] = []
     unreachable: list[dict[str, Any]] = []

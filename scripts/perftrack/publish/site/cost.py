@@ -28,16 +28,16 @@ PARTS: tuple[tuple[int, str, str, str], ...] = (
 COLUMNS = tuple(dict.fromkeys(col for *_, col in PARTS))
 
 
-def rows(ex: Any) -> list[dict[str, Any]]:
-    """`ex`: the site's export.Exporter (its store, hardware and server order)."""
+def rows(exporter: Any) -> list[dict[str, Any]]:
+    """`exporter`: the site's export.Exporter (its store, hardware and server order)."""
     out = []
-    for r in ex.newest_cost():  # has every column of COLUMNS
-        if ex.current_hw.get(r["runner_class"]) != r["hw_key"]:
+    for r in exporter.newest_cost():  # has every column of COLUMNS
+        if exporter.current_hw.get(r["runner_class"]) != r["hw_key"]:
             continue
         common = {
-            **ex.describe(r),
+            **exporter.describe(r),
             "server": r["server"],
-            "vorder": ex.order.get(r["server"], -1),
+            "vorder": exporter.order.get(r["server"], -1),
             "n": r["n"],
             "noisy": r["noisy"],
             "cpu_us_per_txn": r["cpu_us_per_txn"],

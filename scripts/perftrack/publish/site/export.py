@@ -96,16 +96,16 @@ SAMPLE_SERVER = ("server_id", "product", "version", "version_string")
 class Exporter:
     """Reads one open store (its named site queries); each method returns one data set."""
 
-    def __init__(self, st: Store, notes: list[Annotation]) -> None:
-        self.st = st
+    def __init__(self, results: Store, notes: list[Annotation]) -> None:
+        self.st = results
         self.notes = notes
         self.servers = self._servers()
         self.order = {s["server"]: i for i, s in enumerate(self.servers)}
-        self.current_hw = st.current_hardware()
+        self.current_hw = results.current_hardware()
         self.verdicts_origin = "none"
-        self.charset_of = st.collation_charsets()
+        self.charset_of = results.collation_charsets()
         self._described: dict[tuple[Any, ...], dict[str, Any]] = {}
-        self.run_pages = RunDetails(st, self.order)
+        self.run_pages = RunDetails(results, self.order)
         self._history: HistoryTable | None = None
         self._newest_cost: list[dict[str, Any]] | None = None
 
@@ -114,30 +114,30 @@ class Exporter:
         rows.sort(key=lambda s: version_sort_key(s["product"], s["version"], s["server"]))
         return rows
 
-    def describe(self, d: Mapping[str, Any]) -> dict[str, Any]:
+    def describe(self, group: Mapping[str, Any]) -> dict[str, Any]:
         """The common fields of a series row, from a group dict (compare's or ours).
         Computed once per series (the history has a row per series and run): callers copy
         the dict (`{**describe(r), …}`), never change it."""
-        coll = d.get("coll", d.get("collation"))
-        key = (coll, *(d.get(k) for k in DESCRIBED))
+        coll = group.get("coll", group.get("collation"))
+        key = (coll, *(group.get(k) for k in DESCRIBED))
         if key not in self._described:
-            self._described[key] = self._describe(d, coll)
+            self._described[key] = self._describe(group, coll)
         return self._described[key]
 
-    def _describe(self, d: Mapping[str, Any], coll: Any) -> dict[str, Any]:
+    def _describe(self, group: Mapping[str, Any], coll: Any) -> dict[str, Any]:
         return {
-            "runner_class": d["runner_class"],
-            "hw_key": d["hw_key"],
-            "profile": d["profile"],
+            "runner_class": group["runner_class"],
+            "hw_key": group["hw_key"],
+            "profile": group["profile"],
             "dataset": dataset_label(
-                d["tables"],
-                d["table_size"],
-                d["duration_s"],
-                d["connection"],
-                *(axis_label(a, d.get(a)) for a in AXES),
+                group["tables"],
+                group["table_size"],
+                group["duration_s"],
+                group["connection"],
+                *(axis_label(a, group.get(a)) for a in AXES),
             ),
-            "workload": d["workload"],
-            "threads": d["threads"],
+            "workload": group["workload"],
+            "threads": group["threads"],
             "charset": self.charset_of.get(coll),
             "collation": coll,
         }
@@ -376,12 +376,12 @@ class Exporter:
         }
 
 
-def cost_rows(ex: Exporter) -> list[dict[str, Any]]:
-    return cost.rows(ex)
+def cost_rows(exporter: Exporter) -> list[dict[str, Any]]:
+    return cost.rows(exporter)
 
 
 def export(
-    st: Store,
+    results: Store,
     notes: list[Annotation],
     kept: dict[str, list[str]] | None = None,
     history_cache: HistoryCache | None = None,
@@ -391,7 +391,7 @@ def export(
     still there); a run whose file and fingerprint are the same is not recomputed, its
     file is listed in `reused_runs` for the build to take over. `history_cache`: what
     the history's data keeps from the previous build (publish/site/histcache.py)."""
-    ex = Exporter(st, notes)
+    ex = Exporter(results, notes)
     newest = ex.newest()
     data = SiteData(meta=ex.meta())
     data.verdicts = ex.verdicts()
@@ -421,9 +421,9 @@ def export(
     return data
 
 
-def export_for_chart(st: Store, notes: list[Annotation], dataset: str) -> dict[str, Any]:
+def export_for_chart(results: Store, notes: list[Annotation], dataset: str) -> dict[str, Any]:
     """Only what one chart draws: {"table": rows, other named data sets…} (`site png`)."""
-    ex = Exporter(st, notes)
+    ex = Exporter(results, notes)
     if dataset == "verdicts":  # the pages' default view: each runner class's current hardware
         return {"table": [r for r in ex.verdicts() if r["hw_current"]]}
     if dataset == "summary":

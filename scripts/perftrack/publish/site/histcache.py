@@ -70,17 +70,17 @@ class HistoryCache:
 
     # --- the aggregate ------------------------------------------------------------
 
-    def aggregate(self, st: Store, metrics: Sequence[str]) -> list[tuple[Path, list[str]]]:
+    def aggregate(self, results: Store, metrics: Sequence[str]) -> list[tuple[Path, list[str]]]:
         """The history's aggregate parts, oldest first, each with its night files: taken
         from the previous build or made (`Store.history_part`). Empty when the DB has no
         results night file."""
         _, old_months = parquet.previous_parts(self.previous)
-        files, _, file_months = parquet.results_months(st, old_months)
+        files, _, file_months = parquet.results_months(results, old_months)
         months: dict[str, parquet.Files] = {}
         for f in files:  # by the first month of the file's results (none: no part)
             if file_months.get(f[0]):
                 months.setdefault(file_months[f[0]][0], []).append(f)
-        servers = [sha for _, sha, _ in st.table_files("servers")]
+        servers = [sha for _, sha, _ in results.table_files("servers")]
         (self.dir / PARTS).mkdir(parents=True, exist_ok=True)
         out: list[tuple[Path, list[str]]] = []
         digests: list[str] = []
@@ -88,7 +88,7 @@ class HistoryCache:
             name = f"{PARTS}/{month}.parquet"
             digest = self.digest(
                 "\n".join(
-                    [str(FORMAT), str(st.schema_version), *metrics, "", *servers, ""]
+                    [str(FORMAT), str(results.schema_version), *metrics, "", *servers, ""]
                     + [f"{path} {sha}" for path, sha, _ in files]
                 )
             )
@@ -98,7 +98,7 @@ class HistoryCache:
             if old.get("digest") == digest and self._take(name, old.get("sha256")):
                 sha = str(old["sha256"])  # the bytes _take checked (and linked)
             else:
-                st.history_part(night, metrics, path)
+                results.history_part(night, metrics, path)
                 sha = sha256_file(path)
             self.parts[name] = {"digest": digest, "sha256": sha}
             out.append((path, night))

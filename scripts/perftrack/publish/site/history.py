@@ -50,13 +50,15 @@ def cell_key(row: dict[str, Any]) -> tuple[Any, ...]:
     return tuple(row.get(k) for k in CELL_KEYS)
 
 
-def _sortable(v: Any) -> tuple[int, Any]:
-    return (0, v) if isinstance(v, int | float) else (1, "" if v is None else str(v))
+def _sortable(value: Any) -> tuple[int, Any]:
+    return (
+        (0, value) if isinstance(value, int | float) else (1, "" if value is None else str(value))
+    )
 
 
-def kind(cp: dict[str, Any]) -> str:
+def kind(change: dict[str, Any]) -> str:
     """ "environment" when the control server moved too (or it is the control), else "server"."""
-    return "environment" if cp.get("environment") or cp.get("control") else "server"
+    return "environment" if change.get("environment") or change.get("control") else "server"
 
 
 # The cell keys a change of each scope shares with the cells it covers (`series`: all).

@@ -65,17 +65,19 @@ def add_cost(summary: list[dict[str, Any]], cost_rows: list[dict[str, Any]]) -> 
             s[col], s[col + "_low"], s[col + "_high"] = medians.with_interval(values)
 
 
-def heatmap_verdicts(ex: Any) -> list[dict[str, Any]]:
-    """The verdicts of the heatmap's other metrics (`ex`: export.Exporter), for the
+def heatmap_verdicts(exporter: Any) -> list[dict[str, Any]]:
+    """The verdicts of the heatmap's other metrics (`exporter`: export.Exporter), for the
     metrics the results have values of (cost columns are missing before schema v4 or with
     sampling off)."""
     out = []
-    present = ex.st.columns_with_values([compare.METRICS[m][0] for m in HEATMAP_METRICS])
+    present = exporter.st.columns_with_values([compare.METRICS[m][0] for m in HEATMAP_METRICS])
     for m in HEATMAP_METRICS:
         if compare.METRICS[m][0] not in present:
             continue
-        rows, _origin = verdicts.latest(ex.st, ex.notes, ex.current_hw, ex.describe, m)
+        rows, _origin = verdicts.latest(
+            exporter.st, exporter.notes, exporter.current_hw, exporter.describe, m
+        )
         for r in rows:
-            r["vorder"] = ex.order.get(r["server"], -1)
+            r["vorder"] = exporter.order.get(r["server"], -1)
         out += rows
     return out

@@ -57,7 +57,7 @@ PARTED = "results"  # the table written as one file per month of its results
 MONTH_OF = "started_at"  # …the month (UTC) of this column
 
 
-def start(st: Store, site: Path, previous: Path | None = None) -> Export:
+def start(results: Store, site: Path, previous: Path | None = None) -> Export:
     """Begin writing each table of TABLES under `site`/SUBDIR (results: one file per
     month); parts whose night files did not change are taken from `previous` (the site
     this build replaces), if given. The results' parts to write again (the open month's,
@@ -65,25 +65,29 @@ def start(st: Store, site: Path, previous: Path | None = None) -> Export:
     by a thread on a connection of their own while the caller goes on; `Export.finish`
     writes the other tables and the manifest.
 
-    `st` is the results DB opened read-only (store.open_db(..., write=False)); the copy
+    `results` is the results DB opened read-only (store.open_db(..., write=False)); the copy
     is the store's (ZSTD Parquet, `Store.copy_to_parquet`)."""
     out = site / SUBDIR
     out.mkdir(parents=True, exist_ok=True)
-    entry, todo = _plan_parts(st, out, previous)
-    return Export(st, out, entry, todo)
+    entry, todo = _plan_parts(results, out, previous)
+    return Export(results, out, entry, todo)
 
 
 class Export:
     """The SQL page's files being written (`start`)."""
 
     def __init__(
-        self, st: Store, out: Path, entry: dict[str, Any], todo: list[tuple[str, list[str], str]]
+        self,
+        results: Store,
+        out: Path,
+        entry: dict[str, Any],
+        todo: list[tuple[str, list[str], str]],
     ) -> None:
-        self._st, self._out, self._entry = st, out, entry
+        self._st, self._out, self._entry = results, out, entry
         self._error: BaseException | None = None
         self._thread: threading.Thread | None = None
         if todo:
-            con = st.side_connection()
+            con = results.side_connection()
             self._thread = threading.Thread(target=self._parts, args=(con, todo), daemon=True)
             self._thread.start()
 
@@ -133,20 +137,20 @@ Files = list[tuple[str, str, int]]  # (path, sha256, rows) of night files (`tabl
 
 
 def results_months(
-    st: Store, old_months: dict[str, tuple[str, list[str]]]
+    results: Store, old_months: dict[str, tuple[str, list[str]]]
 ) -> tuple[Files, dict[str, Files], dict[str, list[str]]]:
     """(every results night file, {month: the files with results of it}, {file: its
     months}): a file's months read once, then taken from `old_months` (the second half
     of `previous_parts`: the previous build's manifest; a file is never rewritten).
     With files but no result yet: one month, of the first file's name, with every file
     (so an empty part exists)."""
-    files = st.table_files(PARTED)
+    files = results.table_files(PARTED)
     file_months: dict[str, list[str]] = {}  # night file -> its months, known once per sha256
     months: dict[str, Files] = {}
     for f in files:
         path, sha, _rows = f
         known = old_months.get(path)
-        got = known[1] if known and known[0] == sha else st.file_months(PARTED, path, MONTH_OF)
+        got = known[1] if known and known[0] == sha else results.file_months(PARTED, path, MONTH_OF)
         file_months[path] = got
         for m in got:
             months.setdefault(m, []).append(f)
@@ -156,12 +160,12 @@ def results_months(
 
 
 def _plan_parts(
-    st: Store, out: Path, previous: Path | None
+    results: Store, out: Path, previous: Path | None
 ) -> tuple[dict[str, Any], list[tuple[str, list[str], str]]]:
     """The results' manifest entry, with the parts whose night files did not change
     taken from `previous`; and (part, its night files, month) of each part to write."""
     old_parts, old_months = previous_parts(previous)
-    files, months, file_months = results_months(st, old_months)
+    files, months, file_months = results_months(results, old_months)
     entry: dict[str, Any] = {"files": [], "rows": 0, "bytes": 0, "parts": {}, "part_rows": {}}
     old_shas = previous_shas(previous)
     todo: list[tuple[str, list[str], str]] = []
@@ -169,7 +173,7 @@ def _plan_parts(
         name = f"{PARTED}-{month}.parquet"
         digest = hashlib.sha256(
             "\n".join(
-                [str(st.schema_version), MONTH_OF, *(sha for _, sha, _ in month_files)]
+                [str(results.schema_version), MONTH_OF, *(sha for _, sha, _ in month_files)]
             ).encode()
         ).hexdigest()
         old_digest, old_rows = old_parts.get(name, (None, None))

@@ -32,8 +32,8 @@ FACET_COLUMNS = 3  # facet charts as on a desktop-width page
 CONTAINER_WIDTH = 900  # stands in for the page's container width ("width": "container")
 
 
-def _sort_key(v: Any) -> tuple[int, Any]:
-    return (0, v) if isinstance(v, int | float) else (1, str(v))
+def _sort_key(value: Any) -> tuple[int, Any]:
+    return (0, value) if isinstance(value, int | float) else (1, str(value))
 
 
 def apply_filters(
@@ -85,8 +85,8 @@ def render(
         )
     if chart == "history":  # as the page does: only the marks of the cell drawn
 
-        def same_cell(r: dict[str, Any]) -> bool:
-            return all(r.get(k) is None or str(r[k]) == v for k, v in chosen.items())
+        def same_cell(row: dict[str, Any]) -> bool:
+            return all(row.get(k) is None or str(row[k]) == v for k, v in chosen.items())
 
         rc = chosen.get("runner_class")
         data["hardware_changes"] = [c for c in data["hardware_changes"] if c["runner_class"] == rc]

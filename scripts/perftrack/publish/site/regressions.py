@@ -30,13 +30,13 @@ ID_PREFIX = "tag:perftrack,2026:"
 EPOCH = "1970-01-01T00:00:00Z"  # `updated` of a feed with no alert at all
 
 
-def _iso(v: Any) -> str | None:
+def _iso(value: Any) -> str | None:
     """RFC 3339 UTC text of a DB timestamp (naive UTC)."""
-    if v is None:
+    if value is None:
         return None
-    if isinstance(v, dt.datetime):
-        return v.replace(microsecond=0, tzinfo=None).isoformat() + "Z"
-    return str(v)
+    if isinstance(value, dt.datetime):
+        return value.replace(microsecond=0, tzinfo=None).isoformat() + "Z"
+    return str(value)
 
 
 def _hash(params: dict[str, Any]) -> str:
@@ -47,90 +47,90 @@ def _hash(params: dict[str, Any]) -> str:
     )
 
 
-def _change(a: Mapping[str, Any]) -> str:
-    if a["kind"] == "verdict":
-        return f"{a['base_server']} → {a['server_id']}"
-    return f"{a['server_id']}: nightly change point"
+def _change(alert: Mapping[str, Any]) -> str:
+    if alert["kind"] == "verdict":
+        return f"{alert['base_server']} → {alert['server_id']}"
+    return f"{alert['server_id']}: nightly change point"
 
 
-def _run_link(a: Mapping[str, Any]) -> dict[str, Any]:
+def _run_link(alert: Mapping[str, Any]) -> dict[str, Any]:
     """The run page's deep link to one alert's pair and cell (a change point has no pair)."""
-    link = {"run": a["run_id"]}
-    if a["kind"] != "verdict":
+    link = {"run": alert["run_id"]}
+    if alert["kind"] != "verdict":
         return link
     return link | {
-        "previous": a["base_server"],
-        "server": a["server_id"],
-        "collation": a["collation"],
-        "profile": a["profile"],
-        "workload": a["workload"],
-        "threads": a["threads"],
+        "previous": alert["base_server"],
+        "server": alert["server_id"],
+        "collation": alert["collation"],
+        "profile": alert["profile"],
+        "workload": alert["workload"],
+        "threads": alert["threads"],
     }
 
 
-def row(a: Mapping[str, Any], both: dict[str, str | None] | None = None) -> dict[str, Any]:
+def row(alert: Mapping[str, Any], both: dict[str, str | None] | None = None) -> dict[str, Any]:
     """One alert as the page shows it: texts, numbers, the two deep links and, for a
     verdict, both results (alerts.evidence: detect's verdict it was found from, its
     paired re-measurement)."""
     dataset = dataset_label(
-        a["tables"],
-        a["table_size"],
-        a["duration_s"],
-        a["connection"],
-        *(axis_label(x, a.get(x)) for x in AXES),
+        alert["tables"],
+        alert["table_size"],
+        alert["duration_s"],
+        alert["connection"],
+        *(axis_label(x, alert.get(x)) for x in AXES),
     )
     history = {
-        "runner_class": a["runner_class"],
-        "profile": a["profile"],
+        "runner_class": alert["runner_class"],
+        "profile": alert["profile"],
         "dataset": dataset,
-        "workload": a["workload"],
-        "collation": a["collation"],
-        "threads": a["threads"],
+        "workload": alert["workload"],
+        "collation": alert["collation"],
+        "threads": alert["threads"],
     }
     return {
-        "id": a["alert_id"],
-        "state": a["state"],
-        "kind": a["kind"],
-        "change": _change(a),
-        "server": a["server_id"],
-        "previous": a["base_server"],
-        "workload": a["workload"],
-        "threads": a["threads"],
-        "collation": a["collation"],
-        "profile": a["profile"],
-        "runner_class": a["runner_class"],
-        "hw_key": a["hw_key"],
+        "id": alert["alert_id"],
+        "state": alert["state"],
+        "kind": alert["kind"],
+        "change": _change(alert),
+        "server": alert["server_id"],
+        "previous": alert["base_server"],
+        "workload": alert["workload"],
+        "threads": alert["threads"],
+        "collation": alert["collation"],
+        "profile": alert["profile"],
+        "runner_class": alert["runner_class"],
+        "hw_key": alert["hw_key"],
         "dataset": dataset,
-        "ratio": a["ratio"],
-        "first_seen": _iso(a["first_seen_at"]),
-        "change_at": _iso(a["change_at"]),
-        "updated": _iso(a["state_since"]),
-        "reason": a["reason"],
-        "link": a["link"],
-        "run_id": a["run_id"],
+        "ratio": alert["ratio"],
+        "first_seen": _iso(alert["first_seen_at"]),
+        "change_at": _iso(alert["change_at"]),
+        "updated": _iso(alert["state_since"]),
+        "reason": alert["reason"],
+        "link": alert["link"],
+        "run_id": alert["run_id"],
         # the run page with this pair's why selected (explanation, ranked settings diff)
-        "run_href": f"runs.html{_hash(_run_link(a))}" if a["run_id"] else None,
+        "run_href": f"runs.html{_hash(_run_link(alert))}" if alert["run_id"] else None,
         "history_href": f"history.html{_hash(history)}",
         "found": (both or {}).get("found"),
         "paired": (both or {}).get("paired"),
     }
 
 
-def page_data(st: Store) -> dict[str, Any]:
+def page_data(results: Store) -> dict[str, Any]:
     """{open: rows newest first, not_reproduced: the alerts a paired re-measurement
     closed (rows, both results shown), closed: {state: count}, checked_at}."""
-    stored = st.stored_alerts(alerts.METRIC)
+    stored = results.stored_alerts(alerts.METRIC)
     closed: dict[str, int] = {}
     for a in stored:
         if a["state"] not in alerts.OPEN_STATES:
             closed[a["state"]] = closed.get(a["state"], 0) + 1
     checked = max((a["checked_at"] for a in stored), default=None)
     shown = [a for a in stored if a["state"] in (*alerts.OPEN_STATES, "not_reproduced")]
-    both = alerts.evidence_of(st, shown, alerts.METRIC)
+    both = alerts.evidence_of(results, shown, alerts.METRIC)
     rows = [row(a, e) for a, e in zip(shown, both, strict=True)]
     return {
         "open": [
-            {**r, "why": why.of_alert(st, a)}
+            {**r, "why": why.of_alert(results, a)}
             for a, r in zip(shown, rows, strict=True)
             if r["state"] in alerts.OPEN_STATES
         ],
@@ -147,19 +147,19 @@ def _sub(parent: ET.Element, tag: str, text: str | None = None, **attrs: str) ->
     return e
 
 
-def _summary(r: dict[str, Any]) -> str:
-    ratio = "—" if r["ratio"] is None else f"{r['ratio']:.3f}"
+def _summary(row: dict[str, Any]) -> str:
+    ratio = "—" if row["ratio"] is None else f"{row['ratio']:.3f}"
     parts = [
-        f"{r['state']}: {r['change']}",
+        f"{row['state']}: {row['change']}",
         f"ratio {ratio}",
-        f"{r['workload']} · {r['threads']} thread(s) · {r['collation']} · profile "
-        f"{r['profile']} · {r['dataset']} · runner {r['runner_class']}",
-        f"first reported {str(r['first_seen'])[:10]}",
+        f"{row['workload']} · {row['threads']} thread(s) · {row['collation']} · profile "
+        f"{row['profile']} · {row['dataset']} · runner {row['runner_class']}",
+        f"first reported {str(row['first_seen'])[:10]}",
     ]
-    if r["reason"]:
-        parts.append(f"acknowledged: {r['reason']}")
-    if r.get("paired"):
-        parts.append(f"found {r['found']}; {r['paired']}")
+    if row["reason"]:
+        parts.append(f"acknowledged: {row['reason']}")
+    if row.get("paired"):
+        parts.append(f"found {row['found']}; {row['paired']}")
     return "; ".join(parts)
 
 

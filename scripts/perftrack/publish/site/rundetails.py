@@ -47,8 +47,8 @@ class RunDetails:
     """The run list and run detail files of one open store; `order`: server -> its place
     in the site's version order."""
 
-    def __init__(self, st: Store, order: dict[str, int]) -> None:
-        self.st = st
+    def __init__(self, results: Store, order: dict[str, int]) -> None:
+        self.st = results
         self.order = order
         self._explained: str | None = None  # explanations.state, once (fingerprint)
 

@@ -54,20 +54,20 @@ def load_all(directory: Path | None) -> list[StudyPage]:
     return out
 
 
-def page_data(s: StudyPage, db: Store, counts: dict[str, int]) -> dict[str, Any]:
+def page_data(study: StudyPage, db: Store, counts: dict[str, int]) -> dict[str, Any]:
     """Everything the study page shows, from the DB's records of the study's cells;
     `counts`: the cells of each study server (`Store.cell_counts`), which pick the scale."""
-    st = s.study
+    st = study.study
     scale = scale_shown(st, counts)
     mine = study_runs.db_records(st, scale, db)
     side, skipped = report.collect(st, scale, mine)
-    players = study_mod.players(st, scale, s.catalog)
+    players = study_mod.players(st, scale, study.catalog)
     table = report.rows(st, side, players)
     findings = (
         report.charset_findings(st, table, side, players) if "charset" in st.comparisons else []
     )
     return {
-        "name": s.name,
+        "name": study.name,
         "title": st.title,
         "scale": scale,
         "local_notes": st.local_notes if scale != "full" else "",
@@ -84,26 +84,26 @@ def page_data(s: StudyPage, db: Store, counts: dict[str, int]) -> dict[str, Any]
     }
 
 
-def scale_shown(st: study_mod.Study, counts: dict[str, int]) -> str:
+def scale_shown(study: study_mod.Study, counts: dict[str, int]) -> str:
     """The scale whose servers have the most cells (`full` wins a tie)."""
-    cells = {sc: sum(counts.get(sid, 0) for sid in set(st.servers(sc))) for sc in st.scales}
+    cells = {sc: sum(counts.get(sid, 0) for sid in set(study.servers(sc))) for sc in study.scales}
     return max(cells, key=lambda k: (cells[k], k == "full"))
 
 
-def _row(r: report.ReportRow) -> dict[str, Any]:
-    ci = r.interval
+def _row(row: report.ReportRow) -> dict[str, Any]:
+    ci = row.interval
     return {
-        "comparison": r.comparison,
-        "cells": r.label,
-        "ours": r.ours,
+        "comparison": row.comparison,
+        "cells": row.label,
+        "ours": row.ours,
         "ci_low": ci.ci_low if ci else None,
         "ci_high": ci.ci_high if ci else None,
         "p": ci.p_value if ci else None,
-        "n": f"{r.n[0]}/{r.n[1]}",
-        "sure": r.sure,
-        "article": r.article,
-        "grade": r.grade.text,
-        "graded": r.grade.graded,
+        "n": f"{row.n[0]}/{row.n[1]}",
+        "sure": row.sure,
+        "article": row.article,
+        "grade": row.grade.text,
+        "graded": row.grade.graded,
     }
 
 

@@ -26,31 +26,31 @@ METRIC = "tps"  # the overview's verdicts are throughput's (the heatmap's others
 VERDICT_RANK = {"regression": 0, "improvement": 1, "inconclusive": 2, "unchanged": 3}
 
 
-def _stored_is_current(st: Store, metric: str) -> bool:
+def _stored_is_current(results: Store, metric: str) -> bool:
     """detect ran after the newest result: it computed after that result finished, or
     its verdicts already saw it (their newest `last_result_at` is the newest result;
     run clocks can be ahead of the publishing machine's)."""
-    computed, seen, newest = st.verdicts_freshness(metric)
+    computed, seen, newest = results.verdicts_freshness(metric)
     if computed is None:
         return False
     return newest is None or computed >= newest or seen == newest
 
 
 def raw(
-    st: Store, notes: list[Annotation], metric: str = METRIC
+    results: Store, notes: list[Annotation], metric: str = METRIC
 ) -> tuple[list[dict[str, Any]], str]:
     """Verdict rows as the verdicts table has them, and where they came from; each with
     `paired` and `rounds_needed` (table verdict_rounds; None where detect did not write
     them)."""
     found: Sequence[Mapping[str, Any]]
-    if _stored_is_current(st, metric):
-        rounds = st.verdict_rounds(metric)
-        found = st.stored_verdicts(metric)
+    if _stored_is_current(results, metric):
+        rounds = results.verdict_rounds(metric)
+        found = results.stored_verdicts(metric)
         origin = "detect"
     else:
-        names = st.verdict_columns()
-        tables = detect.verdict_tables(st, metric, _current_noise(st, metric))
-        rows = detect.compute_verdicts(st, notes, metric, tables)
+        names = results.verdict_columns()
+        tables = detect.verdict_tables(results, metric, _current_noise(results, metric))
+        rows = detect.compute_verdicts(results, notes, metric, tables)
         found = [dict(zip(names, r, strict=True)) for r in rows]
         rounds = {r[0]: (r[2], r[3]) for r in detect.compute_verdict_rounds(tables, metric)}
         origin = "computed at build time"
@@ -61,21 +61,21 @@ def raw(
     return out, origin
 
 
-def _current_noise(st: Store, metric: str) -> list[tuple[Any, ...]] | None:
+def _current_noise(results: Store, metric: str) -> list[tuple[Any, ...]] | None:
     """The metric's stored noise if the detect that stored it saw every result (it stored
     it after throughput's verdicts, which are current: detect.NOISE_ALSO); else None (the
     caller computes it, as detect would)."""
-    if metric not in detect.NOISE_ALSO.get(METRIC, ()) or not _stored_is_current(st, METRIC):
+    if metric not in detect.NOISE_ALSO.get(METRIC, ()) or not _stored_is_current(results, METRIC):
         return None
-    rows, computed = st.stored_noise(metric)
-    verdicts_at = st.verdicts_freshness(METRIC)[0]
+    rows, computed = results.stored_noise(metric)
+    verdicts_at = results.verdicts_freshness(METRIC)[0]
     if not rows or computed is None or verdicts_at is None or computed < verdicts_at:
         return None
     return rows
 
 
 def latest(
-    st: Store,
+    results: Store,
     notes: list[Annotation],
     current_hw: dict[str, str],
     describe: Callable[[dict[str, Any]], dict[str, Any]],
@@ -84,11 +84,11 @@ def latest(
     """Site rows (regressions first, newest first within a verdict) and their source.
     `run_id`: the run that last measured the new version in the series (its page has the
     variables diff of the pair); `previous_run_id` the same for the previous version."""
-    stored, origin = raw(st, notes, metric)
+    stored, origin = raw(results, notes, metric)
     # with a rotation (`perftrack plan`) series run on different nights, so the overview
     # shows how fresh each verdict's data is
-    last_run = st.series_last_run()
-    alert_state = {a["alert_id"]: a["state"] for a in st.stored_alerts(METRIC)}
+    last_run = results.series_last_run()
+    alert_state = {a["alert_id"]: a["state"] for a in results.stored_alerts(METRIC)}
     out = []
     for v in stored:
         diff = v.get("variables_diff")

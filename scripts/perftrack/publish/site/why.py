@@ -70,31 +70,31 @@ def command(
 FIRST = 5
 
 
-def of_alert(st: Store, a: Mapping[str, Any]) -> dict[str, Any] | None:
+def of_alert(results: Store, alert: Mapping[str, Any]) -> dict[str, Any] | None:
     """The why of one verdict alert (analysis/alerts.py's row): the stored explanations of
     its pair; without one, the settings explain would try first (from the pair's
     variables as its run measured them) and the command for its cell. None: a change
     point (no pair)."""
-    if a["kind"] != "verdict" or not a.get("base_server"):
+    if alert["kind"] != "verdict" or not alert.get("base_server"):
         return None
-    prev, new = a["base_server"], a["server_id"]
-    stored = explanations.latest(st, prev, new)
+    prev, new = alert["base_server"], alert["server_id"]
+    stored = explanations.latest(results, prev, new)
     if stored:
         return {"explanations": stored}
     sets = {
         s["server"]: s["varset"]
-        for s in (st.run_varsets([a["run_id"]]) if a.get("run_id") else [])
-        if s["profile"] == a["profile"] and s["collation"] == a["collation"]
+        for s in (results.run_varsets([alert["run_id"]]) if alert.get("run_id") else [])
+        if s["profile"] == alert["profile"] and s["collation"] == alert["collation"]
     }
     release = (
-        {s["server"]: (s["product"], s["version"]) for s in st.run_servers([a["run_id"]])}
-        if a.get("run_id")
+        {s["server"]: (s["product"], s["version"]) for s in results.run_servers([alert["run_id"]])}
+        if alert.get("run_id")
         else {}
     )
     first: list[str] = []
     tried = left = 0
     if prev in sets and new in sets:
-        diff = st.variables_diff(sets[prev], sets[new])
+        diff = results.variables_diff(sets[prev], sets[new])
         ranks = ranked(diff, *release.get(new, ("", "")))
         order = sorted((r["rank"], n) for n, r in ranks.items() if r["rank"] is not None)
         values = {n: (va, vb) for n, va, vb, _ in diff}
@@ -108,15 +108,15 @@ def of_alert(st: Store, a: Mapping[str, Any]) -> dict[str, Any] | None:
         "command": command(
             prev,
             new,
-            workload=a["workload"],
-            threads=a["threads"],
-            collation=a["collation"],
-            profile=a["profile"],
+            workload=alert["workload"],
+            threads=alert["threads"],
+            collation=alert["collation"],
+            profile=alert["profile"],
         ),
     }
 
 
-def _short(v: str | None, width: int = 40) -> str:
-    if v is None:
+def _short(value: str | None, width: int = 40) -> str:
+    if value is None:
         return "—"
-    return v if len(v) <= width else v[: width - 1] + "…"
+    return value if len(value) <= width else value[: width - 1] + "…"

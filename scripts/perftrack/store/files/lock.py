@@ -66,19 +66,21 @@ class Lock:
             self.release()
             raise
 
-    def _flock(self, fd: int, db_path: Path, deadline: float, *, names_holder: bool) -> None:
-        """Lock `fd` by the deadline (then kept in self.fds until release), or close it
-        and refuse; `names_holder`: `fd` is the lock file, whose pid the refusal names."""
+    def _flock(
+        self, descriptor: int, db_path: Path, deadline: float, *, names_holder: bool
+    ) -> None:
+        """Lock `descriptor` by the deadline (then kept in self.fds until release), or close it
+        and refuse; `names_holder`: `descriptor` is the lock file, whose pid the refusal names."""
         mode = fcntl.LOCK_EX if self.exclusive else fcntl.LOCK_SH
         while True:
             try:
-                fcntl.flock(fd, mode | fcntl.LOCK_NB)
-                self.fds.append(fd)
+                fcntl.flock(descriptor, mode | fcntl.LOCK_NB)
+                self.fds.append(descriptor)
                 return
             except BlockingIOError:
                 if time.monotonic() >= deadline:
-                    holder = _read_pid(fd) if names_holder else None
-                    os.close(fd)
+                    holder = _read_pid(descriptor) if names_holder else None
+                    os.close(descriptor)
                     raise DatabaseError(_locked_message(db_path, holder)) from None
                 time.sleep(LOCK_POLL_S)
 
@@ -107,9 +109,9 @@ def _open_readonly(path: Path) -> int | None:
         return None
 
 
-def _read_pid(fd: int) -> int | None:
+def _read_pid(descriptor: int) -> int | None:
     try:
-        text = os.pread(fd, 32, 0).decode("ascii", "replace").strip()
+        text = os.pread(descriptor, 32, 0).decode("ascii", "replace").strip()
     except OSError:
         return None
     return int(text) if text.isdigit() else None

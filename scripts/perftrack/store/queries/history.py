@@ -68,13 +68,13 @@ class HistoryQueries:
         metrics: Sequence[str],
         describe: Callable[[dict[str, Any]], Mapping[str, Any]],
         vorder: Mapping[str, int],
-        at: Callable[[Any], str | None],
+        time_of: Callable[[Any], str | None],
         parts: Sequence[tuple[Path, Sequence[str]]] | None = None,
     ) -> HistoryTable:
         """Per site series, server and run: n, median/min/max tps, median p95 (`p95_ms`)
         and the median of each of `metrics` (null where none was measured). The labels
         come from the caller: `describe(series)` (the SERIES_KEYS of one series; returns
-        its LABEL_COLUMNS), `vorder[server]` (-1 if absent), `at(run's start)`.
+        its LABEL_COLUMNS), `vorder[server]` (-1 if absent), `time_of(run's start)`.
 
         `parts`: the aggregate read from these `history_part` files (with the night
         files each is made of; every month of the results, oldest first) instead of
@@ -94,7 +94,7 @@ class HistoryQueries:
         else:
             self.con.execute(f"CREATE TEMP TABLE {_AGG} AS " + _aggregate("results", cols))
             opened = _AGG
-        table = HistoryTable.made(self.con, metrics, (describe, vorder, at), opened, closed)
+        table = HistoryTable.made(self.con, metrics, (describe, vorder, time_of), opened, closed)
         if not parts:
             self.con.execute(f"DROP TABLE {_AGG}")
         return table
@@ -111,8 +111,8 @@ class HistoryQueries:
             [files],
         ).fetchall()
 
-        def read(fs: Sequence[str]) -> str:  # a literal list: read where it is used
-            return "read_parquet([" + ", ".join(sql_string(f) for f in fs) + "])"
+        def read(files: Sequence[str]) -> str:  # a literal list: read where it is used
+            return "read_parquet([" + ", ".join(sql_string(f) for f in files) + "])"
 
         if not split:  # a run is in one part: the last part's runs are the open ones
             return read(files[-1:]), (read(files[:-1]) if len(files) > 1 else None)

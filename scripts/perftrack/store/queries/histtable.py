@@ -292,13 +292,15 @@ class HistoryTable:
             f"JOIN {_RUN_INFO} r USING (run_id) JOIN {_RUNS} a USING (run_id) ORDER BY ALL"
         ).fetchall()
 
-    def _series_on(self, c: str, s: str) -> str:
-        """SQL: the closed rows `c` are of series `s` (a row of `_LABELS`): by the hash of
+    def _series_on(self, closed: str, series: str) -> str:
+        """SQL: the closed rows `closed` are of series `series` (a row of `_LABELS`): by the hash of
         the series' columns when the known series' hashes differ (every closed row's
         series is one of them: one key to join on, not 16), else by the columns."""
         if self._hashed and HASH_JOIN:
-            return f"hash({', '.join(f'{c}.{k}' for k in SITE_SERIES)}) = {s}.h"
-        return " AND ".join(f'{c}."{k}" IS NOT DISTINCT FROM {s}."k_{k}"' for k in SITE_SERIES)
+            return f"hash({', '.join(f'{closed}.{k}' for k in SITE_SERIES)}) = {series}.h"
+        return " AND ".join(
+            f'{closed}."{k}" IS NOT DISTINCT FROM {series}."k_{k}"' for k in SITE_SERIES
+        )
 
     def _closed_labelled(self) -> str:
         """SQL FROM clause: the closed rows `c` with their series' labels `l`, cell file

@@ -70,9 +70,9 @@ class NightlyPoints(Mapping[Key, list[Point]]):
             at_of=times.__getitem__,
         )
 
-    def rows(self, i: int) -> slice:
-        """The points of key `i`."""
-        return slice(int(self._bounds[i]), int(self._bounds[i + 1]))
+    def rows(self, index: int) -> slice:
+        """The points of key `index`."""
+        return slice(int(self._bounds[index]), int(self._bounds[index + 1]))
 
     def __getitem__(self, key: Key) -> list[Point]:
         s = self.rows(self._index[key])

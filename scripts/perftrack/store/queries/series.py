@@ -117,12 +117,12 @@ class SeriesQueries(QueryBase):
             return self._kept(key, lambda: [(*s[:-4], s[-3], s[-3], *s[-2:]) for s in kept])
         return self._kept(key, lambda: self._samples(column, run_id, servers, recent))
 
-    def _same_selection(self, a: str, b: str) -> bool:
+    def _same_selection(self, metric_a: str, metric_b: str) -> bool:
         """No ok result has a value of one of the two columns and not of the other: the
         two columns' series_values pick the same rows. A count rolled forward night by
         night (a scan of every result was 0.3-0.7 s of detect at ten years), asked once per
         read-only store (series_samples asks it before looking for its answer)."""
-        ca, cb = metric_column(a), metric_column(b)
+        ca, cb = metric_column(metric_a), metric_column(metric_b)
 
         def differing(source: str) -> str:  # its ok rows with one of the two and not the other
             return (
@@ -407,9 +407,9 @@ class SeriesQueries(QueryBase):
 EPOCH = datetime(1970, 1, 1)
 
 
-def _from_epoch_us(us: int) -> datetime:
+def _from_epoch_us(micros: int) -> datetime:
     """A TIMESTAMP's Python value (naive, UTC) from DuckDB's epoch_us of it."""
-    return EPOCH + timedelta(microseconds=us)
+    return EPOCH + timedelta(microseconds=micros)
 
 
 def _newest(recent: int) -> str:
@@ -419,8 +419,8 @@ def _newest(recent: int) -> str:
     return f"QUALIFY row_number() OVER (PARTITION BY {key} ORDER BY r.started_at DESC) <= {recent}"
 
 
-def _quoted(c: str) -> str:
-    return '"collation"' if c == "collation" else c
+def _quoted(column: str) -> str:
+    return '"collation"' if column == "collation" else column
 
 
 def _key_number(own: Sequence[str]) -> str:

@@ -116,21 +116,25 @@ class VerdictQueries(QueryBase):
             [metric],
         )
 
-    def variables_diff(self, a: str, b: str) -> list[tuple[str, str | None, str | None, str]]:
+    def variables_diff(
+        self, set_a: str, set_b: str
+    ) -> list[tuple[str, str | None, str | None, str]]:
         """(name, value in a, value in b, added/removed/changed) for every variable that
         differs between two stored variable sets, by name. A set is stored once under the
         hash of its content and never changes, so each pair is read once per open store
         (detect asks for the same few pairs for each of its hundreds of verdicts)."""
-        if a == b:
+        if set_a == set_b:
             return []
         cache: dict[tuple[str, str], Any] = self.__dict__.setdefault("_variables_diffs", {})
-        if (a, b) not in cache:
-            cache[(a, b)] = self._variables_diff(a, b)
-        return list(cache[(a, b)])
+        if (set_a, set_b) not in cache:
+            cache[(set_a, set_b)] = self._variables_diff(set_a, set_b)
+        return list(cache[(set_a, set_b)])
 
-    def _variables_diff(self, a: str, b: str) -> list[tuple[str, str | None, str | None, str]]:
-        sets = self._variable_sets(a, b)
-        xa, xb = sets[a], sets[b]
+    def _variables_diff(
+        self, set_a: str, set_b: str
+    ) -> list[tuple[str, str | None, str | None, str]]:
+        sets = self._variable_sets(set_a, set_b)
+        xa, xb = sets[set_a], sets[set_b]
         out: list[tuple[str, str | None, str | None, str]] = []
         for name in sorted(xa.keys() | xb.keys()):
             if name not in xa:
