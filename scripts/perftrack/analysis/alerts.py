@@ -44,7 +44,14 @@ from perftrack.analysis import compare
 from perftrack.analysis.annotations import Annotation, matching
 from perftrack.analysis.changepoints import Points
 from perftrack.store import remeasures
-from perftrack.store.queries.shapes import RemeasureRow, VerdictRow
+from perftrack.store.queries.shapes import (
+    AlertFinding,
+    AlertRow,
+    RemeasureRow,
+    SeriesKey,
+    VerdictRow,
+    series_key,
+)
 from perftrack.store.store import SERIES_COLS, Store
 
 AlertT = TypeVar("AlertT", bound=Mapping[str, Any])  # a stored alert row or one detect made
@@ -97,7 +104,7 @@ class Found:
 
     alert_id: str
     kind: str
-    key: dict[str, Any]  # the series (SERIES_COLS)
+    key: SeriesKey  # the series (SERIES_COLS)
     server_id: str
     base_server: str | None
     run_id: str | None
@@ -197,7 +204,7 @@ def from_tables(
             Found(
                 alert_id=verdict_alert_id(key, metric, base.server_id, row.server_id),
                 kind="verdict",
-                key=dict(t.key),
+                key=series_key(t.key),
                 server_id=row.server_id,
                 base_server=base.server_id,
                 run_id=row.rounds[-1][0] if row.rounds else None,  # values are oldest first
@@ -235,7 +242,7 @@ def from_change_points(
             i = index[r["run_id"]]
             start = max((s for s in splits if s < i), default=0)
             fixed_by = _back_after(series, start, i, splits[-1], higher)
-            key = dict(zip(SERIES_COLS, skey[:-1], strict=True))
+            key = series_key(dict(zip(SERIES_COLS, skey[:-1], strict=True)))
             out.append(
                 Found(
                     alert_id=change_alert_id(skey[:-1], r["server_id"], metric, r["run_id"]),
@@ -376,21 +383,21 @@ def _base_state(state: str) -> str:
 
 def _claim_near(
     found: Found,
-    stored: Sequence[Mapping[str, Any]],
+    stored: Sequence[AlertRow],
     claimed: set[str],
     points: Mapping[tuple[Any, ...], list[tuple[Any, ...]]],
-) -> Mapping[str, Any] | None:
+) -> AlertRow | None:
     """The stored change-point alert of the same series found within CP_MATCH_POINTS
     nights of `found` (the nearest), if any and not taken by another change tonight."""
-    series = points.get((*(found.key[c] for c in SERIES_COLS), found.server_id), [])
+    series = points.get((*_series_of(found.key), found.server_id), [])
     index = {p[0]: i for i, p in enumerate(series)}
     if found.run_id not in index:
         return None
-    best: tuple[int, Mapping[str, Any]] | None = None
+    best: tuple[int, AlertRow] | None = None
     for a in stored:
         if a["kind"] != "change_point" or a["alert_id"] in claimed:
             continue
-        same = a["server_id"] == found.server_id and all(a[c] == found.key[c] for c in SERIES_COLS)
+        same = a["server_id"] == found.server_id and _same_series(a, found.key)
         if not same or a["run_id"] not in index:
             continue
         d = abs(index[a["run_id"]] - index[found.run_id])
@@ -400,7 +407,7 @@ def _claim_near(
 
 
 def update(
-    stored: Sequence[Mapping[str, Any]],
+    stored: Sequence[AlertRow],
     found: list[Found],
     notes: list[Annotation],
     points: Mapping[tuple[Any, ...], list[tuple[Any, ...]]],
@@ -408,14 +415,14 @@ def update(
     expire_days: int,
     now: datetime,
     remeasured: Remeasures | None = None,
-) -> list[dict[str, Any]]:
+) -> list[AlertRow]:
     """Every alert of the metric after tonight's detect: the stored ones carried over
     (identity, first seen, news), tonight's changes merged in, each state recomputed
     (`remeasured`: the store's newest paired re-measurements, remeasures.newest)."""
     again = remeasured or {}
     by_id = {a["alert_id"]: a for a in stored}
     claimed: set[str] = set()
-    out: list[dict[str, Any]] = []
+    out: list[AlertRow] = []
     # changes found again exactly first, so a nearby one cannot take their alert
     for f in sorted(found, key=lambda f: f.alert_id not in by_id):
         prev = by_id.get(f.alert_id)
@@ -425,10 +432,10 @@ def update(
         if alert_id in claimed:
             continue  # the same change twice in tonight's list
         claimed.add(alert_id)
-        row = {
+        row: AlertFinding = {
+            **f.key,
             "alert_id": alert_id,
             "kind": f.kind,
-            **f.key,
             "metric": metric,
             "server_id": f.server_id,
             "base_server": f.base_server,
@@ -444,18 +451,18 @@ def update(
         out.append(_restated(row, prev, notes, expire_days, now, again))
     for a in stored:
         if a["alert_id"] not in claimed:  # not seen tonight: kept, its state recomputed
-            out.append(_restated(dict(a), a, notes, expire_days, now, again))
+            out.append(_restated(a, a, notes, expire_days, now, again))
     return out
 
 
 def _restated(
-    row: dict[str, Any],
-    prev: Mapping[str, Any] | None,
+    row: AlertFinding,
+    prev: AlertRow | None,
     notes: list[Annotation],
     expire_days: int | None,
     now: datetime,
     remeasured: Remeasures,
-) -> dict[str, Any]:
+) -> AlertRow:
     """The row with its state, reason, link and times recomputed (the one rule)."""
     note = matching(notes, subject_of(row))
     own = remeasure_of(row, remeasured)
@@ -464,36 +471,66 @@ def _restated(
     changed = prev is None or base != _base_state(prev["state"])
     news = prev["news_at"] if prev is not None and not changed else now  # found or changed: news
     state = state_of(note, row["fixed_by"], news, now, expire_days, again)
-    row.update(
-        state=state,
-        reason=note.reason if note else None,
-        link=note.link if note else None,
-        news_at=news,
-        state_since=now if prev is None or prev["state"] != state else prev["state_since"],
-        checked_at=now,
-    )
-    return row
+    return {
+        **_finding(row),
+        "state": state,
+        "reason": note.reason if note else None,
+        "link": note.link if note else None,
+        "news_at": news,
+        "state_since": now if prev is None or prev["state"] != state else prev["state_since"],
+        "checked_at": now,
+    }
+
+
+def _finding(row: AlertFinding) -> AlertFinding:
+    """The finding's fields of a row (a stored alert's without its state): its state is
+    the rule's again."""
+    return {
+        **series_key(row),
+        "alert_id": row["alert_id"],
+        "kind": row["kind"],
+        "metric": row["metric"],
+        "server_id": row["server_id"],
+        "base_server": row["base_server"],
+        "run_id": row["run_id"],
+        "change_at": row["change_at"],
+        "ratio": row["ratio"],
+        "before_value": row["before_value"],
+        "after_value": row["after_value"],
+        "fixed_by": row["fixed_by"],
+        "first_seen_at": row["first_seen_at"],
+        "last_seen_at": row["last_seen_at"],
+    }
+
+
+def _series_of(row: Mapping[str, Any]) -> tuple[Any, ...]:
+    """The series columns of an alert or a key, in SERIES_COLS order."""
+    return tuple(row[c] for c in SERIES_COLS)
+
+
+def _same_series(alert: AlertRow, key: SeriesKey) -> bool:
+    return _series_of(alert) == _series_of(key)
 
 
 def restate(
-    stored: Sequence[Mapping[str, Any]],
+    stored: Sequence[AlertRow],
     notes: list[Annotation],
     expire_days: int,
     now: datetime,
     remeasured: Remeasures | None = None,
-) -> list[dict[str, Any]]:
+) -> list[AlertRow]:
     """Stored alerts with the states the current annotations file gives them now (what
     the next detect will store): `perftrack alerts` shows an edit at once."""
     out = []
     for a in stored:
-        row = _restated(dict(a), a, notes, expire_days, now, remeasured or {})
+        row = _restated(a, a, notes, expire_days, now, remeasured or {})
         row["checked_at"] = a["checked_at"]
         out.append(row)
     return out
 
 
-def as_rows(alerts: list[dict[str, Any]], columns: list[str]) -> list[tuple[Any, ...]]:
-    """Alert dicts as rows in the table's column order (for `replace_derived`)."""
+def as_rows(alerts: list[AlertRow], columns: list[str]) -> list[tuple[Any, ...]]:
+    """Alerts as rows in the table's column order (for `replace_derived`)."""
     return [tuple(a.get(c) for c in columns) for a in alerts]
 
 

@@ -8,8 +8,9 @@ starts with; a column an older schema lacks is simply absent from an older DB's 
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from datetime import datetime
-from typing import TypedDict
+from typing import Any, TypedDict
 
 
 class CellShape(TypedDict):
@@ -39,8 +40,31 @@ class SeriesKey(CellShape):
     runner_class: str
 
 
-class AlertRow(SeriesKey):
-    """A row of `alerts` (schema v7): one change detect reported, with its state."""
+def series_key(values: Mapping[str, Any]) -> SeriesKey:
+    """The series columns of a row or key (every column of series.SERIES_COLS), typed."""
+    return SeriesKey(
+        hw_key=values["hw_key"],
+        runner_class=values["runner_class"],
+        workload=values["workload"],
+        threads=values["threads"],
+        collation=values["collation"],
+        profile=values["profile"],
+        tables=values["tables"],
+        table_size=values["table_size"],
+        duration_s=values["duration_s"],
+        connection=values["connection"],
+        engine=values["engine"],
+        isolation=values["isolation"],
+        durability=values["durability"],
+        handshake=values["handshake"],
+        dataset_size=values["dataset_size"],
+        phase=values["phase"],
+    )
+
+
+class AlertFinding(SeriesKey):
+    """What detect finds of an alert tonight (or carries over), before the one rule
+    (analysis/alerts.py) gives it its state."""
 
     alert_id: str
     kind: str
@@ -52,12 +76,17 @@ class AlertRow(SeriesKey):
     ratio: float | None
     before_value: float | None
     after_value: float | None
-    state: str
-    reason: str | None
-    link: str | None
     fixed_by: str | None
     first_seen_at: datetime
     last_seen_at: datetime
+
+
+class AlertRow(AlertFinding):
+    """A row of `alerts` (schema v7): one change detect reported, with its state."""
+
+    state: str
+    reason: str | None
+    link: str | None
     news_at: datetime
     state_since: datetime
     checked_at: datetime
