@@ -29,7 +29,7 @@ from typing import Any, cast
 
 from perftrack.store import store
 from perftrack.store.queries.series import SERIES_COLS
-from perftrack.store.queries.shapes import RemeasureRow
+from perftrack.store.queries.shapes import RemeasureRow, SeriesKey, series_key
 
 TABLE = "remeasures"
 _TYPES = {
@@ -67,7 +67,7 @@ class Remeasure:
     source: str  # what measured it: `until-conclusive` (compare, bisect), `explain`
     base_server: str
     new_server: str
-    key: dict[str, Any]
+    key: SeriesKey
     metric: str
     n_base: int
     n_new: int
@@ -85,7 +85,7 @@ class Remeasure:
         return hashlib.sha256(json.dumps(raw).encode()).hexdigest()[:16]
 
 
-def series_keys(results: store.Store, run_ids: Sequence[str]) -> list[dict[str, Any]]:
+def series_keys(results: store.Store, run_ids: Sequence[str]) -> list[SeriesKey]:
     """The distinct series keys (SERIES_COLS) of the ok results of these runs."""
     if not run_ids:
         return []
@@ -98,14 +98,16 @@ def series_keys(results: store.Store, run_ids: Sequence[str]) -> list[dict[str, 
             WHERE r.run_id IN ({marks}) AND r.status = 'ok' ORDER BY ALL""",
         list(run_ids),
     ).fetchall()
-    return [dict(zip(SERIES_COLS, r, strict=True)) for r in rows]
+    return [series_key(dict(zip(SERIES_COLS, r, strict=True))) for r in rows]
 
 
-def key_of_record(rec: dict[str, Any]) -> dict[str, Any]:
+def key_of_record(rec: dict[str, Any]) -> SeriesKey:
     """The series key (SERIES_COLS) of a run record, as ingest would store it: for rounds
     that are not ingested (explain's, whose B+g arms are not releases)."""
     own = {c: rec["cell"].get(c) for c in SERIES_COLS if c not in ("hw_key", "runner_class")}
-    return {"hw_key": rec["hardware"]["key"], "runner_class": rec["runner_class"], **own}
+    return series_key(
+        {"hw_key": rec["hardware"]["key"], "runner_class": rec["runner_class"], **own}
+    )
 
 
 def save(db: Path, remeasure: Remeasure) -> str:
