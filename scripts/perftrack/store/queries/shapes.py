@@ -41,7 +41,8 @@ class SeriesKey(CellShape):
 
 
 def series_key(values: Mapping[str, Any]) -> SeriesKey:
-    """The series columns of a row or key (every column of series.SERIES_COLS), typed."""
+    """The series columns of a row or key (every column of series.SERIES_COLS), typed; the
+    optional cell fields an older schema's rows lack are None."""
     return SeriesKey(
         hw_key=values["hw_key"],
         runner_class=values["runner_class"],
@@ -53,12 +54,12 @@ def series_key(values: Mapping[str, Any]) -> SeriesKey:
         table_size=values["table_size"],
         duration_s=values["duration_s"],
         connection=values["connection"],
-        engine=values["engine"],
-        isolation=values["isolation"],
-        durability=values["durability"],
-        handshake=values["handshake"],
-        dataset_size=values["dataset_size"],
-        phase=values["phase"],
+        engine=values.get("engine"),
+        isolation=values.get("isolation"),
+        durability=values.get("durability"),
+        handshake=values.get("handshake"),
+        dataset_size=values.get("dataset_size"),
+        phase=values.get("phase"),
     )
 
 
