@@ -472,34 +472,13 @@ def _restated(
     news = prev["news_at"] if prev is not None and not changed else now  # found or changed: news
     state = state_of(note, row["fixed_by"], news, now, expire_days, again)
     return {
-        **_finding(row),
+        **row,
         "state": state,
         "reason": note.reason if note else None,
         "link": note.link if note else None,
         "news_at": news,
         "state_since": now if prev is None or prev["state"] != state else prev["state_since"],
         "checked_at": now,
-    }
-
-
-def _finding(row: AlertFinding) -> AlertFinding:
-    """The finding's fields of a row (a stored alert's without its state): its state is
-    the rule's again."""
-    return {
-        **series_key(row),
-        "alert_id": row["alert_id"],
-        "kind": row["kind"],
-        "metric": row["metric"],
-        "server_id": row["server_id"],
-        "base_server": row["base_server"],
-        "run_id": row["run_id"],
-        "change_at": row["change_at"],
-        "ratio": row["ratio"],
-        "before_value": row["before_value"],
-        "after_value": row["after_value"],
-        "fixed_by": row["fixed_by"],
-        "first_seen_at": row["first_seen_at"],
-        "last_seen_at": row["last_seen_at"],
     }
 
 
