@@ -11,7 +11,7 @@ import pytest
 
 import standins
 from clirun import assert_one_line_error, perftrack
-from perftrack.analysis import candidates
+from perftrack.analysis import candidates, stats
 from perftrack.core import hardware
 from perftrack.core.errors import ConfigError
 from perftrack.experiments import conclude, explain
@@ -117,6 +117,8 @@ class Model:
     """Throughput of B with some of A's settings: 1000/(1 + Σ cost of B's values left),
     with 5% multiplicative noise, seeded. A has none of the costs."""
 
+    arm_s = 10.0  # machine seconds per arm of a round
+
     def __init__(self, costs: dict[str, float], refused: frozenset[str] = frozenset()):
         self.costs, self.refused = costs, refused
         self.rng = np.random.default_rng(7)
@@ -129,7 +131,7 @@ class Model:
 
     def round(self, arms: list[explain.Arm]) -> dict[str, float | None]:
         self.arms.append([label for label, _ in arms])
-        self.clock += 10 * len(arms)
+        self.clock += self.arm_s * len(arms)
         everything = set(self.costs)
         out: dict[str, float | None] = {}
         for label, members in arms:
@@ -256,6 +258,79 @@ def test_a_gap_whose_interval_reaches_the_asked_regression_is_explained_not_refu
     got = out.run()
     assert got.gap is not None and got.gap.ci_low <= 0.95
     assert got.rounds > 4  # it went on past stage 1's first look
+
+
+class Swinging(Model):
+    """B as fast as A on average, each arm's value swinging ~60% (log sd) from round to round (a
+    cell that never reaches steady state): no look can decide the gap. Its arms take 1 s,
+    within the planned round time, so the looks `compare --until-conclusive` plans for the
+    budget run out before the budget does."""
+
+    arm_s = 1.0
+
+    def value(self, fixed: set[str]) -> float:
+        return 1000 * float(self.rng.lognormal(0, 0.6))
+
+
+def _unsettled(
+    budget_s: float, arm_s: float = 1.0
+) -> tuple[Swinging, pytest.ExceptionInfo[ConfigError]]:
+    m = Swinging({"v1": 0.0})
+    m.arm_s = arm_s
+    req = conclude.Request(
+        a="a", b="b", budget_s=budget_s, duration_s=2, warmup_s=0, min_effect=0.05
+    )
+    res = ex.Explanation(a="a", b="b", cell={}, candidates=_cands(["v0", "v1"]), left=[])
+    search = explain.Search(
+        req=req,
+        result=res,
+        run_round=m.round,
+        starts=m.starts,
+        emit=lambda _l: None,
+        clock=lambda: m.clock,
+    )
+    with pytest.raises(ConfigError) as err:
+        search.run()
+    assert res.gap is not None and res.gap.verdict == "inconclusive"
+    assert not explain.excludes_regression(res.gap.ci_low, 0.05)  # not "no regression" either
+    assert len(m.arms) == res.rounds and all(len(a) <= 3 for a in m.arms)  # stage 1 only
+    return m, err
+
+
+def test_a_gap_that_never_settles_is_refused_in_one_line_not_blamed_on_the_code():
+    m, err = _unsettled(budget_s=900)
+    msg = str(err.value)
+    assert msg.startswith("the gap did not settle: b / a = ") and "(inconclusive, n=" in msg
+    assert "\n" not in msg and "change is in the code" not in msg
+    assert m.clock < 900  # it stopped at the last planned look, not at the budget
+
+
+def test_a_gap_the_budget_ends_before_it_settles_is_refused_naming_the_budget():
+    _m, err = _unsettled(budget_s=600, arm_s=20)  # ~10 rounds fit
+    assert str(err.value).startswith("the gap did not settle within the budget: b / a = ")
+    assert "raise --budget" in str(err.value)
+
+
+def test_no_gap_is_an_answer_only_for_a_decided_regression():
+    res = ex.Explanation(a="a", b="b", cell={}, candidates=[], left=[])
+    req = conclude.Request(a="a", b="b", budget_s=60, duration_s=2, warmup_s=0)
+    assert explain.no_gap(res, req) is not None and "no paired value" in (
+        explain.no_gap(res, req) or ""
+    )
+    res.gap = stats.Comparison(
+        n_a=9,
+        n_b=9,
+        mean_a=1.0,
+        mean_b=0.8,
+        ratio=0.8,
+        ci_low=0.75,
+        ci_high=0.85,
+        p_value=0.001,
+        threshold=0.05,
+        verdict="regression",
+        paired=True,
+    )
+    assert explain.no_gap(res, req) is None
 
 
 @pytest.mark.parametrize(

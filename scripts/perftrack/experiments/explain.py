@@ -9,7 +9,9 @@
    gap (B against A) and every group (B+g against B) are decided with the sequential
    machinery of `conclude` at n = 4 and 6 rounds, the 1% false-alarm budget split over
    the looks and the tests of the stage (Bonferroni). If B is not slower than A: nothing
-   to explain. If B+all is not faster than B: the change is in the code.
+   to explain. If the gap is still undecided (its looks, or the budget, ran out): nothing
+   to explain either (`no_gap`), and no explanation. If B+all is not faster than B: the
+   change is in the code.
 4. Each later stage halves every group that moved and runs rounds of B and the halves; a
    moved group whose halves both stay flat is an inseparable group. The search stops at
    single settings or when the next round would not fit the budget.
@@ -65,6 +67,38 @@ def excludes_regression(ci_low: float, min_effect: float) -> bool:
     to explain: a gap whose interval merely fits inside the noise band, or reaches both
     sides of 1, may still hide the regression asked about."""
     return ci_low > 1 - min_effect
+
+
+def no_gap(result: ex.Explanation, req: conclude.Request) -> str | None:
+    """Why the first stage leaves no gap to explain although it could not rule a regression
+    out (one line), or None when B/A is a decided regression. A gap that is still
+    `inconclusive` after every look `compare --until-conclusive` would take (or when the
+    budget ended) is not a gap: shares of it would divide by noise, and "the change is in
+    the code" would be said of a change never shown to exist."""
+    gap = result.gap
+    if gap is not None and gap.verdict == "regression":
+        return None
+    rounds = f"after {result.rounds} round(s) of A, B and B with A's settings"
+    if gap is None:
+        return (
+            f"no gap to explain: {result.b} / {result.a} has no paired value {rounds}; "
+            "check the run directory's records for failed cells"
+        )
+    measured = (
+        f"{result.b} / {result.a} = {gap.ratio:.3f} [{gap.ci_low:.3f}, {gap.ci_high:.3f}] "
+        f"({gap.verdict}, n={gap.n_b})"
+    )
+    if result.stop.startswith("budget"):
+        return (
+            f"the gap did not settle within the budget: {measured} {rounds}; nothing is "
+            "explained: raise --budget (the rounds are in the run directory)"
+        )
+    return (
+        f"the gap did not settle: {measured} {rounds}, every look "
+        f"compare --until-conclusive would take at --min-effect {req.min_effect:.0%}; "
+        "the cell's throughput moves too much from round to round to attribute a "
+        "regression to settings (longer --duration or --warmup may steady it)"
+    )
 
 
 def first_stage_s(req: conclude.Request) -> float:
@@ -149,6 +183,9 @@ class Search:
                 f"[{gap.ci_low:.3f}, {gap.ci_high:.3f}] on this cell excludes a regression of "
                 f"{self.req.min_effect:.0%} (--min-effect)"
             )
+        unsettled = no_gap(e, self.req)
+        if unsettled:
+            raise ConfigError(unsettled)
         frontier = [top] if top.state == ex.MOVED else []
         stage = 1
         while frontier:
