@@ -44,7 +44,7 @@ def rows(exporter: Any) -> list[dict[str, Any]]:
             "run_id": r["run_id"],
         }
         for porder, panel, part, col in PARTS:
-            values = [float(v) for v in r[col] or []]
+            values = r["costs"].get(col) or []
             if not values:
                 continue
             out.append(

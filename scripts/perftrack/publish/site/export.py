@@ -29,10 +29,10 @@ from perftrack.publish.site import cost, metrics, verdicts
 from perftrack.publish.site import history as history_files
 from perftrack.publish.site.histcache import HistoryCache
 from perftrack.publish.site.rundetails import RunDetails
-from perftrack.publish.site.series import AXES, GROUP, axis_label, dataset_label, iso
+from perftrack.publish.site.series import AXES, axis_label, dataset_label, iso
 from perftrack.servers import rules
 from perftrack.store.queries.history import HistoryTable
-from perftrack.store.queries.shapes import NewestRepeats, ServerSummary
+from perftrack.store.queries.shapes import NewestCost, NewestRepeats, ServerSummary
 from perftrack.store.store import Store
 
 CONFIDENCE = medians.CONFIDENCE  # the bands' coverage, the same as the verdicts' intervals
@@ -107,7 +107,7 @@ class Exporter:
         self._described: dict[tuple[Any, ...], dict[str, Any]] = {}
         self.run_pages = RunDetails(results, self.order)
         self._history: HistoryTable | None = None
-        self._newest_cost: list[dict[str, Any]] | None = None
+        self._newest_cost: list[NewestCost] | None = None
 
     def _servers(self) -> list[ServerSummary]:
         rows = self.st.server_summaries()
@@ -204,11 +204,11 @@ class Exporter:
         rows = self.st.newest_repeats()
         return [r for r in rows if self.current_hw.get(r["runner_class"]) == r["hw_key"]]
 
-    def newest_cost(self) -> list[dict[str, Any]]:
+    def newest_cost(self) -> list[NewestCost]:
         """The store's `newest_cost` of every column the summary and the cost page list:
         one scan of the results for both (rows shared: read them, never change them)."""
         if self._newest_cost is None:
-            listed = tuple(dict.fromkeys((*metrics.LISTED, *cost.COLUMNS)))
+            listed = tuple(dict.fromkeys((*metrics.COST_COLUMNS, *cost.COLUMNS)))
             self._newest_cost = self.st.newest_cost(listed)
         return self._newest_cost
 
@@ -232,7 +232,7 @@ class Exporter:
                     "p95_ms_low": p95_lo,
                     "p95_ms_high": p95_hi,
                     "run_id": r["run_id"],
-                    "_key": (*(r[c] for c in GROUP), r["server"], r["run_id"]),
+                    "_key": metrics.series_run(r),
                 }
             )
         metrics.add_cost(out, self.newest_cost())

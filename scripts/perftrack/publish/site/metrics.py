@@ -8,11 +8,13 @@ rule for every page). `DEFS` is the one list of them: the pages read it from `me
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from perftrack.analysis import compare, medians
 from perftrack.publish.site import verdicts
 from perftrack.publish.site.series import GROUP
+from perftrack.store.queries.shapes import NewestCost
 
 # (summary field, compare.METRICS name or None, label, unit, higher is better); the cost
 # fields are the results' own columns (record.COST_FIELDS), p95_ms is latency_pct_ms's
@@ -38,9 +40,8 @@ _DEFS: tuple[tuple[str, str | None, str, str, bool], ...] = (
 HEATMAP_METRICS = tuple(m for _k, m, *_ in _DEFS if m is not None and m != verdicts.METRIC)
 # (key, label, unit) of every metric, in the selectors' order (the history page's list)
 LABELS: tuple[tuple[str, str, str], ...] = tuple((k, lbl, u) for k, _m, lbl, u, _h in _DEFS)
-# the per-transaction costs; cpu_us_per_txn's list comes as newest_cost's `cpu_total`
+# the per-transaction costs (each one's repeats: newest_cost's `costs`)
 COST_COLUMNS = tuple(key for key, *_ in _DEFS if key not in ("tps", "p95_ms"))
-LISTED = tuple(c for c in COST_COLUMNS if c != "cpu_us_per_txn")
 
 
 def defs() -> list[dict[str, Any]]:
@@ -53,16 +54,20 @@ def defs() -> list[dict[str, Any]]:
     ]
 
 
-def add_cost(summary: list[dict[str, Any]], cost_rows: list[dict[str, Any]]) -> None:
+def add_cost(summary: list[dict[str, Any]], cost_rows: Sequence[NewestCost]) -> None:
     """Give each summary row (keyed by series, server and run) the median and its interval
     of every cost column its repeats have: FIELD, FIELD_low, FIELD_high."""
-    by_key = {(*(r[c] for c in GROUP), r["server"], r["run_id"]): r for r in cost_rows}
+    by_key = {series_run(r): r for r in cost_rows}
     for s in summary:
         c = by_key.get(s.pop("_key"))
         for col in COST_COLUMNS:
-            listed = "cpu_total" if col == "cpu_us_per_txn" else col
-            values = [float(v) for v in (c or {}).get(listed) or []]
+            values = (c["costs"].get(col) if c else None) or []
             s[col], s[col + "_low"], s[col + "_high"] = medians.with_interval(values)
+
+
+def series_run(row: Mapping[str, object]) -> tuple[object, ...]:
+    """The key a summary row carries as `_key`: its series, server and run."""
+    return (*(row[c] for c in GROUP), row["server"], row["run_id"])
 
 
 def heatmap_verdicts(exporter: Any) -> list[dict[str, Any]]:

@@ -15,7 +15,7 @@ from typing import Any
 from perftrack.core import record
 from perftrack.store.queries.base import QueryBase
 from perftrack.store.queries.series import LATEST_ATTEMPT, metric_column
-from perftrack.store.queries.shapes import NewestRepeats
+from perftrack.store.queries.shapes import NewestCost, NewestRepeats
 
 AXES: tuple[str, ...] = record.OPTIONAL_CELL_FIELDS
 SHAPE = ("profile", "tables", "table_size", "duration_s", "connection", *AXES)
@@ -92,28 +92,32 @@ class ResultQueries(QueryBase):
             GROUP BY ALL ORDER BY {_OG}, o.server, o.run_id""",
         )
 
-    def newest_cost(self, columns: Sequence[str]) -> list[dict[str, Any]]:
-        """Per site series and server, the newest run's ok repeats (latest attempts):
-        n, noisy count, median cpu_us_per_txn, each of `columns` as a list, and cpu_total:
-        the list of cpu_us_per_txn."""
-        cols = [metric_column(c) for c in columns]
+    def newest_cost(self, columns: Sequence[str]) -> list[NewestCost]:
+        """Per site series and server, the newest run's ok repeats (latest attempts): n,
+        noisy count, median cpu_us_per_txn, and `costs`: each of `columns` and
+        cpu_us_per_txn as the list of its repeats' values (None: no repeat has one)."""
+        cols = list(dict.fromkeys(metric_column(c) for c in (*columns, "cpu_us_per_txn")))
         picked = ", ".join(f"r.{c}" for c in cols)
-        lists = ", ".join(f"list(o.{c}) FILTER (WHERE o.{c} IS NOT NULL) AS {c}" for c in cols)
-        return self._dicts(f"""
+        names = ", ".join(f"'{c}'" for c in cols)
+        lists = ", ".join(f"list(o.{c}::DOUBLE) FILTER (WHERE o.{c} IS NOT NULL)" for c in cols)
+        return self._rows(
+            NewestCost,
+            f"""
             WITH ok AS (
                 SELECT ru.runner_class, ru.hw_key, ru.first_started_at AS run_at, r.run_id,
                        {", ".join("r." + c for c in SHAPE)},
                        r.workload, r.threads, r."collation" AS coll,
-                       s.server_id AS server, {picked}, r.noisy, r.cpu_us_per_txn AS cpu_total
+                       s.server_id AS server, {picked}, r.noisy
                 FROM results r JOIN runs ru USING (run_id) JOIN servers s USING (server_key)
                 WHERE r.status = 'ok' AND r.tps IS NOT NULL AND {LATEST_ATTEMPT}
                       AND {self._newest()}), newest AS (SELECT * FROM site_newest)
             SELECT {_OG}, o.server, o.run_id, count(*) AS n,
                    count(*) FILTER (WHERE o.noisy) AS noisy,
-                   median(o.cpu_total) AS cpu_us_per_txn,
-                   list(o.cpu_total) FILTER (WHERE o.cpu_total IS NOT NULL) AS cpu_total, {lists}
+                   median(o.cpu_us_per_txn) AS cpu_us_per_txn,
+                   map([{names}], [{lists}]) AS costs
             FROM ok o JOIN newest n ON {_ON}
-            GROUP BY ALL ORDER BY {_OG}, o.server, o.run_id""")
+            GROUP BY ALL ORDER BY {_OG}, o.server, o.run_id""",
+        )
 
     def results_by_status(self) -> dict[str, int]:
         return dict(self._tuples("SELECT status, count(*) FROM results GROUP BY status"))

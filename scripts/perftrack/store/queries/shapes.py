@@ -224,6 +224,18 @@ class NewestRepeats(SiteSeries):
     p95: list[float | None]
 
 
+class NewestCost(SiteSeries):
+    """A site series' newest run on one server (newest_cost): its ok repeats' costs."""
+
+    server: str
+    run_id: str
+    n: int
+    noisy: int
+    cpu_us_per_txn: float | None  # the median of its repeats
+    # each cost column asked for (and cpu_us_per_txn): its repeats' values; None: none has one
+    costs: dict[str, list[float] | None]
+
+
 class RemeasureRow(SeriesKey):
     """A row of `remeasures` (store/remeasures.py): one paired sequence's outcome, its
     rounds' run ids read back from their JSON."""
