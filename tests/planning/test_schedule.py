@@ -16,6 +16,7 @@ import pytest
 from perftrack.core.errors import ConfigError
 from perftrack.planning import dispatch, fleet, matrix, nightplan, packing, pairing, schedule
 from perftrack.servers import catalog
+from perftrack.store.queries.pastruns import OpenRegression
 
 REPO = Path(__file__).resolve().parents[2]
 NIGHT = date(2026, 11, 23)
@@ -138,10 +139,10 @@ def test_new_tags_and_open_regressions_come_before_the_rotation():
     h = schedule.History(
         servers_with_results={"mariadb-10.11.18", "mariadb-10.2.11"},  # 10.11.19 is new
         regressions=[
-            (
-                "mariadb-10.2.11",
-                "mariadb-10.11.18",
-                {
+            OpenRegression(
+                base="mariadb-10.2.11",
+                new="mariadb-10.11.18",
+                fields={
                     "workload": "oltp_read_write",
                     "threads": 64,
                     "collation": "latin1_swedish_ci",

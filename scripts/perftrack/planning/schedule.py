@@ -57,6 +57,7 @@ from perftrack.planning.packing import (
     shares,
 )
 from perftrack.store import store
+from perftrack.store.queries.pastruns import OpenRegression
 from perftrack.store.store import DURATION_KEY, SERIES_COLS, SIMILAR_KEY
 
 SCHEMA = "perftrack.night-plan/1"
@@ -103,8 +104,7 @@ class History:
     exact: dict[tuple[Any, ...], float] = field(default_factory=dict)
     similar: dict[tuple[Any, ...], float] = field(default_factory=dict)
     servers_with_results: set[str] = field(default_factory=set)
-    # (base server, new server, {series field: value}) of open regressions
-    regressions: list[tuple[str, str, dict[str, Any]]] = field(default_factory=list)
+    regressions: list[OpenRegression] = field(default_factory=list)
     source: str = "no DB"
 
 

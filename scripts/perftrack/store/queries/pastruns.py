@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
 import duckdb
 
@@ -25,6 +25,15 @@ DURATION_KEY = DURATION_FIELDS
 SIMILAR_KEY = ("workload", "duration_s", "warmup_s", "tables", "table_size")
 
 
+class OpenRegression(NamedTuple):
+    """An unacknowledged regression of `verdicts`: its pair and the series fields asked for
+    that its row has ({field: value}, compared only)."""
+
+    base: str
+    new: str
+    fields: dict[str, object]
+
+
 @dataclass
 class PastRuns:
     """What the DB says about past runs, for estimates and priorities."""
@@ -34,8 +43,7 @@ class PastRuns:
     # SIMILAR_KEY -> median wall seconds of such ok cells on any server
     similar: dict[tuple[Any, ...], float] = field(default_factory=dict)
     servers_with_results: set[str] = field(default_factory=set)
-    # (base server, new server, {series field: value}) of open regressions
-    regressions: list[tuple[str, str, dict[str, Any]]] = field(default_factory=list)
+    regressions: list[OpenRegression] = field(default_factory=list)
 
 
 def _cols(fields: tuple[str, ...]) -> str:
@@ -72,9 +80,9 @@ class PastRunQueries(QueryBase):
         """)
         return {tuple(k): float(secs) for *k, secs in rows}
 
-    def open_regressions(self, fields: Sequence[str]) -> list[tuple[str, str, dict[str, Any]]]:
-        """(base server, new server, {field: value}) of every unacknowledged regression;
-        `fields` the series fields wanted, less those an older schema's table lacks."""
+    def open_regressions(self, fields: Sequence[str]) -> list[OpenRegression]:
+        """Every unacknowledged regression; `fields` the series fields wanted, less those an
+        older schema's table lacks."""
         have = {name for (name, *_) in self._tuples("DESCRIBE verdicts")}
         present = [c for c in fields if c in have]
         cols = "".join(f', "{c}"' for c in present)
@@ -82,4 +90,7 @@ class PastRunQueries(QueryBase):
             f"SELECT base_server, new_server{cols} FROM verdicts "
             "WHERE verdict = 'regression' AND acknowledged IS NULL"
         )
-        return [(base, new, dict(zip(present, vals, strict=True))) for base, new, *vals in rows]
+        return [
+            OpenRegression(base=base, new=new, fields=dict(zip(present, vals, strict=True)))
+            for base, new, *vals in rows
+        ]
