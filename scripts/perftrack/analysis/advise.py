@@ -38,7 +38,7 @@ Z95 = NormalDist().inv_cdf(0.5 + stats.CONFIDENCE / 2)  # 1.96
 SHAPE_COLS = tuple(c for c in compare.GROUP_COLS if c not in ("hw_key", "runner_class"))
 MAX_SETTINGS = 40  # changed settings listed per target (the full diff is in the verdicts)
 
-VarsDiff = Callable[[dict[str, Any], str, str], dict[str, list[Any]]]
+VarsDiff = Callable[[dict[str, object], str, str], dict[str, list[Any]]]
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -72,7 +72,7 @@ class ReleaseAdvice:
 
 @dataclass
 class SeriesAdvice:
-    shape: dict[str, Any]
+    shape: dict[str, object]
     base: str
     targets: list[ReleaseAdvice]
     unreachable: list[str]  # newer releases measured in this shape but with no path
@@ -224,7 +224,7 @@ def _measured_pairs(tables: list[compare.Table], metric: str) -> Measured:
 
 
 def _advise_shape(
-    shape: dict[str, Any],
+    shape: dict[str, object],
     measured: Measured,
     start: compare.Row,
     higher: bool,

@@ -38,7 +38,7 @@ import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from typing import Any, TypeVar
+from typing import Any, TypeVar, cast
 
 from perftrack.analysis import compare
 from perftrack.analysis.annotations import Annotation, matching
@@ -47,6 +47,7 @@ from perftrack.store import remeasures
 from perftrack.store.queries.shapes import (
     AlertFinding,
     AlertRow,
+    ChangePointRow,
     RemeasureRow,
     SeriesKey,
     VerdictRow,
@@ -114,14 +115,14 @@ class Found:
     after: float | None
     fixed_by: str | None = None
 
-    def subject(self) -> dict[str, Any]:
+    def subject(self) -> dict[str, object]:
         """What an annotation's `match` is tested against (annotations.Annotation)."""
         if self.kind == "verdict":
             return {**self.key, "base_server": self.base_server, "new_server": self.server_id}
         return {**self.key, "server_id": self.server_id}
 
 
-def subject_of(alert: Mapping[str, Any]) -> dict[str, Any]:
+def subject_of(alert: Mapping[str, Any]) -> dict[str, object]:
     """The annotation subject of a stored alert row."""
     key = {c: alert[c] for c in SERIES_COLS}
     if alert["kind"] == "verdict":
@@ -226,17 +227,21 @@ def from_change_points(
     """Regressing change points (rows as detect writes them), each with whether the
     newest nights are back at the level before it (`compare.versus` of the two levels)."""
     higher = compare.METRICS[metric][1]
-    rows = [dict(zip(CP_COLS, r, strict=True)) for r in cps]
-    by_series: dict[tuple[Any, ...], list[dict[str, Any]]] = {}
+    # the columns of the table, in its order: a ChangePointRow each
+    rows = [cast(ChangePointRow, dict(zip(CP_COLS, r, strict=True))) for r in cps]
+    by_series: dict[tuple[Any, ...], list[ChangePointRow]] = {}
     for r in rows:
-        by_series.setdefault((*(r[c] for c in SERIES_COLS), r["server_id"]), []).append(r)
+        columns: Mapping[str, object] = r
+        skey = (*(columns[c] for c in SERIES_COLS), r["server_id"])
+        by_series.setdefault(skey, []).append(r)
     out = []
     for skey, found in by_series.items():
         series = points.get(skey, [])
         index = {p[0]: i for i, p in enumerate(series)}
         splits = sorted(index[r["run_id"]] for r in found if r["run_id"] in index)
         for r in found:
-            worse = r["rel_change"] < 0 if higher else r["rel_change"] > 0
+            change = r["rel_change"] or 0.0
+            worse = change < 0 if higher else change > 0
             if r["is_control"] or r["environment"] or not worse or r["run_id"] not in index:
                 continue
             i = index[r["run_id"]]
@@ -252,7 +257,11 @@ def from_change_points(
                     base_server=None,
                     run_id=r["run_id"],
                     change_at=r["at_time"],
-                    ratio=r["after_value"] / r["before_value"] if r["before_value"] else None,
+                    ratio=(
+                        r["after_value"] / r["before_value"]
+                        if r["before_value"] and r["after_value"] is not None
+                        else None
+                    ),
                     before=r["before_value"],
                     after=r["after_value"],
                     fixed_by=fixed_by,

@@ -142,7 +142,7 @@ Sides = tuple[Sequence[Values], Sequence[Values]]
 
 def compared_all(
     axis: str,
-    items: Sequence[tuple[tuple[str, str], dict[str, Any], Sides]],
+    items: Sequence[tuple[tuple[str, str], dict[str, object], Sides]],
     metric: str,
     noise: dict[Any, float],
     spreads: dict[Any, float],
@@ -155,7 +155,7 @@ def compared_all(
     for values, key, sides in items:
         ra, rb = (_row(axis, v, ds) for v, ds in zip(values, sides, strict=True))
         t = compare.Table(key={**key, "server_id": ra.server_id}, rows=[ra, rb], axis=axis)
-        nk = (key["runner_class"], key["hw_key"], key["workload"], metric)
+        nk = compare.noise_key(key, metric)
         t.noise_cv = noise.get(nk) or compare.group_cv(t.rows)
         t.aa_spread = spreads.get(nk)
         rb.previous = ra.label
@@ -201,7 +201,7 @@ def _check_rounds(
     axis: str,
     values: tuple[str, str],
     server: str,
-    key: dict[str, Any],
+    key: dict[str, object],
     values_a: list[Values],
     values_b: list[Values],
 ) -> None:

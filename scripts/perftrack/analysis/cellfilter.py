@@ -28,7 +28,7 @@ def option(name: str) -> str:
     return "--" + name.replace("_", "-")
 
 
-def matches(key: dict[str, Any], name: str, value: Any) -> bool:
+def matches(key: dict[str, object], name: str, value: Any) -> bool:
     """The cell `key` has `value` for option `name`; a charset matches its collations
     (`--charset utf8mb4` keeps utf8mb4_0900_ai_ci)."""
     have = key.get(COLUMNS[name])
@@ -37,7 +37,7 @@ def matches(key: dict[str, Any], name: str, value: Any) -> bool:
     return bool(have == value)
 
 
-def select(tables: list[compare.Table], want: dict[str, Any], where: str) -> list[compare.Table]:
+def select(tables: list[compare.Table], want: dict[str, object], where: str) -> list[compare.Table]:
     """The tables whose cell matches every given filter (None: not given). A filter that
     no table matches, or filters that no table matches together: one-line ConfigError."""
     given = {k: v for k, v in want.items() if v is not None}

@@ -6,7 +6,7 @@ from __future__ import annotations
 import functools
 import itertools
 from collections import defaultdict
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
@@ -57,7 +57,7 @@ class Row:
     rounds: list[tuple[str, int]] = field(default_factory=list)  # (run_id, repeat) per value
     previous: str | None = None  # the row compared against: a server id, or an axis value
     label: str | None = None  # an axis comparison's row: the axis value (analysis/axis.py)
-    cell: dict[str, Any] = field(default_factory=dict)  # …and the columns that value set
+    cell: dict[str, object] = field(default_factory=dict)  # …and the columns that value set
 
     @property
     def name(self) -> str:
@@ -66,11 +66,17 @@ class Row:
 
 @dataclass(kw_only=True)
 class Table:
-    key: dict[str, Any]
+    key: dict[str, object]
     rows: list[Row] = field(default_factory=list)
     noise_cv: float | None = None  # A/A CV the unpaired thresholds were derived from
     aa_spread: float | None = None  # stored paired A/A spread the paired thresholds use
     axis: str | None = None  # an axis comparison (analysis/axis.py): the axis compared
+
+
+def noise_key(key: Mapping[str, object], metric: str) -> NoiseKey:
+    """The stored A/A noise a table's verdicts use: its runner class, hardware and
+    workload (always set: the series' leading columns), for `metric`."""
+    return (str(key["runner_class"]), str(key["hw_key"]), str(key["workload"]), metric)
 
 
 def _version_key(product: str, version: str) -> tuple[Any, ...]:
@@ -151,7 +157,7 @@ def tables(
     for gk, rows in sorted(groups.items(), key=lambda kv: tuple(map(str, kv[0]))):
         t = Table(key=dict(zip(GROUP_COLS, gk, strict=True)))
         t.rows = sorted(rows, key=lambda r: _version_key(r.product, r.version))
-        nk = (t.key["runner_class"], t.key["hw_key"], t.key["workload"], metric)
+        nk = noise_key(t.key, metric)
         cv = noise.get(nk) or group_cv(t.rows)
         t.noise_cv = cv
         t.aa_spread = spreads.get(nk)

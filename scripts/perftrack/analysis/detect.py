@@ -19,14 +19,13 @@ from __future__ import annotations
 import hashlib
 import json
 from collections import defaultdict
-from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
 import numpy as np
 
-from perftrack.analysis import alerts, changepoints, compare, stats
+from perftrack.analysis import advise, alerts, changepoints, compare, stats
 from perftrack.analysis.annotations import (
     DEFAULT_EXPIRE_DAYS,
     Annotation,
@@ -110,12 +109,12 @@ def variables_diff(results: Store, base: str | None, new: str | None) -> dict[st
     return {name: [a, b] for name, a, b in diff[:MAX_DIFF_VARIABLES]}
 
 
-def variables_diff_of(results: Store) -> Callable[[dict[str, Any], str, str], dict[str, list[Any]]]:
+def variables_diff_of(results: Store) -> advise.VarsDiff:
     """diff(series key, base server, new server): the variables diff of the two servers'
     most common variable sets in that series (what a verdict carries), for `advise`."""
     varsets = results.series_varsets()
 
-    def diff(series: dict[str, Any], base: str, new: str) -> dict[str, list[Any]]:
+    def diff(series: dict[str, object], base: str, new: str) -> dict[str, list[Any]]:
         k = tuple(series[c] for c in SERIES_COLS)
         # each pair of sets is read once per open store (st.variables_diff)
         return variables_diff(results, varsets.get((*k, base)), varsets.get((*k, new)))

@@ -58,6 +58,12 @@ def pair_label(before: str, after: str, axis: str | None = None, server: str | N
     return f"{server}: {axis} {before} → {after}" if axis else f"{before} → {after}"
 
 
+def _server_of(table: compare.Table) -> str | None:
+    """The server an axis comparison's table compares on (None: a version table)."""
+    server = table.key.get("server_id")
+    return server if isinstance(server, str) else None
+
+
 def changes_of(tables: list[compare.Table]) -> list[Change]:
     """The compared rows of `compare.tables` (or an axis comparison's tables)."""
     out = []
@@ -68,7 +74,7 @@ def changes_of(tables: list[compare.Table]) -> list[Change]:
                 continue
             out.append(
                 Change(
-                    pair=pair_label(r.previous, r.name, t.axis, t.key.get("server_id")),
+                    pair=pair_label(r.previous, r.name, t.axis, _server_of(t)),
                     ratio=c.ratio,
                     verdict=c.verdict,
                     cell=cell_label(t.key),

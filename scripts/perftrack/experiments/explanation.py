@@ -51,7 +51,7 @@ class Group:
 class Explanation:
     a: str
     b: str
-    cell: dict[str, Any]
+    cell: dict[str, object]
     candidates: list[Candidate]
     left: list[Left]
     refused: list[tuple[Candidate, str]] = field(default_factory=list)
@@ -70,7 +70,7 @@ class Explanation:
     run_ids: list[str] = field(default_factory=list)
     # the series key (store/remeasures.py) of the A and B records of the rounds: the cell
     # the gap was measured on; None if they disagree or there were none
-    cell_key: dict[str, Any] | None = None
+    cell_key: dict[str, object] | None = None
 
     def group(self, label: str) -> Group:
         return next(g for g in self.groups if g.label == label)
