@@ -46,6 +46,7 @@ lint: setup $(ACTIONLINT)
 	$(VENV)/bin/mypy
 	$(PY) scripts/lint_kwonly.py
 	$(PY) scripts/lint_names.py
+	$(PY) scripts/lint_edges.py
 	shellcheck $(SHELL_SCRIPTS)
 	$(ACTIONLINT)
 	$(VENV)/bin/zizmor --offline --persona=pedantic .github/workflows

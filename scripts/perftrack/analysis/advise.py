@@ -346,7 +346,9 @@ def _path(pairs: dict[tuple[str, str], Any], start: str, end: str) -> list[str] 
     return None
 
 
+# edge: CLI --json out: advise --json
 def to_json(advice: list[SeriesAdvice], metric: str) -> list[dict[str, Any]]:
+    # edge: CLI --json out: advise --json
     def est(estimate: Estimate | None) -> dict[str, Any] | None:
         return None if estimate is None else dict(estimate.__dict__)
 

@@ -244,6 +244,7 @@ def _alts(values: set[Any]) -> str:
     return "/".join(sorted(map(str, values)))
 
 
+# edge: CLI --json out: compare --axis --json
 def to_json(res: AxisResult, metric: str) -> list[dict[str, Any]]:
     """compare.to_json's shape, each group with the axis and each row with its value."""
     return compare.to_json(res.tables, metric)

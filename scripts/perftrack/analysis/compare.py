@@ -280,6 +280,7 @@ def geometric_mean(values: list[float]) -> float | None:
     return float(np.exp(np.log(x).mean())) if len(x) and (x > 0).all() else None
 
 
+# edge: CLI --json out: compare --json
 def to_json(tables: list[Table], metric: str) -> list[dict[str, Any]]:
     res = []
     for t in tables:

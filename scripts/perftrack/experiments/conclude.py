@@ -43,6 +43,7 @@ from perftrack.run import lifetime, runner
 from perftrack.servers import profiles
 from perftrack.servers.catalog import Catalog
 from perftrack.store import remeasures, store
+from perftrack.store.queries.shapes import RunValueRow
 
 MAX_FAILED_ROUNDS = 2  # consecutive rounds without a value for a side: stop, say why
 # A look can false-alarm either way (regression or improvement): the sequence's 1% is
@@ -221,6 +222,7 @@ def cell_matrix(
 ) -> matrix.Matrix:
     """One round: the request's cell on each of `servers`, in that order; in an axis
     comparison with the axis's `values` (in that order: the groups run in list order)."""
+    # edge: a matrix spec, as the YAML files give it
     data: dict[str, Any] = {
         "name": name,
         "servers": servers,
@@ -244,7 +246,7 @@ def cell_matrix(
     return matrix.from_dict(data, where=f"--{name}" if name == "until-conclusive" else name)
 
 
-def arm_of(req: Request, arm: dict[str, Any]) -> int:
+def arm_of(req: Request, arm: RunValueRow) -> int:
     """0 (A), 1 (B) or -1: which arm a result of the session's runs belongs to."""
     if req.axis is None:
         return (req.a, req.b).index(arm["server_id"]) if arm["server_id"] in (req.a, req.b) else -1
@@ -479,6 +481,7 @@ def format_outcome(outcome: Sequence) -> str:
     )
 
 
+# edge: CLI --json out: compare --until-conclusive --json
 def to_json(outcome: Sequence) -> dict[str, Any]:
     axis = (
         {"axis": outcome.request.axis, "values": list(outcome.request.values)}

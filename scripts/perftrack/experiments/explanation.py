@@ -262,6 +262,7 @@ def left_out_lines(left: list[Left], width: int = 72) -> list[str]:
     return out
 
 
+# edge: CLI --json out: explain --json
 def _cand(candidate: Candidate) -> dict[str, Any]:
     return {
         "name": candidate.name,
@@ -271,6 +272,7 @@ def _cand(candidate: Candidate) -> dict[str, Any]:
     }
 
 
+# edge: CLI --json out: explain --json
 def to_json(result: Explanation) -> dict[str, Any]:
     gap = result.gap
     return {

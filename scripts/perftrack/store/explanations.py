@@ -54,6 +54,7 @@ class StoredExplanation(TypedDict):
     computed_at: str
 
 
+# edge: explain --json's document, stored as is
 def isolated_settings(result: dict[str, Any]) -> list[IsolatedSetting]:
     """The isolated groups of a `explanation.to_json` result: settings and share."""
     out: list[IsolatedSetting] = []
@@ -70,6 +71,7 @@ def isolated_settings(result: dict[str, Any]) -> list[IsolatedSetting]:
     return out
 
 
+# edge: explain --json's document, stored as is
 def save(db: Path, result: dict[str, Any]) -> str:
     """Store one explanation (an `explanation.to_json` dict); its id."""
     now = datetime.now(UTC).replace(tzinfo=None)

@@ -101,6 +101,7 @@ def series_keys(results: store.Store, run_ids: Sequence[str]) -> list[SeriesKey]
     return [series_key(dict(zip(SERIES_COLS, r, strict=True))) for r in rows]
 
 
+# edge: records in: a run record
 def key_of_record(rec: dict[str, Any]) -> SeriesKey:
     """The series key (SERIES_COLS) of a run record, as ingest would store it: for rounds
     that are not ingested (explain's, whose B+g arms are not releases)."""

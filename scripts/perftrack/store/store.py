@@ -252,6 +252,7 @@ class Store(
 
     # --- ingest ---
 
+    # edge: records in: run record JSON
     def ingest(self, records: Sequence[dict[str, Any]]) -> IngestResult:
         """Add validated run records in one transaction; records already stored are skipped.
 
@@ -315,6 +316,7 @@ class Store(
         rows = self.con.execute("SELECT run_id FROM runs ORDER BY run_id DESC").fetchall()
         return [r[0] for r in rows]
 
+    # edge: CLI --json out: perftrack info --json
     def info(self) -> dict[str, Any]:
         """A summary for `perftrack db info`; times are ISO strings (UTC) or None."""
         tables = migrations.user_relations(self.con)

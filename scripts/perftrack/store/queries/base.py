@@ -24,6 +24,7 @@ class QueryBase:
     def _tuples(self, sql: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
         return self.con.execute(sql, list(params)).fetchall()
 
+    # edge: DuckDB's rows, before _rows types them
     def _dicts(self, sql: str, params: Sequence[Any] = ()) -> list[dict[str, Any]]:
         cur = self.con.execute(sql, list(params))
         names = [d[0] for d in cur.description]

@@ -44,6 +44,7 @@ class CellQueries(QueryBase):
         )
         return {sid: int(n) for sid, n in rows}
 
+    # edge: records out: the stored record JSON
     def cell_records(self, server_ids: list[str], cells: CellSets) -> list[dict[str, Any]]:
         """The latest attempt of every cell of these servers that is in `cells`, shaped
         like run records (run_id, server.id, status, reason, cell fields with repeat,
