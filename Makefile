@@ -51,11 +51,19 @@ lint: setup $(ACTIONLINT)
 	$(ACTIONLINT)
 	$(VENV)/bin/zizmor --offline --persona=pedantic .github/workflows
 
-# pytest exits 5 when it collected no tests: that must fail, not pass silently.
+# Two parts (tests/conftest.py): the files that start no server in parallel, one worker
+# per core, then those that do (marked `servers`) one test at a time, so no measurement
+# shares the machine. Both always run; either failing fails the target. pytest exits 5
+# when it collected no tests: that must fail, not pass silently.
+PYTEST_WORKERS ?= 2
 pytest: setup $(ACT)
-	$(PY) -m pytest -q --durations=30; rc=$$?; \
-	  if [ $$rc -eq 5 ]; then echo "error: pytest collected no tests" >&2; exit 1; fi; \
-	  exit $$rc
+	$(PY) -m pytest -q -m "not servers" -n $(PYTEST_WORKERS) --dist loadfile --durations=10; \
+	  rc1=$$?; \
+	  $(PY) -m pytest -q -m servers --durations=30; rc2=$$?; \
+	  for rc in $$rc1 $$rc2; do \
+	    if [ $$rc -eq 5 ]; then echo "error: pytest collected no tests" >&2; exit 1; fi; \
+	  done; \
+	  if [ $$rc1 -ne 0 ]; then exit $$rc1; fi; exit $$rc2
 
 test: lint pytest
 
