@@ -293,7 +293,9 @@ def _unsettled(
         search.run()
     assert res.gap is not None and res.gap.verdict == "inconclusive"
     assert not explain.excludes_regression(res.gap.ci_low, 0.05)  # not "no regression" either
-    assert len(m.arms) == res.rounds and all(len(a) <= 3 for a in m.arms)  # stage 1 only
+    # stage 1 only: no group split off g1, no round of anything but A, B and g1
+    assert [g.label for g in res.groups] == ["g1"]
+    assert {label for arms in m.arms for label in arms} <= {"A", "B", "g1"}
     return m, err
 
 
