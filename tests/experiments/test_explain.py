@@ -144,20 +144,25 @@ class Model:
         return f"unknown variable '{bad[0]}=a'" if bad else None
 
 
-def _search(model: Model, names: list[str], budget_s: float = 3600) -> ex.Explanation:
+def _searcher(
+    model: Model, names: list[str], budget_s: float = 3600, min_effect: float = 0.5
+) -> explain.Search:
+    """The real search over the model's rounds, on its clock, for candidates `names`."""
     req = conclude.Request(
-        a="a", b="b", budget_s=budget_s, duration_s=2, warmup_s=0, min_effect=0.5
+        a="a", b="b", budget_s=budget_s, duration_s=2, warmup_s=0, min_effect=min_effect
     )
-    res = ex.Explanation(a="a", b="b", cell={}, candidates=_cands(names), left=[])
-    lines: list[str] = []
     return explain.Search(
         req=req,
-        result=res,
+        result=ex.Explanation(a="a", b="b", cell={}, candidates=_cands(names), left=[]),
         run_round=model.round,
         starts=model.starts,
-        emit=lines.append,
+        emit=lambda _line: None,
         clock=lambda: model.clock,
-    ).run()
+    )
+
+
+def _search(model: Model, names: list[str], budget_s: float = 3600) -> ex.Explanation:
+    return _searcher(model, names, budget_s).run()
 
 
 def _isolated(res: ex.Explanation) -> list[list[str]]:
@@ -243,18 +248,7 @@ def test_a_gap_whose_interval_reaches_the_asked_regression_is_explained_not_refu
     where the old rule (`unchanged` inside ±10%, or a ratio >= 1) could stop it."""
     m = Model({"v3": 0.087})
     m.rng = np.random.default_rng(11)
-    req = conclude.Request(a="a", b="b", budget_s=3600, duration_s=2, warmup_s=0, min_effect=0.05)
-    res = ex.Explanation(
-        a="a", b="b", cell={}, candidates=_cands([f"v{i}" for i in range(4)]), left=[]
-    )
-    out = explain.Search(
-        req=req,
-        result=res,
-        run_round=m.round,
-        starts=m.starts,
-        emit=lambda _l: None,
-        clock=lambda: m.clock,
-    )
+    out = _searcher(m, [f"v{i}" for i in range(4)], min_effect=0.05)
     got = out.run()
     assert got.gap is not None and got.gap.ci_low <= 0.95
     assert got.rounds > 4  # it went on past stage 1's first look
@@ -277,18 +271,8 @@ def _unsettled(
 ) -> tuple[Swinging, pytest.ExceptionInfo[ConfigError]]:
     m = Swinging({"v1": 0.0})
     m.arm_s = arm_s
-    req = conclude.Request(
-        a="a", b="b", budget_s=budget_s, duration_s=2, warmup_s=0, min_effect=0.05
-    )
-    res = ex.Explanation(a="a", b="b", cell={}, candidates=_cands(["v0", "v1"]), left=[])
-    search = explain.Search(
-        req=req,
-        result=res,
-        run_round=m.round,
-        starts=m.starts,
-        emit=lambda _l: None,
-        clock=lambda: m.clock,
-    )
+    search = _searcher(m, ["v0", "v1"], budget_s, min_effect=0.05)
+    res = search.result
     with pytest.raises(ConfigError) as err:
         search.run()
     assert res.gap is not None and res.gap.verdict == "inconclusive"
