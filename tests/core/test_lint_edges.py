@@ -2,24 +2,16 @@
 
 from __future__ import annotations
 
-import importlib.util
 import subprocess
 import sys
 from pathlib import Path
 
+import lintscript
+
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def _load_lint():
-    spec = importlib.util.spec_from_file_location("lint_edges", ROOT / "scripts/lint_edges.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules["lint_edges"] = module
-    spec.loader.exec_module(module)
-    return module
-
-
-lint = _load_lint()
+lint = lintscript.load("lint_edges")
 
 # A synthetic sample package: an untyped hand-off in analysis, the same line marked as an
 # edge (on the line, and on a comment line above), and a module that is an edge.

@@ -2,25 +2,16 @@
 
 from __future__ import annotations
 
-import importlib.util
-import sys
 from pathlib import Path
 
 import pytest
 
+import lintscript
+
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def _load_lint():
-    spec = importlib.util.spec_from_file_location("lint_kwonly", ROOT / "scripts/lint_kwonly.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules["lint_kwonly"] = module
-    spec.loader.exec_module(module)
-    return module
-
-
-lint = _load_lint()
+lint = lintscript.load("lint_kwonly")
 
 # A synthetic sample tree: one record left positional, one kw_only record built by position
 # (named Request, like urllib's, whose positional call is not ours and is let through).

@@ -3,25 +3,16 @@ letters outside the named numeric modules and helpers."""
 
 from __future__ import annotations
 
-import importlib.util
-import sys
 from pathlib import Path
 
 import pytest
 
+import lintscript
+
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def _load_lint():
-    spec = importlib.util.spec_from_file_location("lint_names", ROOT / "scripts/lint_names.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules["lint_names"] = module
-    spec.loader.exec_module(module)
-    return module
-
-
-lint = _load_lint()
+lint = lintscript.load("lint_names")
 
 # A synthetic sample package: a bare `load`, two short parameters, and what may stay.
 FIXTURE_PLANNING = """
