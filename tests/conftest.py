@@ -19,54 +19,10 @@ from pathlib import Path
 import pytest
 
 from leaks import processes_mentioning
+from suitesplit import POLL_S, SERVER_TEST_FILES, descendants_running
 
 REPO = Path(__file__).resolve().parents[1]
 CONFIGS = REPO / "configs"
-
-# The test files that start database servers, sysbench, mysqlslap, act or docker (found
-# by watching every test's processes; the guard below keeps the list complete).
-SERVER_TEST_FILES = frozenset(
-    {
-        "cli/test_cli.py",
-        "drivers/test_slap.py",
-        "experiments/test_bisect.py",
-        "experiments/test_conclude.py",
-        "experiments/test_conclude_axis.py",
-        "experiments/test_explain.py",
-        "experiments/test_one_answer.py",
-        "host/test_killed_run.py",
-        "host/test_sweep.py",
-        "planning/test_axes.py",
-        "planning/test_schedule.py",
-        "planning/test_workloads.py",
-        "publish/test_study.py",
-        "run/test_faults.py",
-        "run/test_lifetime.py",
-        "run/test_runner.py",
-        "run/test_sampler.py",
-        "run/test_steady.py",
-        "runners/test_fresh_host.py",
-        "servers/providers/test_debian.py",
-        "servers/providers/test_debian_chroot.py",
-        "servers/providers/test_docker.py",
-        "servers/providers/test_maven.py",
-        "servers/providers/test_path.py",
-        "servers/providers/test_tarball.py",
-        "servers/test_rules.py",
-        "test_soak.py",
-        "test_suite_split.py",  # the guard's own test starts a stand-in named sysbench
-        "workflows/test_new_tags_act.py",
-        "workflows/test_nightly_act.py",
-        "workflows/test_pr_check_act.py",
-        "workflows/test_runner_gate_act.py",
-    }
-)
-# what such a test starts (a process's name, /proc/PID/comm: 15 characters at most)
-SERVER_PROGRAMS = frozenset(
-    {"mysqld", "mariadbd", "mysql_install_d", "mariadb-install", "sysbench", "mysqlslap"}
-    | {"mariadb-slap", "act", "docker", "dockerd"}
-)
-POLL_S = 0.1
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
@@ -76,34 +32,6 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
             continue
         if item.path.relative_to(tests).as_posix() in SERVER_TEST_FILES:
             item.add_marker(pytest.mark.servers)
-
-
-def _descendants_running(root: int) -> set[str]:
-    """The SERVER_PROGRAMS among the processes descending from `root`."""
-    parent: dict[int, int] = {}
-    name: dict[int, str] = {}
-    for entry in os.scandir("/proc"):
-        if not entry.name.isdigit():
-            continue
-        try:
-            with open(f"/proc/{entry.name}/stat", encoding="utf-8", errors="replace") as f:
-                stat = f.read()
-        except OSError:
-            continue  # ended meanwhile
-        pid = int(entry.name)
-        # pid (comm) state ppid ...: comm may hold spaces and parentheses
-        name[pid] = stat[stat.index("(") + 1 : stat.rindex(")")]
-        parent[pid] = int(stat[stat.rindex(")") + 2 :].split()[1])
-    found = set()
-    for pid, comm in name.items():
-        if comm not in SERVER_PROGRAMS:
-            continue
-        up = parent.get(pid)
-        while up and up != root:
-            up = parent.get(up)
-        if up == root:
-            found.add(comm)
-    return found
 
 
 @pytest.fixture(autouse=True)
@@ -118,7 +46,7 @@ def _no_servers_in_parallel(request: pytest.FixtureRequest) -> Iterator[None]:
 
     def watch() -> None:
         while not done.wait(POLL_S):
-            seen.update(_descendants_running(os.getpid()))
+            seen.update(descendants_running(os.getpid()))
 
     watcher = threading.Thread(target=watch, daemon=True)
     watcher.start()

@@ -8,13 +8,13 @@ import shutil
 import subprocess
 from pathlib import Path
 
-import conftest
+import suitesplit
 
 TESTS = Path(__file__).resolve().parent
 
 
 def test_every_listed_server_test_file_exists():
-    missing = sorted(f for f in conftest.SERVER_TEST_FILES if not (TESTS / f).is_file())
+    missing = sorted(f for f in suitesplit.SERVER_TEST_FILES if not (TESTS / f).is_file())
     assert missing == []
 
 
@@ -22,11 +22,11 @@ def test_the_guard_sees_a_server_program_started_below_this_process(tmp_path: Pa
     # a program named like sysbench (a copy of sleep): its process name is what the guard reads
     fake = tmp_path / "sysbench"
     shutil.copy(shutil.which("sleep") or "/bin/sleep", fake)
-    assert conftest._descendants_running(os.getpid()) == set()
+    assert suitesplit.descendants_running(os.getpid()) == set()
     proc = subprocess.Popen([str(fake), "5"])
     try:
-        assert conftest._descendants_running(os.getpid()) == {"sysbench"}
+        assert suitesplit.descendants_running(os.getpid()) == {"sysbench"}
     finally:
         proc.kill()
         proc.wait()
-    assert conftest._descendants_running(os.getpid()) == set()
+    assert suitesplit.descendants_running(os.getpid()) == set()
