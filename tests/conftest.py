@@ -1,7 +1,7 @@
 """Shared fixtures. Integration tests start real servers from the real catalog; downloads
 go to the normal perftrack cache (~/.cache/perftrack or $PERFTRACK_CACHE) and are reused.
 
-`make test` runs the suite in two parts: the test files of `SERVER_TEST_FILES` (marked
+`make test` runs the suite in two parts: the test files of `suitesplit.SERVER_TEST_FILES` (marked
 `servers`) one test at a time, so a measurement never shares the machine with another
 test, and every other file in parallel before them (pytest-xdist, one worker per core).
 In a parallel worker, a test that starts a database server, sysbench, act or docker
@@ -58,7 +58,7 @@ def _no_servers_in_parallel(request: pytest.FixtureRequest) -> Iterator[None]:
     if seen:
         pytest.fail(
             f"{request.node.nodeid} started {', '.join(sorted(seen))} in a parallel worker: "
-            "add its file to SERVER_TEST_FILES in tests/conftest.py (run one at a time)"
+            "add its file to SERVER_TEST_FILES in tests/suitesplit.py (run one at a time)"
         )
 
 
