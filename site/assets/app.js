@@ -516,8 +516,30 @@
     document.body.append(s);
   }
 
+  // A run file's tables are in the column encoding (rundetails.py TABLES): rows once.
+  const RUN_TABLES = ["servers", "cells", "effective", "failures", "variable_diffs", "explain_commands"];
+  function runDetail(raw) {
+    if (!raw || raw.rows) return raw;
+    const d = { ...raw, rows: true };
+    for (const t of RUN_TABLES) d[t] = decode(raw[t]);
+    return d;
+  }
+
+  // `perftrack explain` of one cell, as publish/site/why.py `command` writes it (its
+  // words quoted as Python's shlex.quote does; the regressions page shows why.py's own)
+  function shellWord(w) {
+    const s = String(w);
+    if (s === "") return "''";
+    return /^[\w@%+=:,./-]+$/.test(s) ? s : "'" + s.replace(/'/g, "'\"'\"'") + "'";
+  }
+  function explainCommand(c) {
+    return ["perftrack", "explain", c.previous, c.server, "--workload", c.workload, "--threads", c.threads,
+      "--charset", c.collation, "--profile", c.profile].map(shellWord).join(" ");
+  }
+
   // pair: {previous, server, collation, profile} of a deep link: that diff selected
-  function showRun(d, pair) {
+  function showRun(raw, pair) {
+    const d = runDetail(raw);
     setStatus("");
     $("run-detail").hidden = false;
     const r = d.run;
@@ -611,7 +633,7 @@
     const how = cmd
       ? `No explanation stored for ${pairRow.previous} → ${pairRow.server} yet. To compute one on ${cmd.workload} · ${cmd.threads} threads (ratio ${fmt.ratio(cmd.ratio)} in this run): `
       : `No explanation stored for ${pairRow.previous} → ${pairRow.server}, and this run measured no cell of both.`;
-    showExplanations(mine.length ? mine : [], mine.length ? "" : how, mine.length ? null : cmd && cmd.command);
+    showExplanations(mine.length ? mine : [], mine.length ? "" : how, mine.length ? null : cmd && explainCommand(cmd));
   }
 
   function showExplanations(xs, none, command) {

@@ -183,7 +183,9 @@
       const t = Date.parse(p.at);
       const lo = view.metric === "tps" ? p.tps_min : null;
       const hi = view.metric === "tps" ? p.tps_max : null;
-      points.push({ ...cellFields, ...p, t, v, lo, hi, line: p.server + " · " + p.hw_key, night: nightText(t), v_text: valueText(view.metric, v),
+      points.push({ ...cellFields, ...p, t, v, lo, hi, line: p.server + " · " + p.hw_key,
+        // a point over a year old is a week's (no run: histtable.py WEEKLY_AFTER_DAYS)
+        night: p.run_id == null ? `week of ${day(t)} (median of its nights)` : nightText(t), v_text: valueText(view.metric, v),
         range_text: lo == null ? "—" : `${valueText("tps", lo)} – ${valueText("tps", hi)}` });
     }
     rollingMedian(points, view.median);

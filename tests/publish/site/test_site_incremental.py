@@ -16,7 +16,7 @@ import pytest
 from fixtures.records.synthetic_history import build_db
 from perftrack.cli import main as cli
 from perftrack.core.errors import ConfigError, DatabaseError
-from perftrack.publish.site import build, columns, parquet
+from perftrack.publish.site import build, columns, parquet, rundetails
 from perftrack.store import explanations, store
 
 SQL = Path(parquet.SUBDIR)
@@ -114,7 +114,7 @@ def test_a_new_explanation_rewrites_the_run_files_that_show_it(db: Path, tmp_pat
     build.build(db, out)
     marker = json.loads((out / build.MARKER).read_text())
     name = sorted(f for f, _ in marker["runs"].values())[-1]
-    detail = columns.read_data_file(out / "data" / "runs" / f"{name}.js")
+    detail = rundetails.decoded(columns.read_data_file(out / "data" / "runs" / f"{name}.js"))
     a, b = (s["server"] for s in detail["servers"][:2])
     assert detail["explanations"] == []
     explanations.save(
@@ -130,7 +130,7 @@ def test_a_new_explanation_rewrites_the_run_files_that_show_it(db: Path, tmp_pat
         },
     )
     build.build(db, out)
-    detail = columns.read_data_file(out / "data" / "runs" / f"{name}.js")
+    detail = rundetails.decoded(columns.read_data_file(out / "data" / "runs" / f"{name}.js"))
     assert [x["conclusion"] for x in detail["explanations"]] == [
         "SYNTHETIC explanation for the incremental build test"
     ]

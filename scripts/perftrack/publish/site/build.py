@@ -22,7 +22,16 @@ from typing import Any
 
 from perftrack.analysis import annotations as ann
 from perftrack.core.errors import ConfigError
-from perftrack.publish.site import advisor, columns, export, histcache, parquet, regressions, source
+from perftrack.publish.site import (
+    advisor,
+    columns,
+    export,
+    histcache,
+    parquet,
+    regressions,
+    rundetails,
+    source,
+)
 from perftrack.publish.site import studies as study_files
 from perftrack.store import store
 
@@ -135,7 +144,7 @@ def build(
                 data.studies = [study_files.page_data(s, st, counts) for s in studies]
                 advice = advisor.page_data(st)
                 alerts = regressions.page_data(st)
-                sql_files.finish()
+                sql_files.finish(cache.part_paths())
             finally:
                 sql_files.wait()  # never close the store under the parts' thread
             data.history = None  # the store's table: gone with the connection
@@ -202,7 +211,9 @@ def _write(
     for key, cell in data.history_files.items():
         columns.write_data_text(data_dir / "history" / f"{key}.js", f"history:{key}", cell)
     for key, detail in data.run_details.items():
-        columns.write_data_file(data_dir / "runs" / f"{key}.js", f"run:{key}", detail)
+        columns.write_data_file(
+            data_dir / "runs" / f"{key}.js", f"run:{key}", rundetails.encoded(detail)
+        )
     for key in data.reused_runs:  # _kept_runs checked that the previous build has it
         assert previous is not None
         parquet.reuse(previous / "data" / "runs" / f"{key}.js", data_dir / "runs" / f"{key}.js")

@@ -47,7 +47,8 @@ SUBDIR = "data/history"  # in the built site
 PARTS = "parts"
 MANIFEST = "cache.json"
 CLOSED = "closed.json"
-FORMAT = 1  # bump when a part's or a closed file's content changes for the same inputs
+FORMAT = 2  # bump when a part's or a closed file's content changes for the same inputs
+# (2: closed rows over a year old are weekly, store/queries/histtable.py WEEKLY_AFTER_DAYS)
 PAST_PREFIX = "p"
 PAST_HEX = 20  # hex digits of the digest in a closed file's name
 
@@ -105,6 +106,10 @@ class HistoryCache:
             digests.append(digest)
         self.closed = self.digest("\n".join(digests[:-1]))
         return out
+
+    def part_paths(self) -> list[Path]:
+        """The aggregate's parts this build has (oldest first): the SQL page's `nightly`."""
+        return [self.dir / name for name in sorted(self.parts)]
 
     # --- the cells' closed rows ---------------------------------------------------
 

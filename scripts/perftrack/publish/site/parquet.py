@@ -26,6 +26,7 @@ import json
 import os
 import shutil
 import threading
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -55,6 +56,15 @@ TABLES: dict[str, str] = {
 
 PARTED = "results"  # the table written as one file per month of its results
 MONTH_OF = "started_at"  # …the month (UTC) of this column
+# The months of `results` the page ships, newest first: every repeat of the open month and
+# the one before it. At the nightly's size a month of repeats is ~9 MB of Parquet, so
+# ten years of them would be over a GB, past what GitHub Pages serves (issue 39).
+# Every night before them is in NIGHTLY (the repeats' medians, the history page's
+# points); every repeat stays in the repository's DB and the records archive.
+RESULTS_MONTHS = 2
+# The history's aggregate (per series, server and run: the medians of the night's
+# repeats), the history cache's monthly parts (histcache.py), listed as a table too.
+NIGHTLY = "nightly"
 
 
 def start(results: Store, site: Path, previous: Path | None = None) -> Export:
@@ -107,8 +117,10 @@ class Export:
         if self._thread is not None:
             self._thread.join()
 
-    def finish(self) -> dict[str, Any]:
-        """Write the other tables, wait for the parts, write the manifest; return it."""
+    def finish(self, nightly: Sequence[Path] = ()) -> dict[str, Any]:
+        """Write the other tables, wait for the parts, write the manifest; return it.
+        `nightly`: the history's aggregate parts (in the site being written), listed as
+        the table NIGHTLY (none: no such table)."""
         tables: dict[str, Any] = {}
         for name, order in TABLES.items():
             if name == PARTED:
@@ -123,10 +135,18 @@ class Export:
         entry["rows"] = sum(entry["part_rows"][f] for f in entry["files"])
         entry["bytes"] = sum((self._out / f).stat().st_size for f in entry["files"])
         entry["part_sha256"] = {f: sha256_file(self._out / f) for f in entry["files"]}
+        listed = {name: entry if name == PARTED else tables[name] for name in TABLES}
+        if nightly:
+            listed[NIGHTLY] = {
+                "files": [os.path.relpath(p, self._out) for p in nightly],
+                "rows": self._st.parquet_rows([str(p) for p in nightly]),
+                "bytes": sum(p.stat().st_size for p in nightly),
+            }
         manifest = {
             "format": MANIFEST_FORMAT,
             "schema_version": self._st.schema_version,
-            "tables": {name: entry if name == PARTED else tables[name] for name in TABLES},
+            "results_months": RESULTS_MONTHS,
+            "tables": listed,
         }
         text = json.dumps(manifest, indent=1) + "\n"
         (self._out / MANIFEST).write_text(text, encoding="utf-8")
@@ -169,7 +189,7 @@ def _plan_parts(
     entry: dict[str, Any] = {"files": [], "rows": 0, "bytes": 0, "parts": {}, "part_rows": {}}
     old_shas = previous_shas(previous)
     todo: list[tuple[str, list[str], str]] = []
-    for month, month_files in sorted(months.items()):
+    for month, month_files in sorted(months.items())[-RESULTS_MONTHS:]:
         name = f"{PARTED}-{month}.parquet"
         digest = hashlib.sha256(
             "\n".join(

@@ -128,12 +128,10 @@ def page_data(results: Store) -> dict[str, Any]:
     shown = [a for a in stored if a["state"] in (*alerts.OPEN_STATES, "not_reproduced")]
     both = alerts.evidence_of(results, shown, alerts.METRIC)
     rows = [row(a, e) for a, e in zip(shown, both, strict=True)]
+    opened = [(a, r) for a, r in zip(shown, rows, strict=True) if r["state"] in alerts.OPEN_STATES]
+    whys = why.of_alerts(results, [a for a, _ in opened])
     return {
-        "open": [
-            {**r, "why": why.of_alert(results, a)}
-            for a, r in zip(shown, rows, strict=True)
-            if r["state"] in alerts.OPEN_STATES
-        ],
+        "open": [{**r, "why": w} for (_, r), w in zip(opened, whys, strict=True)],
         "not_reproduced": [r for r in rows if r["state"] == "not_reproduced"],
         "closed": closed,
         "checked_at": _iso(checked),

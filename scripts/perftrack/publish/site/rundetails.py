@@ -12,7 +12,7 @@ from collections.abc import Mapping, Sequence
 from datetime import timedelta
 from typing import Any
 
-from perftrack.publish.site import why
+from perftrack.publish.site import columns, why
 from perftrack.publish.site.series import AXES, axis_label, dataset_label, iso
 from perftrack.store import explanations
 from perftrack.store.store import Store
@@ -24,7 +24,12 @@ MAX_LOG_CHARS = 4000
 MAX_VALUE_CHARS = 300
 # Bump when what a run's detail file holds changes: the site build then rewrites every
 # run's file instead of keeping those whose run did not change (`run_fingerprint`).
-RUN_DETAIL_FORMAT = 2  # 2: diff rows ranked as explain tries them; explain commands
+RUN_DETAIL_FORMAT = 3  # 2: diff rows ranked as explain tries them; 3: tables encoded
+# The detail file's tables, written in the site's column encoding (columns.encode: the
+# page decodes them): a run's cells and explain rows repeat the same few strings, so
+# encoded a file is ~8x smaller (issue 39: the run window's files were the site's
+# largest part at the nightly's size). `run` is one object, `explanations` nested rows.
+TABLES = ("servers", "cells", "effective", "failures", "variable_diffs", "explain_commands")
 
 
 # The run page lists, and the site ships a detail file for, the runs that started within
@@ -193,8 +198,9 @@ class RunDetails:
 
 
 def _commands(cells: list[dict[str, Any]], order: dict[str, int]) -> list[dict[str, Any]]:
-    """For each pair of consecutive versions the run measured on one cell: the
-    `perftrack explain` command of that cell, with the cell's ratio new / previous (the
+    """For each pair of consecutive versions the run measured on one cell: the fields of
+    the `perftrack explain` command of that cell (`why.command`'s: the page writes the
+    command from them, with the same quoting), with the cell's ratio new / previous (the
     page offers the worst first, or the cell a deep link names)."""
     by_cell: dict[tuple[Any, ...], list[dict[str, Any]]] = defaultdict(list)
     for c in cells:
@@ -214,18 +220,20 @@ def _commands(cells: list[dict[str, Any]], order: dict[str, int]) -> list[dict[s
                     "collation": coll,
                     "profile": profile,
                     "ratio": b["tps"] / a["tps"] if a["tps"] else None,
-                    "command": why.command(
-                        a["server"],
-                        b["server"],
-                        workload=workload,
-                        threads=threads,
-                        collation=coll,
-                        profile=profile,
-                    ),
                 }
             )
     out.sort(key=lambda c: (c["ratio"] is None, c["ratio"] or 0.0))
     return out
+
+
+def encoded(detail: Mapping[str, Any]) -> dict[str, Any]:
+    """A run's detail (`RunDetails.details`' value) as its file holds it: TABLES encoded."""
+    return {k: columns.encode(v) if k in TABLES else v for k, v in detail.items()}
+
+
+def decoded(detail: Mapping[str, Any]) -> dict[str, Any]:
+    """The inverse of `encoded` (a run file's value, as `site png` and the tests read it)."""
+    return {k: columns.decode(v) if k in TABLES else v for k, v in detail.items()}
 
 
 def _settings(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:

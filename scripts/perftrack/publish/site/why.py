@@ -7,7 +7,8 @@ reason it leaves them out) and the exact `perftrack explain` command to run."""
 from __future__ import annotations
 
 import shlex
-from collections.abc import Mapping
+from collections import defaultdict
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from perftrack.analysis import candidates
@@ -70,27 +71,51 @@ def command(
 FIRST = 5
 
 
-def of_alert(results: Store, alert: Mapping[str, Any]) -> dict[str, Any] | None:
-    """The why of one verdict alert (analysis/alerts.py's row): the stored explanations of
-    its pair; without one, the settings explain would try first (from the pair's
+def of_alerts(results: Store, alerts: Sequence[Mapping[str, Any]]) -> list[dict[str, Any] | None]:
+    """The why of each verdict alert (analysis/alerts.py's rows): the stored explanations
+    of its pair; without one, the settings explain would try first (from the pair's
     variables as its run measured them) and the command for its cell. None: a change
-    point (no pair)."""
-    if alert["kind"] != "verdict" or not alert.get("base_server"):
-        return None
+    point (no pair). The alerts' runs are read once for all of them (a query per alert
+    cost the site build seconds at a year of nights)."""
+    runs = sorted({str(a["run_id"]) for a in alerts if a.get("run_id")})
+    varsets: dict[str, list[Any]] = defaultdict(list)
+    servers: dict[str, list[Any]] = defaultdict(list)
+    if runs:
+        for v in results.run_varsets(runs):
+            varsets[v["run_id"]].append(v)
+        for s in results.run_servers(runs):
+            servers[s["run_id"]].append(s)
+    stored: dict[tuple[str, str], list[explanations.StoredExplanation]] = {}
+    out: list[dict[str, Any] | None] = []
+    for alert in alerts:
+        if alert["kind"] != "verdict" or not alert.get("base_server"):
+            out.append(None)
+            continue
+        prev, new = alert["base_server"], alert["server_id"]
+        if (prev, new) not in stored:
+            stored[(prev, new)] = explanations.latest(results, prev, new)
+        if stored[(prev, new)]:
+            out.append({"explanations": stored[(prev, new)]})
+            continue
+        run = alert.get("run_id") or ""
+        sets = {
+            v["server"]: v["varset"]
+            for v in varsets.get(run, [])
+            if v["profile"] == alert["profile"] and v["collation"] == alert["collation"]
+        }
+        release = {s["server"]: (s["product"], s["version"]) for s in servers.get(run, [])}
+        out.append(_why(results, alert, sets, release))
+    return out
+
+
+def _why(
+    results: Store,
+    alert: Mapping[str, Any],
+    sets: Mapping[str, str],
+    release: Mapping[str, tuple[str, str]],
+) -> dict[str, Any]:
+    """An alert's why without a stored explanation (`of_alerts`)."""
     prev, new = alert["base_server"], alert["server_id"]
-    stored = explanations.latest(results, prev, new)
-    if stored:
-        return {"explanations": stored}
-    sets = {
-        s["server"]: s["varset"]
-        for s in (results.run_varsets([alert["run_id"]]) if alert.get("run_id") else [])
-        if s["profile"] == alert["profile"] and s["collation"] == alert["collation"]
-    }
-    release = (
-        {s["server"]: (s["product"], s["version"]) for s in results.run_servers([alert["run_id"]])}
-        if alert.get("run_id")
-        else {}
-    )
     first: list[str] = []
     tried = left = 0
     if prev in sets and new in sets:

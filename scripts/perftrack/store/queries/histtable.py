@@ -58,6 +58,13 @@ _CLOSED, _CLOSED_RUNS, _PAST = (
     "site_history_past",
 )
 HASH_JOIN = True  # join the closed rows to their series by hash when that is exact
+# The closed rows more than this many days older than the newest closed run (from the
+# Monday of that week on) are written as one point per line and week: the medians of its
+# nights (n: their repeats; run_id null). A line's file then holds a year of nights and
+# ~52 points a year before it, so at ten years of the nightly the history's files are a
+# fifth of their size (issue 39). The index's nights, the steps and the change points
+# still come from every night; the SQL page's `nightly` table has every night.
+WEEKLY_AFTER_DAYS = 366
 # The columns of the DB that name a series, as the site's labels (`describe`) read them.
 SERIES_KEYS = (*(c for c in SITE_SERIES if c != "coll"), "coll")
 
@@ -97,6 +104,7 @@ class HistoryTable:
         self._sids: dict[tuple[Any, ...], int] = {}  # SITE_SERIES values -> sid
         self._file_keys: tuple[str, ...] = ()  # the label columns `name_files` keys on
         self._hashed = False  # whether the known series' hashes differ (`_series_on`)
+        self.weekly_before: str | None = None  # closed rows before this `at`: weekly
 
     @classmethod
     def made(
@@ -166,6 +174,13 @@ class HistoryTable:
             f"CREATE OR REPLACE TEMP TABLE {_RUNS} AS SELECT *, "
             f'row_number() OVER (ORDER BY "at", run_id) AS ord FROM {_RUNS}'
         )
+        if self.closed:  # of the closed runs only: a closed file's rows depend on them
+            row = self.con.execute(
+                "SELECT strftime(date_trunc('week', max(\"at\")::TIMESTAMP - "
+                f"INTERVAL {WEEKLY_AFTER_DAYS} DAY), '%Y-%m-%dT%H:%M:%SZ') "
+                f"FROM {_RUNS} JOIN {_CLOSED_RUNS} USING (run_id)"
+            ).fetchone()
+            self.weekly_before = row[0] if row else None
         servers = [s for (s,) in self.con.execute(f"SELECT DISTINCT server FROM {_RAW}").fetchall()]
         self.add_servers(servers)
         picked = ", ".join(
@@ -345,6 +360,24 @@ class HistoryTable:
             [list(files)],
         )
 
+    def _weekly_past(self) -> str:
+        """SQL: `load_closed`'s rows, those before `weekly_before` as one row per line
+        and week (WEEKLY_AFTER_DAYS): the medians of its nights' values (throughput's
+        min and max of theirs), n their repeats, `at` its first night, run_id null."""
+        if self.weekly_before is None:
+            return _PAST
+        line = ", ".join(f'"{c}"' for c in (*LABEL_COLUMNS, "server", "file"))
+        values = "".join(f', median("{c}") AS "{c}"' for c in ("tps", "p95_ms", *self.metrics))
+        cut = "'" + self.weekly_before.replace("'", "") + "'"
+        return (
+            f'(SELECT * FROM {_PAST} WHERE "at" >= {cut} UNION ALL BY NAME '
+            f'SELECT {line}, any_value(vorder) AS vorder, min("at") AS "at", '
+            "NULL::VARCHAR AS run_id, sum(n)::BIGINT AS n, min(tps_min) AS tps_min, "
+            f"max(tps_max) AS tps_max{values}, min(rn) AS rn, true AS past "
+            f'FROM {_PAST} WHERE "at" < {cut} '
+            f"GROUP BY {line}, date_trunc('week', \"at\"::TIMESTAMP))"
+        )
+
     # --- the history page's cells --------------------------------------------------
 
     def cells(
@@ -467,7 +500,7 @@ class HistoryTable:
         # a text column's dictionary: its distinct values per file, numbered in order
         # (sorting the distinct values, not every row), joined back to code the rows
         which = {None: "true", True: "past", False: "NOT past"}[past]
-        source = _PAST if past and self.closed else TABLE
+        source = self._weekly_past() if past and self.closed else TABLE
         ctes = [
             f"src AS (SELECT * FROM {source} WHERE list_contains(?::VARCHAR[], file) AND {which})"
         ]

@@ -77,3 +77,12 @@ class SnapshotQueries(QueryBase):
         it sees the stored tables and views, not this connection's TEMP views, so it
         reads night files by name (`copy_to_parquet` with `files`). The caller closes it."""
         return self.con.cursor()
+
+    def parquet_rows(self, paths: list[str]) -> int:
+        """The rows of Parquet files (from their footers: nothing else is read)."""
+        if not paths:
+            return 0
+        row = self.con.execute(
+            "SELECT coalesce(sum(num_rows), 0) FROM parquet_file_metadata(?)", [paths]
+        ).fetchone()
+        return int(row[0]) if row else 0
