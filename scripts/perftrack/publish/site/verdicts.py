@@ -37,11 +37,15 @@ def _stored_is_current(results: Store, metric: str) -> bool:
 
 
 def raw(
-    results: Store, notes: list[Annotation], metric: str = METRIC
+    results: Store,
+    notes: list[Annotation],
+    metric: str = METRIC,
+    samples: list[tuple[Any, ...]] | None = None,
 ) -> tuple[list[dict[str, Any]], str]:
     """Verdict rows as the verdicts table has them, and where they came from; each with
     `paired` and `rounds_needed` (table verdict_rounds; None where detect did not write
-    them)."""
+    them). `samples`: the metric's noise samples (`Store.noise_samples`), if the caller
+    read them already (with the other metrics', in one scan)."""
     found: Sequence[Mapping[str, Any]]
     if _stored_is_current(results, metric):
         rounds = results.verdict_rounds(metric)
@@ -49,7 +53,10 @@ def raw(
         origin = "detect"
     else:
         names = results.verdict_columns()
-        tables = detect.verdict_tables(results, metric, _current_noise(results, metric))
+        noise = _current_noise(results, metric)
+        if noise is None and samples is not None:
+            noise = detect.compute_noise(results, metric, samples)
+        tables = detect.verdict_tables(results, metric, noise)
         rows = detect.compute_verdicts(results, notes, metric, tables)
         found = [dict(zip(names, r, strict=True)) for r in rows]
         rounds = {r[0]: (r[2], r[3]) for r in detect.compute_verdict_rounds(tables, metric)}
@@ -80,11 +87,12 @@ def latest(
     current_hw: dict[str, str],
     describe: Callable[[dict[str, Any]], dict[str, Any]],
     metric: str = METRIC,
+    samples: list[tuple[Any, ...]] | None = None,
 ) -> tuple[list[dict[str, Any]], str]:
     """Site rows (regressions first, newest first within a verdict) and their source.
     `run_id`: the run that last measured the new version in the series (its page has the
     variables diff of the pair); `previous_run_id` the same for the previous version."""
-    stored, origin = raw(results, notes, metric)
+    stored, origin = raw(results, notes, metric, samples)
     # with a rotation (`perftrack plan`) series run on different nights, so the overview
     # shows how fresh each verdict's data is
     last_run = results.series_last_run()
