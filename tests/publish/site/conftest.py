@@ -39,6 +39,18 @@ def history_db(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return db
 
 
+@pytest.fixture(autouse=True)
+def _history_db_left_closed(request: pytest.FixtureRequest) -> Iterator[None]:
+    """A test that reads the shared `history_db` leaves no connection open on it: DuckDB
+    refuses a connection configured as the store's (`store.open_db`) while another one
+    configured otherwise is open, so a leak would fail some later, innocent test of the
+    same worker (it did, in CI). Checked here, the error names the test that leaked."""
+    yield
+    if "history_db" in request.fixturenames:
+        with store.open_db(request.getfixturevalue("history_db"), write=False):
+            pass
+
+
 @pytest.fixture(scope="session")
 def empty_db(tmp_path_factory: pytest.TempPathFactory) -> Path:
     db = tmp_path_factory.mktemp("empty") / "results.duckdb"

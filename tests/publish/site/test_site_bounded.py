@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import statistics
 from collections import defaultdict
+from contextlib import closing
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -124,44 +125,44 @@ def test_the_sql_page_ships_the_newest_months_repeats_and_every_nights_medians(
     assert manifest["results_months"] == 1
     assert manifest["tables"]["results"]["files"] == ["results-202602.parquet"]
     assert not (sql / "results-202601.parquet").exists()
-    con = nightfiles.connect(db)
-    (feb,) = con.execute(
-        "SELECT count(*) FROM results WHERE strftime(started_at, '%Y%m') = '202602'"
-    ).fetchone()
-    assert manifest["tables"]["results"]["rows"] == feb > 0
-    # nightly: the history's monthly parts, one row per series, server and run (every
-    # night since the first), as the page loads them (paths relative to the manifest)
-    entry = manifest["tables"][parquet.NIGHTLY]
-    paths = [(sql / f).resolve() for f in entry["files"]]
-    assert all(p.is_file() and p.parent.name == "parts" for p in paths)
-    assert entry["bytes"] == sum(p.stat().st_size for p in paths)
-    files = [str(p) for p in paths]
-    mine = duckdb.connect()
-    (rows, runs) = mine.execute(
-        "SELECT count(*), count(DISTINCT run_id) FROM read_parquet(?)", [files]
-    ).fetchone()
-    assert entry["rows"] == rows and runs == NIGHTS
-    (groups,) = con.execute(
-        "SELECT count(*) FROM (SELECT DISTINCT r.run_id, s.server_id, r.workload, r.threads, "
-        'r."collation", r.profile FROM results r JOIN servers s USING (server_key) '
-        "WHERE r.status = 'ok' AND r.tps IS NOT NULL)"
-    ).fetchone()
-    assert rows == groups
-    # a night's medians there are the medians of its repeats in the DB (the synthetic
-    # history's series differ by workload, threads and collation only)
-    got = mine.execute(
-        "SELECT run_id, server, workload, threads, coll, tps, n FROM read_parquet(?) "
-        "ORDER BY ALL LIMIT 3",
-        [files],
-    ).fetchall()
-    for run, server, workload, threads, coll, tps, n in got:
-        want = con.execute(
-            "SELECT median(r.tps), count(*) FROM results r JOIN servers s USING (server_key) "
-            "WHERE r.run_id = ? AND s.server_id = ? AND r.workload = ? AND r.threads = ? "
-            "AND r.\"collation\" = ? AND r.status = 'ok'",
-            [run, server, workload, threads, coll],
+    with closing(nightfiles.connect(db)) as con:  # closed at once: the DB is shared
+        (feb,) = con.execute(
+            "SELECT count(*) FROM results WHERE strftime(started_at, '%Y%m') = '202602'"
         ).fetchone()
-        assert (tps, n) == (pytest.approx(want[0]), want[1])
+        assert manifest["tables"]["results"]["rows"] == feb > 0
+        # nightly: the history's monthly parts, one row per series, server and run (every
+        # night since the first), as the page loads them (paths relative to the manifest)
+        entry = manifest["tables"][parquet.NIGHTLY]
+        paths = [(sql / f).resolve() for f in entry["files"]]
+        assert all(p.is_file() and p.parent.name == "parts" for p in paths)
+        assert entry["bytes"] == sum(p.stat().st_size for p in paths)
+        files = [str(p) for p in paths]
+        mine = duckdb.connect()
+        (rows, runs) = mine.execute(
+            "SELECT count(*), count(DISTINCT run_id) FROM read_parquet(?)", [files]
+        ).fetchone()
+        assert entry["rows"] == rows and runs == NIGHTS
+        (groups,) = con.execute(
+            "SELECT count(*) FROM (SELECT DISTINCT r.run_id, s.server_id, r.workload, r.threads, "
+            'r."collation", r.profile FROM results r JOIN servers s USING (server_key) '
+            "WHERE r.status = 'ok' AND r.tps IS NOT NULL)"
+        ).fetchone()
+        assert rows == groups
+        # a night's medians there are the medians of its repeats in the DB (the synthetic
+        # history's series differ by workload, threads and collation only)
+        got = mine.execute(
+            "SELECT run_id, server, workload, threads, coll, tps, n FROM read_parquet(?) "
+            "ORDER BY ALL LIMIT 3",
+            [files],
+        ).fetchall()
+        for run, server, workload, threads, coll, tps, n in got:
+            want = con.execute(
+                "SELECT median(r.tps), count(*) FROM results r JOIN servers s USING (server_key) "
+                "WHERE r.run_id = ? AND s.server_id = ? AND r.workload = ? AND r.threads = ? "
+                "AND r.\"collation\" = ? AND r.status = 'ok'",
+                [run, server, workload, threads, coll],
+            ).fetchone()
+            assert (tps, n) == (pytest.approx(want[0]), want[1])
 
 
 def test_a_run_file_holds_its_tables_in_the_column_encoding(db: Path, tmp_path: Path) -> None:

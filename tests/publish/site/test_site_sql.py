@@ -17,6 +17,7 @@ import math
 import shutil
 import threading
 from collections.abc import Callable, Iterator
+from contextlib import closing
 from pathlib import Path
 from typing import Any
 
@@ -93,6 +94,14 @@ def python_rows(con: duckdb.DuckDBPyConnection, sql: str) -> tuple[list[str], li
     return [d[0] for d in cur.description], cur.fetchall()
 
 
+def db_rows(db: Path, sql: str) -> tuple[list[str], list[tuple]]:
+    """`sql` on the DB itself, night files included, on a connection closed at once: a
+    connection left open would refuse the store's (differently configured) one to every
+    later test of this worker that opens the shared DB."""
+    with closing(nightfiles.connect(db)) as con:
+        return python_rows(con, sql)
+
+
 def parquet_con(site: Path) -> duckdb.DuckDBPyConnection:
     """DuckDB in Python with one view per table over the site's Parquet files."""
     con = duckdb.connect()
@@ -139,32 +148,35 @@ def test_build_exports_every_table_as_zstd_parquet_with_a_manifest(
     assert manifest["format"] == parquet.MANIFEST_FORMAT
     # every table of the DB, and the history's nightly medians (test_site_bounded.py)
     assert set(manifest["tables"]) == {*parquet.TABLES, parquet.NIGHTLY}
-    con = nightfiles.connect(history_db)  # the DB's tables, night files included
-    for name, t in manifest["tables"].items():
-        if name == parquet.NIGHTLY:
-            continue
-        paths = [site / parquet.SUBDIR / f for f in t["files"]]
-        assert len(paths) == 1 or name == parquet.PARTED  # results: one file per month
-        assert t["bytes"] == sum(p.stat().st_size for p in paths)
-        path = "', '".join(map(str, paths))  # read_parquet(['a', 'b']) below
-        codecs = {
-            c
-            for (c,) in con.execute(
-                "SELECT compression FROM parquet_metadata(?)", [[str(p) for p in paths]]
-            ).fetchall()
-        }
-        assert codecs <= {"ZSTD", "UNCOMPRESSED"} and (t["rows"] == 0 or "ZSTD" in codecs), codecs
-        # the same rows, nothing lost or added, in both directions
-        (n,) = con.execute(f"SELECT count(*) FROM {name}").fetchone()
-        assert t["rows"] == n
-        for a, b in (
-            (name, f"read_parquet(['{path}'])"),
-            (f"read_parquet(['{path}'])", name),
-        ):
-            (extra,) = con.execute(
-                f"SELECT count(*) FROM (FROM {a} EXCEPT ALL FROM {b})"
-            ).fetchone()
-            assert extra == 0, (name, a)
+    # the DB's tables, night files included, on a connection closed at once (db_rows)
+    with closing(nightfiles.connect(history_db)) as con:
+        for name, t in manifest["tables"].items():
+            if name == parquet.NIGHTLY:
+                continue
+            paths = [site / parquet.SUBDIR / f for f in t["files"]]
+            assert len(paths) == 1 or name == parquet.PARTED  # results: one file per month
+            assert t["bytes"] == sum(p.stat().st_size for p in paths)
+            path = "', '".join(map(str, paths))  # read_parquet(['a', 'b']) below
+            codecs = {
+                c
+                for (c,) in con.execute(
+                    "SELECT compression FROM parquet_metadata(?)", [[str(p) for p in paths]]
+                ).fetchall()
+            }
+            assert codecs <= {"ZSTD", "UNCOMPRESSED"} and (t["rows"] == 0 or "ZSTD" in codecs), (
+                codecs
+            )
+            # the same rows, nothing lost or added, in both directions
+            (n,) = con.execute(f"SELECT count(*) FROM {name}").fetchone()
+            assert t["rows"] == n
+            for a, b in (
+                (name, f"read_parquet(['{path}'])"),
+                (f"read_parquet(['{path}'])", name),
+            ):
+                (extra,) = con.execute(
+                    f"SELECT count(*) FROM (FROM {a} EXCEPT ALL FROM {b})"
+                ).fetchone()
+                assert extra == 0, (name, a)
     assert manifest["tables"]["results"]["rows"] > 0
 
 
@@ -233,7 +245,7 @@ def test_a_typed_query_gives_what_duckdb_in_python_gives_and_the_csv_holds_it(
     tab.shot("sql-typed-query")
     assert tab.page.is_hidden("#sql-error")
     head, cells = shown(tab)
-    want_head, want = python_rows(nightfiles.connect(history_db), TYPED_QUERY)
+    want_head, want = db_rows(history_db, TYPED_QUERY)
     assert head == want_head
     assert len(want) > 3
     assert_same(cells, want)  # against the DB itself
@@ -256,21 +268,21 @@ def test_every_example_runs_and_agrees_with_duckdb_in_python(
     open_sql(tab, served(sites["history"]))
     examples = tab.page.evaluate("window.perftrackSql.examples.map(e => [e.title, e.sql])")
     assert len(examples) >= 3
-    con = nightfiles.connect(history_db)
-    counts = {}
-    for i, (title, sql) in enumerate(examples):
-        before = runs(tab)
-        tab.page.select_option("#sql-example", str(i))
-        wait_runs(tab, before + 1)
-        assert tab.page.input_value("#sql-input") == sql
-        assert tab.page.is_hidden("#sql-error"), (title, tab.page.inner_text("#sql-error"))
-        head, cells = shown(tab)
-        want_head, want = python_rows(con, sql)
-        assert head == want_head, title
-        assert_same(cells, want)
-        counts[title] = len(want)
-        if title.startswith("Ratio"):
-            tab.shot("sql-example-ratio")
+    with closing(nightfiles.connect(history_db)) as con:  # closed at once (db_rows)
+        counts = {}
+        for i, (title, sql) in enumerate(examples):
+            before = runs(tab)
+            tab.page.select_option("#sql-example", str(i))
+            wait_runs(tab, before + 1)
+            assert tab.page.input_value("#sql-input") == sql
+            assert tab.page.is_hidden("#sql-error"), (title, tab.page.inner_text("#sql-error"))
+            head, cells = shown(tab)
+            want_head, want = python_rows(con, sql)
+            assert head == want_head, title
+            assert_same(cells, want)
+            counts[title] = len(want)
+            if title.startswith("Ratio"):
+                tab.shot("sql-example-ratio")
     # the synthetic history has a pair, nights and a changed default to find
     assert counts["Ratio of two versions, per series"] > 0
     assert counts["Slowest nights of a series"] == 10
@@ -293,7 +305,7 @@ def test_bad_sql_shows_the_error_under_the_box(
     assert "no_such_column" in tab.page.inner_text("#sql-error")
     run_typed(tab, "SELECT count(*) AS n FROM results")  # a good query clears the error
     assert tab.page.is_hidden("#sql-error")
-    (n,) = nightfiles.connect(history_db).execute("SELECT count(*) FROM results").fetchone()
+    (n,) = db_rows(history_db, "SELECT count(*) FROM results")[1][0]
     assert shown(tab) == (["n"], [[str(n)]])
     assert tab.problems() == []
 
@@ -329,7 +341,7 @@ def test_a_table_split_into_files_reads_as_one_by_column_name(
     )
     run_typed(tab, query)
     _, cells = shown(tab)
-    (want,) = python_rows(nightfiles.connect(history_db), query)[1]
+    (want,) = db_rows(history_db, query)[1]
     assert cells[0][0] == str(want[0]) and cells[0][2] == str(want[2])
     assert cells[0][1] == str(python_rows(parquet_con(site), query)[1][0][1])
     assert tab.problems() == []
