@@ -226,6 +226,58 @@ def test_no_candidate_explains_a_gap_that_is_in_the_code():
     res = _search(m, ["v0", "v1", "v2"])
     assert res.conclusion.startswith("no candidate explains it: the change is in the code")
     assert len(res.groups) == 1 and res.isolated == []
+    g1 = res.all_group
+    assert g1 is not None and g1.state == ex.FLAT and g1.comparison is not None
+    c = g1.comparison  # the decision the sentence rests on, with its interval
+    assert f"(B+g)/B {c.ratio:.3f} [{c.ci_low:.3f}, {c.ci_high:.3f}], unchanged" in res.conclusion
+
+
+class NoisySettings(Model):
+    """A cost in the code (a gap every look decides), but B with A's settings (g1) swings
+    ~80% (log sd) from round to round: no look can tell whether they recover any of it."""
+
+    def round(self, arms: list[explain.Arm]) -> dict[str, float | None]:
+        out = super().round(arms)
+        if out.get("g1") is not None:
+            out["g1"] = (out["g1"] or 0.0) * float(self.rng.lognormal(0, 0.8))
+        return out
+
+
+def test_settings_whose_effect_never_settles_are_not_called_the_code_s_fault():
+    """The contradiction measured on real servers: "the change is in the code" beside a
+    share interval of [-209%, 496%]. Now g1 gets every look of stage 1 (no futility stop)
+    and, undecided with a share interval reaching half the gap, the search refuses in one
+    line: nothing is explained or stored."""
+    m = NoisySettings({"code": 0.3})  # B 23% slower: decided; g1's swings hide its share
+    m.rng = np.random.default_rng(0)
+    search = _searcher(m, ["v0", "v1", "v2"], min_effect=0.05)
+    with pytest.raises(ConfigError) as err:
+        search.run()
+    res, msg = search.result, str(err.value)
+    assert res.gap is not None and res.gap.verdict == "regression"
+    g1 = res.all_group
+    assert g1 is not None and g1.state == ex.NOISE and g1.comparison is not None
+    assert g1.comparison.n_b == explain.STAGE_POINTS[-1]  # every look, not stopped as futile
+    assert g1.share_high is not None and g1.share_high >= ex.MOSTLY_IN_CODE
+    assert msg.startswith("A's settings did not settle: B with all 3 of them against B ")
+    assert "(inconclusive, n=9)" in msg and "a share of the gap of" in msg
+    assert "\n" not in msg and "in the code" not in msg
+    assert "undecided" in res.conclusion and "in the code" not in res.conclusion
+
+
+def test_undecided_settings_whose_share_stays_small_leave_the_gap_mostly_to_the_code():
+    """g1 undecided against B (its swings are as wide as ever) but the gap is large, so its
+    share's interval stays below half of it: "mostly in the code", with that interval."""
+    m = NoisySettings({"code": 4.0})  # B at a fifth of A
+    m.rng = np.random.default_rng(0)
+    res = _searcher(m, ["v0", "v1", "v2"], min_effect=0.05).run()
+    g1 = res.all_group
+    assert g1 is not None and g1.state == ex.NOISE and ex.mostly_in_code(g1)
+    assert g1.share_high is not None and g1.share_high < ex.MOSTLY_IN_CODE
+    assert res.conclusion.startswith(
+        "no candidate explains most of it: the change is mostly in the code (B with all 3 of "
+        f"A's settings recovers {g1.share:.0%} [{g1.share_low:.0%}, {g1.share_high:.0%}]"
+    )
 
 
 def test_a_setting_b_refuses_is_skipped_with_the_reason_and_the_search_goes_on():

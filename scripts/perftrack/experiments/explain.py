@@ -50,7 +50,8 @@ from perftrack.store import remeasures
 STAGE_POINTS = conclude.look_points(9)  # decide each stage at n = 4, 6 and 9 rounds
 # From this look on, a still-inconclusive group whose ratio is not even half-way (on the
 # log scale) to its noise band stops as `noise`: a gain beyond the band by the last look
-# is then unlikely, and the stage's rounds cost every arm's time.
+# is then unlikely, and the stage's rounds cost every arm's time. Not in the first stage:
+# its one group (all of A's settings) decides whether anything is explained at all.
 FUTILE_FROM_LOOK = 2
 SHARE_ROUNDS = 6  # rounds of the last stage (A, B and what was found): the shares
 MAX_FAILED_B = 2  # consecutive rounds without a value for plain B: stop, say why
@@ -98,6 +99,38 @@ def no_gap(result: ex.Explanation, req: conclude.Request) -> str | None:
         f"compare --until-conclusive would take at --min-effect {req.min_effect:.0%}; "
         "the cell's throughput moves too much from round to round to attribute a "
         "regression to settings (longer --duration or --warmup may steady it)"
+    )
+
+
+def settings_unsettled(result: ex.Explanation) -> str | None:
+    """Why a decided gap gets no explanation (one line), or None: B with all of A's
+    settings (g1) was not decided against B by the first stage's last look (or the budget
+    ended first), and its share's interval reaches half the gap (`ex.mostly_in_code`).
+    "The change is in the code" needs g1 `unchanged` or slower, or a share whose interval
+    stays below half: one that reaches further says nothing either way (measured: a share
+    of -3% [-209%, 496%] was once reported as "in the code")."""
+    whole = result.all_group
+    if whole is None or whole.state != ex.NOISE or ex.mostly_in_code(whole):
+        return None
+    c = whole.comparison
+    measured = (
+        f"(B+g1)/B = {c.ratio:.3f} [{c.ci_low:.3f}, {c.ci_high:.3f}] ({c.verdict}, n={c.n_b})"
+        if c is not None
+        else "(B+g1)/B has no paired value"
+    )
+    share = (
+        f", a share of the gap of {whole.share:.0%} [{whole.share_low:.0%}, {whole.share_high:.0%}]"
+        if whole.share is not None and whole.share_low is not None and whole.share_high is not None
+        else ""
+    )
+    why = (
+        "the budget ended first: raise --budget"
+        if result.stop.startswith("budget")
+        else "the rounds move too much to tell; a longer --duration or --warmup may steady them"
+    )
+    return (
+        f"A's settings did not settle: B with all {len(whole.members)} of them against B "
+        f"{measured}{share}; nothing is explained: {why} (the rounds are in the run directory)"
     )
 
 
@@ -183,7 +216,7 @@ class Search:
                 f"[{gap.ci_low:.3f}, {gap.ci_high:.3f}] on this cell excludes a regression of "
                 f"{self.req.min_effect:.0%} (--min-effect)"
             )
-        unsettled = no_gap(e, self.req)
+        unsettled = no_gap(e, self.req) or settings_unsettled(e)
         if unsettled:
             raise ConfigError(unsettled)
         frontier = [top] if top.state == ex.MOVED else []
@@ -292,7 +325,9 @@ class Search:
                     g.state = ex.MOVED
                 elif verdict in ("unchanged", "regression"):
                     g.state = ex.FLAT
-                elif last or (looked >= FUTILE_FROM_LOOK and _futile(g.comparison)):
+                elif last or (
+                    not with_gap and looked >= FUTILE_FROM_LOOK and _futile(g.comparison)
+                ):  # the first stage's g1 (all of A's settings) gets every look
                     g.state = ex.NOISE
                 if g.state != ex.UNTESTED:
                     pending.discard(g.label)

@@ -25,6 +25,9 @@ SEED = 20261125
 # untested (the budget ended first), refused (B does not start with it).
 # together: the isolated groups set at once, in the last stage (their joint share).
 MOVED, FLAT, NOISE, UNTESTED, TOGETHER = "moved", "flat", "noise", "untested", "together"
+# An undecided all-settings group still says "mostly in the code" when its share's 95%
+# interval stays below this part of the gap (explain refuses the rest as undecided).
+MOSTLY_IN_CODE = 0.5
 
 
 @dataclass(kw_only=True)
@@ -95,10 +98,27 @@ class Explanation:
             )
         if whole.state == UNTESTED:
             return "not tested: the budget ended before A's settings were tried on B"
+        if whole.state == NOISE and mostly_in_code(whole):
+            return (
+                "no candidate explains most of it: the change is mostly in the code (B with "
+                f"all {len(whole.members)} of A's settings recovers {_interval(whole)} of the "
+                "gap; (B+g)/B itself undecided)"
+            )
+        if whole.state == NOISE:  # explain refuses it (settings_unsettled): never stored
+            return (
+                f"undecided: B with all {len(whole.members)} of A's settings recovers "
+                f"{_interval(whole)} of the gap, not told apart from none or all of it"
+            )
         if whole.state != MOVED:
+            c = whole.comparison
+            measured = (
+                f": (B+g)/B {c.ratio:.3f} [{c.ci_low:.3f}, {c.ci_high:.3f}], {c.verdict}"
+                if c is not None
+                else ""
+            )
             return (
                 "no candidate explains it: the change is in the code (B with all "
-                f"{len(whole.members)} of A's settings is not faster than B beyond the noise)"
+                f"{len(whole.members)} of A's settings is not faster than B{measured})"
             )
         found = [self.group(lb) for lb in self.isolated]
         named = "; ".join(_group_text(g) for g in found) or (
@@ -130,6 +150,12 @@ class Explanation:
                 _group_text(self.group(lb)) for lb in self.unconfirmed
             )
         return f"{head}; isolated: {named}{tail}"
+
+
+def mostly_in_code(group: Group) -> bool:
+    """The group's share of the gap is measured and its interval stays below
+    MOSTLY_IN_CODE: whatever its (B+g)/B verdict, A's settings recover less than that."""
+    return group.share_high is not None and group.share_high < MOSTLY_IN_CODE
 
 
 def unconfirm(result: Explanation, flat: set[str]) -> None:
