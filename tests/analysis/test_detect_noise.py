@@ -8,6 +8,7 @@ from collections import defaultdict
 from pathlib import Path
 
 import numpy as np
+import pytest
 
 from fixtures.records.synthetic import BASE_VARIABLES, make_record
 from perftrack.analysis import compare, detect, stats
@@ -31,6 +32,48 @@ def test_cvs_is_cv_of_each_sample_to_the_last_bit() -> None:
     want = [stats.cv(v) for v in samples]
     assert sum(c is None for c in want) > 100  # the None cases are exercised
     assert [repr(c) for c in got] == [repr(c) for c in want]
+
+
+def test_noise_pools_are_each_samples_cv_and_aa_ratios_pooled_by_key() -> None:
+    """noise_pools against its definition, sample by sample: every CV to the last bit, the
+    sizes, and the pooled A/A log-ratios (non-positive values make no pair; a sample
+    without a CV adds none) and their spread, the same in any order."""
+    rng = np.random.default_rng(23)
+    keys: list[tuple[str, str]] = []
+    samples: list[list[float]] = []
+    for k in range(4000):
+        n = 2 + k % 9
+        values = [round(float(x), 2) for x in rng.lognormal(5, 0.3, n)]
+        if k % 11 == 0:
+            values[k % n] = 0.0  # a pair with a zero: no log-ratio
+        if k % 13 == 0:
+            values = [0.0] * n  # zero mean: no CV, nothing pooled
+        keys.append((f"class-{k % 3}", f"wl-{k % 5}"))
+        samples.append(values)
+    keys.append(("class-none", "wl"))
+    samples.append([0.0, 0.0, 0.0])  # its only sample has no CV: no pool
+    pools = stats.noise_pools(keys, samples)
+    want: dict[tuple[str, str], tuple[list[str], list[int], list[float]]] = {}
+    for key, values in zip(keys, samples, strict=True):
+        c = stats.cv(values)
+        if c is None:
+            continue
+        cvs, sizes, ratios = want.setdefault(key, ([], [], []))
+        cvs.append(repr(c))
+        sizes.append(len(values))
+        ratios += stats.aa_log_ratios(values)
+    assert set(pools) == set(want) and ("class-none", "wl") not in pools
+    for key, (cvs, sizes, ratios) in want.items():
+        pool = pools[key]
+        assert sorted(repr(c) for c in pool.cvs) == sorted(cvs)
+        assert sorted(pool.sizes) == sorted(sizes)
+        got = pool.log_ratios()
+        assert len(got) == len(ratios) < sum(s // 2 for s in sizes)  # zeros made no pair
+        assert np.allclose(np.sort(got), np.sort(ratios), rtol=1e-14, atol=1e-300)
+        spread = stats.aa_spread(ratios)
+        assert spread is not None
+        assert stats.aa_spread(ratios[::-1]) == spread  # exact in any order (fsum)
+        assert stats.aa_spread(got) == pytest.approx(spread, rel=1e-14)  # numpy's log
 
 
 def test_noise_is_stats_cv_of_every_sample_to_the_last_bit(tmp_path: Path) -> None:

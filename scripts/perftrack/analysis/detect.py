@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections import defaultdict
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
@@ -74,30 +73,29 @@ def compute_noise(
     `samples`: the store's noise_samples of the metric, if the caller has them."""
     col = compare.METRICS[metric][0]
     rows = results.noise_samples(col, NOISE_RECENT_RUNS) if samples is None else samples
-    pooled: dict[tuple[str, str, str], list[tuple[float, int]]] = defaultdict(list)
-    aa: dict[tuple[str, str, str], list[float]] = defaultdict(list)
     rows = [r for r in rows if len(r[3]) >= MIN_REPEATS_FOR_NOISE]
-    for (rc, hw, wl, values), c in zip(rows, stats.cvs([r[3] for r in rows]), strict=True):
-        if c is not None:
-            pooled[(rc, hw, wl)].append((c, len(values)))
-            aa[(rc, hw, wl)] += stats.aa_log_ratios([float(v) for v in values])
+    keys: list[tuple[str, str, str]] = [(r[0], r[1], r[2]) for r in rows]
+    pools = stats.noise_pools(keys, [r[3] for r in rows])
     now = _now()
-    return [
-        (
-            rc,
-            hw,
-            wl,
-            metric,
-            len(items),
-            sum(n for _, n in items),
-            float(np.median([c for c, _ in items])),
-            float(np.percentile([c for c, _ in items], NOISE_P90)),
-            now,
-            stats.aa_spread(aa[(rc, hw, wl)]),
-            len(aa[(rc, hw, wl)]),
+    out = []
+    for (rc, hw, wl), pool in sorted(pools.items()):
+        ratios = pool.log_ratios()
+        out.append(
+            (
+                rc,
+                hw,
+                wl,
+                metric,
+                len(pool.cvs),
+                sum(pool.sizes),
+                float(np.median(pool.cvs)),
+                float(np.percentile(pool.cvs, NOISE_P90)),
+                now,
+                stats.aa_spread(ratios),
+                len(ratios),
+            )
         )
-        for (rc, hw, wl), items in sorted(pooled.items())
-    ]
+    return out
 
 
 def variables_diff(results: Store, base: str | None, new: str | None) -> dict[str, list[Any]]:

@@ -119,3 +119,5 @@ def test_the_window_detect_keeps_is_the_one_the_site_build_reads(db: Path) -> No
         os.unlink(p)
     with store.open_db(db, write=False) as st:
         assert st.series_samples("tps", recent=200) == asked
+    # a reader keeps no answer: one only the site build asks would be written for nobody
+    assert kept_files(db) == []

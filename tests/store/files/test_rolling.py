@@ -59,7 +59,7 @@ def how(monkeypatch: pytest.MonkeyPatch) -> list[str]:
         return got
 
     monkeypatch.setattr(rolling, "advance", spy)
-    monkeypatch.setattr(answers, "kept", lambda db, con, sql, args, ask: ask())  # no JSON
+    monkeypatch.setattr(answers, "kept", lambda db, con, sql, args, ask, keep: ask())  # no JSON
     return seen
 
 
@@ -95,7 +95,7 @@ def whole(monkeypatch: pytest.MonkeyPatch) -> Iterator[Any]:
             m.setattr(
                 rolling, "advance", lambda con, db, query, *_, **__: (f"({query('results')})", "")
             )
-            m.setattr(answers, "kept", lambda db, con, sql, args, ask: ask())
+            m.setattr(answers, "kept", lambda db, con, sql, args, ask, keep: ask())
             return asked(db)
 
     yield oracle

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from fixtures.records.synthetic import SYNTHETIC_START, make_record
+from fixtures.records.synthetic import SYNTHETIC_START, make_record, with_cost
 from perftrack.store import store
 from perftrack.store.queries import series
 
@@ -110,6 +110,34 @@ def test_noise_samples_of_two_columns_are_each_column_s_own(
     assert both == alone
     assert len(both["tps"]) - len(both["latency_pct_ms"]) == 0  # a group keeps its row
     assert sum(map(len, (r[3] for r in both["latency_pct_ms"]))) == 24 - without_latency
+
+
+@pytest.mark.parametrize("odd", [0, 1])  # ok results with tps and no cpu_sys_us_per_txn
+def test_series_samples_of_several_columns_are_each_column_s_own(tmp_path: Path, odd: int) -> None:
+    """The heatmap's windows in one query where the columns pick throughput's rows (a
+    column that does not is asked alone): each column's rows are exactly what its own
+    query gives, kept so that compare's `series_samples` reads them (the same object)."""
+    recs = [with_cost(r, 50.0 + i) for i, r in enumerate(records())]
+    for rec in recs[:odd]:
+        rec["result"]["cpu_sys_us_per_txn"] = None
+    db = tmp_path / "r.duckdb"
+    with store.open_db(db, write=True) as st:
+        st.ingest(recs)
+    cols = ["tps", "cpu_us_per_txn", "cpu_sys_us_per_txn", "write_bytes_per_txn"]
+    with store.open_db(db, write=False) as st:
+        got = st.series_samples_of(cols, recent=5)
+        for c in cols:
+            assert got[c] == st._samples(c, None, None, 5), c
+            assert st.series_samples(c, recent=5) is got[c]
+        assert got["cpu_us_per_txn"] != got["tps"]  # its own values, not throughput's
+        one = {k[2] for k in st.__dict__["_kept_answers"] if k[0] == "series_samples_of"}
+    assert one == (
+        {("cpu_us_per_txn", "cpu_sys_us_per_txn", "write_bytes_per_txn")}
+        if not odd
+        else {("cpu_us_per_txn", "write_bytes_per_txn")}
+    )
+    with store.open_db(db, write=True) as st:  # a writer: each column's own query
+        assert st.series_samples_of(cols, recent=5) == got
 
 
 # the query nightly_points was until it fetched numbers: one row of key columns per point

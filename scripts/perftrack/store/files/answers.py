@@ -10,6 +10,10 @@ derived, git-ignored, never committed or published), as JSON (rows of strings, n
 booleans, nulls and lists; an answer with any other value is not kept), written atomically
 with its sha256 in a sidecar. A file that is missing, does not match its sidecar or does
 not parse is asked again; a cache that cannot be written is skipped: never an error.
+The store keeps the answers its writer asks (detect) and reads them in any command: an
+answer only a reader asks (the heatmap's other metrics, in the site build) would be
+written for nobody, the next night's files being others (~0.25 s of JSON each, ~2 s of
+the build at the nightly's size).
 Writing an answer deletes the question's other answers and every answer over other data:
 the directory holds answers over the files of its newest write only.
 """
@@ -57,9 +61,11 @@ def kept(
     sql: str,
     args: Sequence[Any],
     ask: Callable[[], Rows],
+    *,
+    keep: bool = True,
 ) -> Rows:
     """`ask()`'s rows for `sql` with `args` over `con`'s views: the kept answer when there
-    is one for what the views read now, else asked and kept."""
+    is one for what the views read now, else asked, and kept if `keep`."""
     question = _sha(sql, json.dumps(list(args), default=str))[:24]
     data = what_is_read(con)[:24]
     path = readcache.cache_dir(db) / SUBDIR / f"{question}-{data}.json"
@@ -67,7 +73,8 @@ def kept(
     if rows is not None:
         return rows
     rows = ask()
-    _write(path, rows, question, data)
+    if keep:
+        _write(path, rows, question, data)
     return rows
 
 

@@ -38,15 +38,16 @@ class QueryBase:
     def _answer(
         self, sql: str, params: Sequence[Any] = (), before: Callable[[str], str] | None = None
     ) -> list[tuple[Any, ...]]:
-        """`_tuples`, kept on disk for the next command that asks it of the same files
-        (store/files/answers.py): for the questions both detect and the site build ask.
+        """`_tuples`, kept on disk by a writer (detect) for the next command that asks it
+        of the same files (store/files/answers.py): for the questions both detect and the
+        site build ask. A reader reads a kept answer and keeps none.
         `before(sql)`: the SQL to run for `sql` once what it reads is made (kept under
         `sql`'s digest)."""
 
         def ask() -> list[tuple[Any, ...]]:
             return self._tuples(before(sql) if before is not None else sql, params)
 
-        return answers.kept(self.path, self.con, sql, params, ask)
+        return answers.kept(self.path, self.con, sql, params, ask, keep=self.write)
 
     def _rolling(
         self, query: rolling.Query, merge: rolling.Merge, check: rolling.Check | None = None

@@ -7,7 +7,7 @@ in the column order of the `verdicts` and `change_points` tables.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -117,6 +117,34 @@ class SeriesQueries(QueryBase):
             return self._kept(key, lambda: [(*s[:-4], s[-3], s[-3], *s[-2:]) for s in kept])
         return self._kept(key, lambda: self._samples(column, run_id, servers, recent))
 
+    def series_samples_of(
+        self, columns: Sequence[str], *, recent: int
+    ) -> dict[str, list[tuple[Any, ...]]]:
+        """`series_samples(c, recent=recent)` of each column (every series' comparisons'
+        window), in one query where the columns pick the rows of the first (the heatmap's
+        metrics: one window, not one a metric, was ~3 s of the site build at the nightly's
+        size); each kept as series_samples keeps it, so compare's later asks read it."""
+        first, *rest = (metric_column(c) for c in columns)
+        same = [c for c in rest if self._same_selection(first, c)]
+        if self.write or not same:
+            return {c: self.series_samples(c, recent=recent) for c in (first, *rest)}
+        both = self._kept(
+            ("series_samples_of", first, tuple(same), recent),
+            lambda: self._samples(first, None, None, recent, same),
+        )
+        n = len(SERIES_COLS) + 5  # the values' list: after the series, server and its four
+
+        def of(i: int) -> Callable[[], list[tuple[Any, ...]]]:  # column i's rows
+            return lambda: [(*s[:n], s[n + 3 + i] if i else s[n], *s[n + 1 : n + 4]) for s in both]
+
+        out: dict[str, list[tuple[Any, ...]]] = {}
+        for i, c in enumerate((first, *same)):
+            out[c] = self._kept(("series_samples", c, None, (), recent), of(i))
+        for c in rest:
+            if c not in out:
+                out[c] = self.series_samples(c, recent=recent)
+        return out
+
     def _same_selection(self, metric_a: str, metric_b: str) -> bool:
         """No ok result has a value of one of the two columns and not of the other: the
         two columns' series_values pick the same rows. A count rolled forward night by
@@ -140,21 +168,28 @@ class SeriesQueries(QueryBase):
         return row is not None and row[0] == 0
 
     def _samples(
-        self, column: str, run_id: str | None, servers: list[str] | None, recent: int | None
+        self,
+        column: str,
+        run_id: str | None,
+        servers: list[str] | None,
+        recent: int | None,
+        also: Sequence[str] = (),
     ) -> list[tuple[Any, ...]]:
+        """series_samples' rows; with `also` (columns picking the same rows), each row
+        ends with their values' lists too, in that order."""
         before = None
         args: list[Any] = []
         if recent is not None and not run_id and not servers:
             # the comparisons' window of every series: rolled forward night by night (the
             # newest of the kept window's and the night's newest)
             name, before = self._rolling(
-                lambda source: self._values_sql(column, None, None, recent, source)[0],
+                lambda source: self._values_sql(column, None, None, recent, source, also)[0],
                 lambda rows: f"SELECT * FROM {rows} r {_newest(recent)}",
                 lambda kept, added: not self._replaces(added, kept),
             )
             sql = f"SELECT * FROM {name}"
         else:
-            sql, args = self._values_sql(column, run_id, servers, recent)
+            sql, args = self._values_sql(column, run_id, servers, recent, also=also)
 
         cols = ", ".join(f'"{c}"' for c in (*SERIES_COLS, "server_id"))
         first = ", ".join(
@@ -166,7 +201,7 @@ class SeriesQueries(QueryBase):
         # it from these for every row of the history, before the window drops most of them.
         lists = ", ".join(
             f'list("{c}" ORDER BY started_at, run_id, cell_id)'
-            for c in ("value", "latency_pct_ms", "run_id", "round")
+            for c in ("value", "latency_pct_ms", "run_id", "round", *_also_names(also))
         )
         return self._answer(  # detect's and then the site build's (store/files/answers.py)
             f"""SELECT {cols}, {first}, {lists} FROM ({sql}) GROUP BY {cols}
@@ -190,10 +225,15 @@ class SeriesQueries(QueryBase):
         servers: list[str] | None,
         recent: int | None,
         source: str = "results",
+        also: Sequence[str] = (),
     ) -> tuple[str, list[Any]]:
         """The selection of series_values and series_samples, with started_at and
-        cell_id (their order) and attempt; of the results `source` (SQL) holds."""
+        cell_id (their order) and attempt; of the results `source` (SQL) holds. `also`:
+        columns selected as well, as `_also_names` (the rows are picked by `column`)."""
         col = metric_column(column)
+        extra = "".join(
+            f", r.{metric_column(c)} AS {n}" for c, n in zip(also, _also_names(also), strict=True)
+        )
         where = ["r.status = 'ok'", f"r.{col} IS NOT NULL", latest_attempt(source)]
         args: list[Any] = []
         if run_id:
@@ -205,7 +245,7 @@ class SeriesQueries(QueryBase):
         sql = f"""SELECT {series_select()},
                        s.server_id, s.product, s.version, s.version_string, s.stand_in,
                        r.{col} AS value, r.latency_pct_ms, r.run_id, r."repeat" AS round,
-                       r.started_at, r.cell_id, r.attempt
+                       r.started_at, r.cell_id, r.attempt{extra}
                 FROM {source} r JOIN runs ru USING (run_id) JOIN servers s USING (server_key)
                 WHERE {" AND ".join(where)}"""
         if recent is not None:
@@ -417,6 +457,11 @@ def _newest(recent: int) -> str:
     values of each series (the one definition: `_values_sql` and the rolled window)."""
     key = ", ".join("r." + _quoted(c) for c in (*SERIES_COLS, "server_id"))
     return f"QUALIFY row_number() OVER (PARTITION BY {key} ORDER BY r.started_at DESC) <= {recent}"
+
+
+def _also_names(also: Sequence[str]) -> list[str]:
+    """The names `_values_sql` gives the columns `also` selects besides its own."""
+    return [f"value_{i}" for i in range(1, len(also) + 1)]
 
 
 def _quoted(column: str) -> str:
