@@ -62,7 +62,9 @@ class Explanation:
     gap_ratios: list[float] = field(default_factory=list)  # paired A/B per round
     groups: list[Group] = field(default_factory=list)
     isolated: list[str] = field(default_factory=list)  # labels of isolated groups
-    not_split: list[str] = field(default_factory=list)  # moved groups the budget left whole
+    not_split: list[str] = field(default_factory=list)  # moved groups left whole: the budget,
+    # or (these, also in not_split) halves the rounds could not decide, neither moved nor flat
+    undecided_halves: list[str] = field(default_factory=list)
     together: str | None = None  # label of the isolated groups set at once (several found)
     # groups that moved in the search but whose share the last stage's own rounds could not
     # tell from zero: a false move of the search (noise) until measured again
@@ -143,8 +145,14 @@ class Explanation:
             and not head.startswith("explains part")
         ):
             tail += "; the isolated settings explain part of the gap, not all"
-        if self.not_split:
-            tail += f"; not split further (budget): {', '.join(self.not_split)}"
+        budget = [lb for lb in self.not_split if lb not in self.undecided_halves]
+        if budget:
+            tail += f"; not split further (budget): {', '.join(budget)}"
+        undecided = [self.group(lb) for lb in self.not_split if lb in self.undecided_halves]
+        if undecided:
+            tail += "; not split further (its halves undecided): " + "; ".join(
+                f"{_members(g)} recovers {_interval(g)}" for g in undecided
+            )
         if self.unconfirmed:
             tail += "; moved in the search, not confirmed by the shares stage: " + "; ".join(
                 _group_text(self.group(lb)) for lb in self.unconfirmed
@@ -182,12 +190,14 @@ def _pct(value: float | None) -> str:
     return "—" if value is None else f"{value:.0%}"
 
 
+def _members(group: Group) -> str:
+    if len(group.members) == 1:
+        return group.members[0].setting
+    return "{" + ", ".join(c.setting for c in group.members) + "}"
+
+
 def _group_text(group: Group) -> str:
-    what = (
-        group.members[0].setting
-        if len(group.members) == 1
-        else "{" + ", ".join(c.setting for c in group.members) + "} (inseparable)"
-    )
+    what = _members(group) + (" (inseparable)" if len(group.members) > 1 else "")
     return f"{what} recovers {_interval(group)}"
 
 
@@ -345,6 +355,7 @@ def to_json(result: Explanation) -> dict[str, Any]:
         ],
         "isolated": result.isolated,
         "not_split": result.not_split,
+        "undecided_halves": result.undecided_halves,
         "unconfirmed": result.unconfirmed,
         "together": result.together,
         "stop": result.stop,

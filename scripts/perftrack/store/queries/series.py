@@ -132,14 +132,19 @@ class SeriesQueries(QueryBase):
             ("series_samples_of", first, tuple(same), recent),
             lambda: self._samples(first, None, None, recent, same),
         )
-        n = len(SERIES_COLS) + 5  # the values' list: after the series, server and its four
+        at = len(SERIES_COLS) + 5  # the values' list: after the series, server and its four
 
-        def of(i: int) -> Callable[[], list[tuple[Any, ...]]]:  # column i's rows
-            return lambda: [(*s[:n], s[n + 3 + i] if i else s[n], *s[n + 1 : n + 4]) for s in both]
+        def of(column: int) -> Callable[[], list[tuple[Any, ...]]]:  # (first, *same)[column]
+            own = at + 3 + column if column else at  # the others' lists follow the round's
+
+            def rows() -> list[tuple[Any, ...]]:
+                return [(*s[:at], s[own], *s[at + 1 : at + 4]) for s in both]
+
+            return rows
 
         out: dict[str, list[tuple[Any, ...]]] = {}
-        for i, c in enumerate((first, *same)):
-            out[c] = self._kept(("series_samples", c, None, (), recent), of(i))
+        for column, c in enumerate((first, *same)):
+            out[c] = self._kept(("series_samples", c, None, (), recent), of(column))
         for c in rest:
             if c not in out:
                 out[c] = self.series_samples(c, recent=recent)
