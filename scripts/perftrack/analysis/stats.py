@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import functools
 import math
-from collections.abc import Callable, Hashable, Sequence
+from collections.abc import Callable, Hashable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import TypeVar
 
@@ -354,14 +354,8 @@ def noise_pools(keys: Sequence[K], samples: Sequence[Sequence[float]]) -> dict[K
     has tens of thousands of samples a night and the site's heatmap asks it for each of
     its metrics: one Python loop a sample was seconds)."""
     pools: dict[K, NoisePool] = {}
-    by_size: dict[int, list[int]] = {}
-    for i, values in enumerate(samples):
-        by_size.setdefault(len(values), []).append(i)
-    for size, idx in by_size.items():
-        if size < 2:
-            continue
-        x = np.asarray([samples[i] for i in idx], dtype=float)
-        means, sds = x.mean(axis=1), x.std(axis=1, ddof=1)
+    for idx, x, means, sds in _by_size(samples):
+        size = x.shape[1]
         pairs = size // 2
         a, b = x[:, 0 : 2 * pairs : 2], x[:, 1 : 2 * pairs : 2]
         ok = (a > 0) & (b > 0)
@@ -460,18 +454,26 @@ def cv(values: list[float]) -> float | None:
     return float(x.std(ddof=1) / x.mean())
 
 
+def _by_size(
+    samples: Sequence[Sequence[float]],
+) -> Iterator[tuple[list[int], np.ndarray, np.ndarray, np.ndarray]]:
+    """The samples of each size of two or more, as one array: (their indices, the values
+    row by row, each row's mean and standard deviation), one numpy call each."""
+    by_size: dict[int, list[int]] = {}
+    for i, values in enumerate(samples):
+        by_size.setdefault(len(values), []).append(i)
+    for size, idx in by_size.items():
+        if size < 2:
+            continue
+        x = np.asarray([samples[i] for i in idx], dtype=float)
+        yield idx, x, x.mean(axis=1), x.std(axis=1, ddof=1)
+
+
 def cvs(samples: Sequence[Sequence[float]]) -> list[float | None]:
     """`cv` of each sample, bit for bit, in one numpy call per sample size (detect's noise
     has tens of thousands of samples a night: one numpy call each took seconds)."""
     out: list[float | None] = [None] * len(samples)
-    by_size: dict[int, list[int]] = {}
-    for i, values in enumerate(samples):
-        by_size.setdefault(len(values), []).append(i)
-    for n, idx in by_size.items():
-        if n < 2:
-            continue
-        x = np.asarray([samples[i] for i in idx], dtype=float)
-        means, sds = x.mean(axis=1), x.std(axis=1, ddof=1)
+    for idx, _x, means, sds in _by_size(samples):
         for i, mean, sd in zip(idx, means, sds, strict=True):
             if mean != 0:
                 out[i] = float(sd / mean)
