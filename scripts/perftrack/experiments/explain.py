@@ -85,10 +85,7 @@ def no_gap(result: ex.Explanation, req: conclude.Request) -> str | None:
             f"no gap to explain: {result.b} / {result.a} has no paired value {rounds}; "
             "check the run directory's records for failed cells"
         )
-    measured = (
-        f"{result.b} / {result.a} = {gap.ratio:.3f} [{gap.ci_low:.3f}, {gap.ci_high:.3f}] "
-        f"({gap.verdict}, n={gap.n_b})"
-    )
+    measured = _measured(f"{result.b} / {result.a}", gap)
     if result.stop.startswith("budget"):
         return (
             f"the gap did not settle within the budget: {measured} {rounds}; nothing is "
@@ -102,6 +99,12 @@ def no_gap(result: ex.Explanation, req: conclude.Request) -> str | None:
     )
 
 
+def _measured(what: str, decided: stats.Comparison) -> str:
+    """A decision as the refusals quote it: `what = ratio [low, high] (verdict, n=N)`."""
+    d = decided
+    return f"{what} = {d.ratio:.3f} [{d.ci_low:.3f}, {d.ci_high:.3f}] ({d.verdict}, n={d.n_b})"
+
+
 def settings_unsettled(result: ex.Explanation) -> str | None:
     """Why a decided gap gets no explanation (one line), or None: B with all of A's
     settings (g1) was not decided against B by the first stage's last look (or the budget
@@ -113,11 +116,7 @@ def settings_unsettled(result: ex.Explanation) -> str | None:
     if whole is None or whole.state != ex.NOISE or ex.mostly_in_code(whole):
         return None
     c = whole.comparison
-    measured = (
-        f"(B+g1)/B = {c.ratio:.3f} [{c.ci_low:.3f}, {c.ci_high:.3f}] ({c.verdict}, n={c.n_b})"
-        if c is not None
-        else "(B+g1)/B has no paired value"
-    )
+    measured = _measured("(B+g1)/B", c) if c is not None else "(B+g1)/B has no paired value"
     share = (
         f", a share of the gap of {whole.share:.0%} [{whole.share_low:.0%}, {whole.share_high:.0%}]"
         if whole.share is not None and whole.share_low is not None and whole.share_high is not None
