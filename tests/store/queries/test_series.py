@@ -123,7 +123,7 @@ def test_series_samples_of_several_columns_are_each_column_s_own(tmp_path: Path,
     db = tmp_path / "r.duckdb"
     with store.open_db(db, write=True) as st:
         st.ingest(recs)
-    cols = ["tps", "cpu_us_per_txn", "cpu_sys_us_per_txn", "write_bytes_per_txn"]
+    cols = ["tps", "latency_pct_ms", "cpu_us_per_txn", "cpu_sys_us_per_txn", "write_bytes_per_txn"]
     with store.open_db(db, write=False) as st:
         got = st.series_samples_of(cols, recent=5)
         for c in cols:

@@ -40,7 +40,6 @@ _DEFS: tuple[tuple[str, str | None, str, str, bool], ...] = (
 HEATMAP_METRICS = tuple(m for _k, m, *_ in _DEFS if m is not None and m != verdicts.METRIC)
 # (key, label, unit) of every metric, in the selectors' order (the history page's list)
 LABELS: tuple[tuple[str, str, str], ...] = tuple((k, lbl, u) for k, _m, lbl, u, _h in _DEFS)
-LATENCY_COLUMN = compare.METRICS["p95"][0]
 # the per-transaction costs (each one's repeats: newest_cost's `costs`)
 COST_COLUMNS = tuple(key for key, *_ in _DEFS if key not in ("tps", "p95_ms"))
 
@@ -82,11 +81,9 @@ def heatmap_verdicts(exporter: Any) -> list[dict[str, Any]]:
     # scan per metric was half the build at two years of the nightly)
     cols = [compare.METRICS[m][0] for m in shown]
     samples = exporter.st.noise_samples_of(cols, detect.NOISE_RECENT_RUNS) if cols else {}
-    # and their comparisons' windows, likewise (compare.tables reads them kept); p95's is
-    # throughput's answer (series_samples), detect's
-    windowed = [c for c in cols if c != LATENCY_COLUMN]
-    if windowed:
-        exporter.st.series_samples_of(windowed, recent=compare.RECENT_VALUES)
+    # and their comparisons' windows, likewise (compare.tables reads them kept)
+    if cols:
+        exporter.st.series_samples_of(cols, recent=compare.RECENT_VALUES)
     for m in shown:
         rows, _origin = verdicts.latest(
             exporter.st,

@@ -123,29 +123,32 @@ class SeriesQueries(QueryBase):
         """`series_samples(c, recent=recent)` of each column (every series' comparisons'
         window), in one query where the columns pick the rows of the first (the heatmap's
         metrics: one window, not one a metric, was ~3 s of the site build at the nightly's
-        size); each kept as series_samples keeps it, so compare's later asks read it."""
-        first, *rest = (metric_column(c) for c in columns)
-        same = [c for c in rest if self._same_selection(first, c)]
-        if self.write or not same:
-            return {c: self.series_samples(c, recent=recent) for c in (first, *rest)}
-        both = self._kept(
-            ("series_samples_of", first, tuple(same), recent),
-            lambda: self._samples(first, None, None, recent, same),
-        )
-        at = len(SERIES_COLS) + 5  # the values' list: after the series, server and its four
-
-        def of(column: int) -> Callable[[], list[tuple[Any, ...]]]:  # (first, *same)[column]
-            own = at + 3 + column if column else at  # the others' lists follow the round's
-
-            def rows() -> list[tuple[Any, ...]]:
-                return [(*s[:at], s[own], *s[at + 1 : at + 4]) for s in both]
-
-            return rows
-
+        size); each kept as series_samples keeps it, so compare's later asks read it. p95's
+        window stays throughput's answer (series_samples), and a writer asks each alone."""
+        cols = [metric_column(c) for c in columns]
         out: dict[str, list[tuple[Any, ...]]] = {}
-        for column, c in enumerate((first, *same)):
-            out[c] = self._kept(("series_samples", c, None, (), recent), of(column))
-        for c in rest:
+        joint = [c for c in cols if c != "latency_pct_ms"]
+        if joint and not self.write:
+            first, *rest = joint
+            same = [c for c in rest if self._same_selection(first, c)]
+            if same:
+                both = self._kept(
+                    ("series_samples_of", first, tuple(same), recent),
+                    lambda: self._samples(first, None, None, recent, same),
+                )
+                at = len(SERIES_COLS) + 5  # the values' list: after the series, server and 4
+
+                def of(column: int) -> Callable[[], list[tuple[Any, ...]]]:  # (first, *same)[i]
+                    own = at + 3 + column if column else at  # others' lists follow the round's
+
+                    def rows() -> list[tuple[Any, ...]]:
+                        return [(*s[:at], s[own], *s[at + 1 : at + 4]) for s in both]
+
+                    return rows
+
+                for column, c in enumerate((first, *same)):
+                    out[c] = self._kept(("series_samples", c, None, (), recent), of(column))
+        for c in cols:
             if c not in out:
                 out[c] = self.series_samples(c, recent=recent)
         return out
