@@ -51,15 +51,15 @@ lint: setup $(ACTIONLINT)
 	$(ACTIONLINT)
 	$(VENV)/bin/zizmor --offline --persona=pedantic .github/workflows
 
-# Two parts (tests/conftest.py): the files that start no server in parallel, one worker
-# per core, then those that do (marked `servers`) one test at a time, so no measurement
-# shares the machine. Both always run; either failing fails the target. pytest exits 5
+# Two parts (tests/conftest.py): every file in parallel, one worker per core, except those
+# that assert what a measurement says (marked `quiet`), which then run one test at a time,
+# so no measurement shares the machine. Both always run; either failing fails the target. pytest exits 5
 # when it collected no tests: that must fail, not pass silently.
 PYTEST_WORKERS ?= 2
 pytest: setup $(ACT)
-	$(PY) -m pytest -q -m "not servers" -n $(PYTEST_WORKERS) --dist loadfile --durations=10; \
+	$(PY) -m pytest -q -m "not quiet" -n $(PYTEST_WORKERS) --dist loadfile --durations=10; \
 	  rc1=$$?; \
-	  $(PY) -m pytest -q -m servers --durations=30; rc2=$$?; \
+	  $(PY) -m pytest -q -m quiet --durations=30; rc2=$$?; \
 	  for rc in $$rc1 $$rc2; do \
 	    if [ $$rc -eq 5 ]; then echo "error: pytest collected no tests" >&2; exit 1; fi; \
 	  done; \

@@ -1,11 +1,13 @@
 """Shared fixtures. Integration tests start real servers from the real catalog; downloads
 go to the normal perftrack cache (~/.cache/perftrack or $PERFTRACK_CACHE) and are reused.
 
-`make test` runs the suite in two parts: the test files of `suitesplit.SERVER_TEST_FILES` (marked
-`servers`) one test at a time, so a measurement never shares the machine with another
-test, and every other file in parallel before them (pytest-xdist, one worker per core).
-In a parallel worker, a test that starts a database server, sysbench, act or docker
-fails, naming the list it belongs on (`_no_servers_in_parallel`).
+`make test` runs the suite in two parts: every file in parallel (pytest-xdist, one worker
+per core), those that start servers but assert nothing a loaded machine changes
+(`suitesplit.SHARED_SERVER_TEST_FILES`) among them; then the files of
+`suitesplit.QUIET_TEST_FILES` (marked `quiet`: they assert what a measurement says) one
+test at a time, so a measurement never shares the machine with another test. In a
+parallel worker, a test that starts a database server, sysbench, act or docker from a
+file on neither list fails, naming the lists (`_no_servers_in_parallel`).
 """
 
 from __future__ import annotations
@@ -19,7 +21,7 @@ from pathlib import Path
 import pytest
 
 from leaks import processes_mentioning
-from suitesplit import POLL_S, SERVER_TEST_FILES, descendants_running
+from suitesplit import POLL_S, QUIET_TEST_FILES, SHARED_SERVER_TEST_FILES, descendants_running
 
 REPO = Path(__file__).resolve().parents[1]
 CONFIGS = REPO / "configs"
@@ -30,15 +32,21 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     for item in items:
         if not item.path.is_relative_to(tests):
             continue
-        if item.path.relative_to(tests).as_posix() in SERVER_TEST_FILES:
-            item.add_marker(pytest.mark.servers)
+        if item.path.relative_to(tests).as_posix() in QUIET_TEST_FILES:
+            item.add_marker(pytest.mark.quiet)
 
 
 @pytest.fixture(autouse=True)
 def _no_servers_in_parallel(request: pytest.FixtureRequest) -> Iterator[None]:
-    """In a parallel worker (pytest-xdist), fail a test that starts a server program: it
-    belongs in SERVER_TEST_FILES, which run one at a time."""
-    if "PYTEST_XDIST_WORKER" not in os.environ:
+    """In a parallel worker (pytest-xdist), fail a test that starts a server program from a
+    file not on SHARED_SERVER_TEST_FILES: it belongs on that list, or on QUIET_TEST_FILES
+    (run one at a time) when it asserts what a measurement says."""
+    tests = REPO / "tests"
+    listed = (
+        request.path.is_relative_to(tests)
+        and request.path.relative_to(tests).as_posix() in SHARED_SERVER_TEST_FILES
+    )
+    if "PYTEST_XDIST_WORKER" not in os.environ or listed:
         yield
         return
     seen: set[str] = set()
@@ -58,7 +66,8 @@ def _no_servers_in_parallel(request: pytest.FixtureRequest) -> Iterator[None]:
     if seen:
         pytest.fail(
             f"{request.node.nodeid} started {', '.join(sorted(seen))} in a parallel worker: "
-            "add its file to SERVER_TEST_FILES in tests/suitesplit.py (run one at a time)"
+            "add its file to tests/suitesplit.py: SHARED_SERVER_TEST_FILES, or QUIET_TEST_FILES "
+            "(run one at a time) when it asserts what a measurement says"
         )
 
 

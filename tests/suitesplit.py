@@ -1,21 +1,39 @@
-"""The two parts of `make test` (tests/conftest.py): which test files start servers, and
-how a parallel worker sees that a test started one."""
+"""The two parts of `make test` (tests/conftest.py): which test files start servers, which
+of them must run alone, and how a parallel worker sees that a test started one."""
 
 from __future__ import annotations
 
 import os
 
-# The test files that start database servers, sysbench, mysqlslap, act or docker (found
-# by watching every test's processes; the guard below keeps the list complete).
-SERVER_TEST_FILES = frozenset(
+# The two kinds of test files that start database servers, sysbench, mysqlslap, act or
+# docker (found by watching every test's processes; the guard below keeps the lists
+# complete).
+#
+# QUIET_TEST_FILES run one test at a time after everything else, nothing beside them:
+# they assert what a measurement says (a verdict, a ratio, a flagged trend or noisy
+# window), or start a Docker engine of their own (two engines beside each other would
+# share the host's containerd namespace).
+QUIET_TEST_FILES = frozenset(
     {
-        "cli/test_cli.py",
-        "drivers/test_slap.py",
+        "runners/test_fresh_host.py",
+        "servers/providers/test_docker.py",
         "experiments/test_bisect.py",
         "experiments/test_conclude.py",
         "experiments/test_conclude_axis.py",
         "experiments/test_explain.py",
         "experiments/test_one_answer.py",
+        "run/test_sampler.py",
+        "run/test_steady.py",
+    }
+)
+# SHARED_SERVER_TEST_FILES start servers but assert nothing another test's load can change
+# (a record written, a charset verified, a fetch pinned, a workflow's jobs, a verdict of a
+# 10x effect): they run in the parallel part with the files that start none. Each server
+# on its own free port, under its own temporary directory; the caches take their locks.
+SHARED_SERVER_TEST_FILES = frozenset(
+    {
+        "cli/test_cli.py",
+        "drivers/test_slap.py",
         "host/test_killed_run.py",
         "host/test_sweep.py",
         "planning/test_axes.py",
@@ -25,12 +43,8 @@ SERVER_TEST_FILES = frozenset(
         "run/test_faults.py",
         "run/test_lifetime.py",
         "run/test_runner.py",
-        "run/test_sampler.py",
-        "run/test_steady.py",
-        "runners/test_fresh_host.py",
         "servers/providers/test_debian.py",
         "servers/providers/test_debian_chroot.py",
-        "servers/providers/test_docker.py",
         "servers/providers/test_maven.py",
         "servers/providers/test_path.py",
         "servers/providers/test_tarball.py",
@@ -43,6 +57,7 @@ SERVER_TEST_FILES = frozenset(
         "workflows/test_runner_gate_act.py",
     }
 )
+SERVER_TEST_FILES = QUIET_TEST_FILES | SHARED_SERVER_TEST_FILES
 # what such a test starts (a process's name, /proc/PID/comm: 15 characters at most)
 SERVER_PROGRAMS = frozenset(
     {"mysqld", "mariadbd", "mysql_install_d", "mariadb-install", "sysbench", "mysqlslap"}

@@ -60,6 +60,10 @@ def wait_until(condition, bound_s: float) -> bool:
     return condition()
 
 
+def server_dirs(temp: Path) -> list[Path]:
+    return [d for d in temp.iterdir() if d.name.startswith("pt-")]
+
+
 def records_in(d: Path) -> list[Path]:
     return sorted(d.glob("*/records/*.json")) if d.is_dir() else []
 
@@ -103,7 +107,10 @@ def test_a_killed_shard_is_swept_salvaged_published_and_resumed(tmp_path, night)
         start_new_session=True,
     )
     try:
-        assert wait_until(lambda: records_in(shard_dir), FIRST_RECORD_S), "no record written"
+        # killed while a server is up: between two cells no server directory exists
+        assert wait_until(lambda: records_in(shard_dir) and server_dirs(temp), FIRST_RECORD_S), (
+            "no record written while a server was up"
+        )
     finally:
         run.send_signal(signal.SIGKILL)
         run.wait()
@@ -113,8 +120,7 @@ def test_a_killed_shard_is_swept_salvaged_published_and_resumed(tmp_path, night)
     assert json.loads((run_dir / "run.json").read_text())["status"] == "running"  # no say
     assert dirlock.state(run_dir) == dirlock.FREE  # its owner is gone
     assert wait_until(lambda: processes_mentioning(str(temp)) == [], 30), "PDEATHSIG"
-    left = [d for d in temp.iterdir() if d.name.startswith("pt-")]
-    assert left, "the killed run's server directory stays behind"
+    assert server_dirs(temp), "the killed run's server directory stays behind"
 
     # 2. a server that outlived its perftrack (no parent-death signal, like a container)
     helper = subprocess.Popen(
@@ -138,7 +144,7 @@ def test_a_killed_shard_is_swept_salvaged_published_and_resumed(tmp_path, night)
     assert res.returncode == 0, res.stderr
     assert f"stopped process {orphan} (" in res.stdout
     assert wait_until(lambda: sweep._gone(orphan), 10)
-    assert [d for d in temp.iterdir() if d.name.startswith("pt-")] == []
+    assert server_dirs(temp) == []
     assert f"removed stale server directory {server_dir}" in res.stdout
     res = perftrack("runner", "sweep", "--root", str(temp), env=env)
     assert res.returncode == 0 and "nothing to sweep" in res.stdout
