@@ -27,13 +27,19 @@ REPO = Path(__file__).resolve().parents[1]
 CONFIGS = REPO / "configs"
 
 
-def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+def _listed(path: Path, files: frozenset[str]) -> bool:
     tests = REPO / "tests"
+    return path.is_relative_to(tests) and path.relative_to(tests).as_posix() in files
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     for item in items:
-        if not item.path.is_relative_to(tests):
-            continue
-        if item.path.relative_to(tests).as_posix() in QUIET_TEST_FILES:
+        if _listed(item.path, QUIET_TEST_FILES):
             item.add_marker(pytest.mark.quiet)
+    # The files that start servers first (a stable sort: files keep their order otherwise):
+    # they are the long ones, and the parallel part's workers take files in this order, so
+    # the short ones fill in at the end instead of one worker finishing a long file alone.
+    items.sort(key=lambda item: not _listed(item.path, SHARED_SERVER_TEST_FILES))
 
 
 @pytest.fixture(autouse=True)
@@ -41,12 +47,7 @@ def _no_servers_in_parallel(request: pytest.FixtureRequest) -> Iterator[None]:
     """In a parallel worker (pytest-xdist), fail a test that starts a server program from a
     file not on SHARED_SERVER_TEST_FILES: it belongs on that list, or on QUIET_TEST_FILES
     (run one at a time) when it asserts what a measurement says."""
-    tests = REPO / "tests"
-    listed = (
-        request.path.is_relative_to(tests)
-        and request.path.relative_to(tests).as_posix() in SHARED_SERVER_TEST_FILES
-    )
-    if "PYTEST_XDIST_WORKER" not in os.environ or listed:
+    if "PYTEST_XDIST_WORKER" not in os.environ or _listed(request.path, SHARED_SERVER_TEST_FILES):
         yield
         return
     seen: set[str] = set()

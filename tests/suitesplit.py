@@ -10,16 +10,10 @@ import os
 # complete).
 #
 # QUIET_TEST_FILES run one test at a time after everything else, nothing beside them:
-# they assert what a measurement says (a verdict, a ratio, a flagged trend or noisy
-# window), or start a Docker engine of their own (two engines beside each other would
-# share the host's containerd namespace).
+# they assert what a measurement says (a verdict or ratio of an effect of ~20%, a flagged
+# trend, what the host sampler reads).
 QUIET_TEST_FILES = frozenset(
     {
-        "runners/test_fresh_host.py",
-        "servers/providers/test_docker.py",
-        "experiments/test_bisect.py",
-        "experiments/test_conclude.py",
-        "experiments/test_conclude_axis.py",
         "experiments/test_explain.py",
         "experiments/test_one_answer.py",
         "run/test_sampler.py",
@@ -27,13 +21,17 @@ QUIET_TEST_FILES = frozenset(
     }
 )
 # SHARED_SERVER_TEST_FILES start servers but assert nothing another test's load can change
-# (a record written, a charset verified, a fetch pinned, a workflow's jobs, a verdict of a
-# 10x effect): they run in the parallel part with the files that start none. Each server
-# on its own free port, under its own temporary directory; the caches take their locks.
+# (a record written, a charset verified, a fetch pinned, a workflow's jobs, the verdict of
+# an effect of several times, which other tests' load does not hide): they run in the
+# parallel part with the files that start none. Each server on its own free port, under
+# its own temporary directory; the caches take their locks.
 SHARED_SERVER_TEST_FILES = frozenset(
     {
         "cli/test_cli.py",
         "drivers/test_slap.py",
+        "experiments/test_bisect.py",  # stand-ins: fsync and binlog a commit, or neither
+        "experiments/test_conclude.py",  # the same stand-ins
+        "experiments/test_conclude_axis.py",  # durability strict against relaxed: several x
         "host/test_killed_run.py",
         "host/test_sweep.py",
         "planning/test_axes.py",
@@ -43,8 +41,10 @@ SHARED_SERVER_TEST_FILES = frozenset(
         "run/test_faults.py",
         "run/test_lifetime.py",
         "run/test_runner.py",
+        "runners/test_fresh_host.py",  # a Docker engine of its own, as test_docker.py's
         "servers/providers/test_debian.py",
         "servers/providers/test_debian_chroot.py",
+        "servers/providers/test_docker.py",  # its own engine: private socket, data and exec roots
         "servers/providers/test_maven.py",
         "servers/providers/test_path.py",
         "servers/providers/test_tarball.py",
