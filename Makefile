@@ -53,8 +53,8 @@ lint: setup $(ACTIONLINT)
 
 # Two parts (tests/conftest.py): every file in parallel, one worker per core, except those
 # that assert what a measurement says (marked `quiet`), which then run one test at a time,
-# so no measurement shares the machine. Both always run; either failing fails the target. pytest exits 5
-# when it collected no tests: that must fail, not pass silently.
+# so no measurement shares the machine. Both always run; either failing fails the target.
+# pytest exits 5 when it collected no tests: that must fail, not pass silently.
 PYTEST_WORKERS ?= 2
 pytest: setup $(ACT)
 	$(PY) -m pytest -q -m "not quiet" -n $(PYTEST_WORKERS) --dist loadfile --durations=10; \

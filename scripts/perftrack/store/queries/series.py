@@ -61,6 +61,10 @@ def series_select(cols: tuple[str, ...] = SERIES_COLS) -> str:
     return ", ".join(("ru." if c in RUN_COLS else "r.") + _quoted(c) for c in cols)
 
 
+# p95's window is throughput's answer (its rows carry their latency lists): series_samples
+LATENCY_COLUMN = "latency_pct_ms"
+
+
 def metric_column(column: str) -> str:
     if column not in METRIC_COLUMNS:
         raise ValueError(f"not a result column: {column!r}")
@@ -111,7 +115,7 @@ class SeriesQueries(QueryBase):
         first. compare reads these: a dict per value was ~1.4 s of detect at 1,000 nights.
         Asked once per read-only store (`_kept`): the site's pages share one answer."""
         key = ("series_samples", column, run_id, tuple(servers or ()), recent)
-        if column == "latency_pct_ms" and not self.write and self._same_selection("tps", column):
+        if column == LATENCY_COLUMN and not self.write and self._same_selection("tps", column):
             # the same rows as throughput's: their latency lists, from throughput's answer
             kept = self.series_samples("tps", run_id=run_id, servers=servers, recent=recent)
             return self._kept(key, lambda: [(*s[:-4], s[-3], s[-3], *s[-2:]) for s in kept])
@@ -126,32 +130,38 @@ class SeriesQueries(QueryBase):
         size); each kept as series_samples keeps it, so compare's later asks read it. p95's
         window stays throughput's answer (series_samples), and a writer asks each alone."""
         cols = [metric_column(c) for c in columns]
-        out: dict[str, list[tuple[Any, ...]]] = {}
-        joint = [c for c in cols if c != "latency_pct_ms"]
-        if joint and not self.write:
-            first, *rest = joint
-            same = [c for c in rest if self._same_selection(first, c)]
-            if same:
-                both = self._kept(
-                    ("series_samples_of", first, tuple(same), recent),
-                    lambda: self._samples(first, None, None, recent, same),
-                )
-                at = len(SERIES_COLS) + 5  # the values' list: after the series, server and 4
-
-                def of(column: int) -> Callable[[], list[tuple[Any, ...]]]:  # (first, *same)[i]
-                    own = at + 3 + column if column else at  # others' lists follow the round's
-
-                    def rows() -> list[tuple[Any, ...]]:
-                        return [(*s[:at], s[own], *s[at + 1 : at + 4]) for s in both]
-
-                    return rows
-
-                for column, c in enumerate((first, *same)):
-                    out[c] = self._kept(("series_samples", c, None, (), recent), of(column))
+        joint = [c for c in cols if c != LATENCY_COLUMN]
+        writer = self.write or not joint  # a writer asks each column alone
+        same = [] if writer else [c for c in joint[1:] if self._same_selection(joint[0], c)]
+        out = self._joint_samples(joint[0], same, recent) if same else {}
         for c in cols:
             if c not in out:
                 out[c] = self.series_samples(c, recent=recent)
         return out
+
+    def _joint_samples(
+        self, first: str, same: list[str], recent: int
+    ) -> dict[str, list[tuple[Any, ...]]]:
+        """`series_samples(c, recent=recent)` of `first` and of each of `same` (columns whose
+        rows `first`'s pick), from one kept query, each kept as series_samples keeps it."""
+        both = self._kept(
+            ("series_samples_of", first, tuple(same), recent),
+            lambda: self._samples(first, None, None, recent, same),
+        )
+        at = len(SERIES_COLS) + 5  # the values' list: after the series, server and its four
+
+        def of(column: int) -> Callable[[], list[tuple[Any, ...]]]:  # (first, *same)[column]
+            own = at + 3 + column if column else at  # the others' lists follow the round's
+
+            def rows() -> list[tuple[Any, ...]]:
+                return [(*s[:at], s[own], *s[at + 1 : at + 4]) for s in both]
+
+            return rows
+
+        return {
+            c: self._kept(("series_samples", c, None, (), recent), of(column))
+            for column, c in enumerate((first, *same))
+        }
 
     def _same_selection(self, metric_a: str, metric_b: str) -> bool:
         """No ok result has a value of one of the two columns and not of the other: the
